@@ -1,0 +1,117 @@
+#include "rankd/runtime/cpu_pool.h"
+
+namespace rankd::rt {
+namespace {
+
+// The worker index of the calling thread in the pool it belongs to, if any.
+thread_local const CpuPool* worker_pool = nullptr;
+thread_local std::size_t worker_index = 0;
+
+}  // namespace
+
+CpuPool::CpuPool(std::size_t threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  workers_.reserve(threads);
+  for (std::size_t i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (std::size_t i = 0; i < threads; ++i) {
+    workers_[i]->thread = std::thread([this, i] { WorkerMain(i); });
+  }
+}
+
+CpuPool::~CpuPool() {
+  stopping_.store(true, std::memory_order_seq_cst);
+  wake_epoch_.fetch_add(1, std::memory_order_seq_cst);
+  wake_epoch_.notify_all();
+  for (auto& w : workers_) w->thread.join();
+}
+
+CpuPool& CpuPool::Default() {
+  static CpuPool pool;
+  return pool;
+}
+
+void CpuPool::Submit(PoolJob* job) {
+  if (worker_pool == this && workers_[worker_index]->deque.Push(job)) {
+    // Pushed onto our own deque: idle siblings may steal it.
+  } else {
+    job->next = nullptr;
+    std::lock_guard lock(shared_mu_);
+    if (shared_tail_ != nullptr) {
+      shared_tail_->next = job;
+    } else {
+      shared_head_ = job;
+    }
+    shared_tail_ = job;
+    shared_size_.fetch_add(1, std::memory_order_relaxed);
+  }
+  WakeOne();
+}
+
+void CpuPool::WakeOne() {
+  // Pairs with the fence in WorkerMain: either the parking worker sees the job, or we see it idle.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (idle_.load(std::memory_order_relaxed) > 0) {
+    wake_epoch_.fetch_add(1, std::memory_order_release);
+    wake_epoch_.notify_one();
+  }
+}
+
+PoolJob* CpuPool::PopShared() {
+  if (shared_size_.load(std::memory_order_relaxed) == 0) return nullptr;
+  std::lock_guard lock(shared_mu_);
+  PoolJob* job = shared_head_;
+  if (job != nullptr) {
+    shared_head_ = job->next;
+    if (shared_head_ == nullptr) shared_tail_ = nullptr;
+    shared_size_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return job;
+}
+
+bool CpuPool::AnyWork() const {
+  if (shared_size_.load(std::memory_order_relaxed) > 0) return true;
+  for (const auto& w : workers_) {
+    if (w->deque.size_hint() > 0) return true;
+  }
+  return false;
+}
+
+PoolJob* CpuPool::FindJob(std::size_t index) {
+  if (PoolJob* job = workers_[index]->deque.Pop()) return job;
+  if (PoolJob* job = PopShared()) return job;
+  const std::size_t n = workers_.size();
+  for (std::size_t k = 1; k < n; ++k) {
+    if (PoolJob* job = workers_[(index + k) % n]->deque.Steal()) {
+      steals_.fetch_add(1, std::memory_order_relaxed);
+      return job;
+    }
+  }
+  return nullptr;
+}
+
+void CpuPool::WorkerMain(std::size_t index) {
+  worker_pool = this;
+  worker_index = index;
+  for (;;) {
+    if (PoolJob* job = FindJob(index)) {
+      job->run(job);
+      continue;
+    }
+    // Park: announce idleness, then re-check, then sleep until the epoch moves.
+    const std::uint32_t epoch = wake_epoch_.load(std::memory_order_acquire);
+    idle_.fetch_add(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (AnyWork()) {
+      idle_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    if (stopping_.load(std::memory_order_acquire)) {
+      idle_.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+    wake_epoch_.wait(epoch, std::memory_order_acquire);
+    idle_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace rankd::rt

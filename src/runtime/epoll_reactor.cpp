@@ -1,0 +1,329 @@
+// The epoll backend: edge-triggered registration per fd (once, for both directions), per-fd FIFO
+// queues of waiting operations, retried when the fd signals readiness.
+#include <errno.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <system_error>
+#include <vector>
+
+#include "rankd/runtime/reactor.h"
+
+namespace rankd::rt {
+namespace {
+
+// epoll data value that marks the wake eventfd (fds are non-negative).
+constexpr std::uint64_t kWakeToken = ~std::uint64_t{0};
+// Events fetched per epoll call; more ready fds are picked up by the next call.
+constexpr int kMaxEvents = 256;
+
+enum OpState : std::uint8_t { kIdle = 0, kQueued = 1, kDeferred = 2, kConnectStarted = 4 };
+
+struct OpList {
+  IoOp* head = nullptr;
+  IoOp* tail = nullptr;
+
+  bool empty() const { return head == nullptr; }
+  void PushBack(IoOp* op) {
+    op->next = nullptr;
+    op->prev = tail;
+    if (tail != nullptr) {
+      tail->next = op;
+    } else {
+      head = op;
+    }
+    tail = op;
+  }
+  void Remove(IoOp* op) {
+    if (op->prev != nullptr) {
+      op->prev->next = op->next;
+    } else {
+      head = op->next;
+    }
+    if (op->next != nullptr) {
+      op->next->prev = op->prev;
+    } else {
+      tail = op->prev;
+    }
+    op->next = op->prev = nullptr;
+  }
+};
+
+struct FdEntry {
+  OpList readers;  // recv, accept
+  OpList writers;  // send, connect
+  bool registered = false;
+};
+
+bool IsReader(IoKind kind) { return kind == IoKind::kRecv || kind == IoKind::kAccept; }
+
+class EpollReactor final : public Reactor {
+ public:
+  EpollReactor() {
+    epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (epfd_ < 0) throw std::system_error(errno, std::system_category(), "epoll_create1");
+    wakefd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wakefd_ < 0) {
+      const int err = errno;
+      ::close(epfd_);
+      throw std::system_error(err, std::system_category(), "eventfd");
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;  // level-triggered: stays signalled until Poll reads it
+    ev.data.u64 = kWakeToken;
+    if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev) != 0) {
+      const int err = errno;
+      ::close(wakefd_);
+      ::close(epfd_);
+      throw std::system_error(err, std::system_category(), "epoll_ctl(eventfd)");
+    }
+  }
+
+  ~EpollReactor() override {
+    ::close(wakefd_);
+    ::close(epfd_);
+  }
+
+  IoBackend backend() const noexcept override { return IoBackend::kEpoll; }
+
+  bool TryComplete(IoOp* op) override {
+    // Later ops on the same fd and direction must not overtake queued ones.
+    if (op->fd >= 0 && static_cast<std::size_t>(op->fd) < fds_.size()) {
+      FdEntry& e = fds_[op->fd];
+      if (!(IsReader(op->kind) ? e.readers : e.writers).empty()) return false;
+    }
+    return Attempt(op);
+  }
+
+  void Submit(IoOp* op) override {
+    if (op->fd < 0) {
+      op->result = -EBADF;
+      Defer(op);
+      return;
+    }
+    FdEntry& e = Entry(op->fd);
+    if (!e.registered) {
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+      ev.data.u64 = static_cast<std::uint64_t>(op->fd);
+      if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, op->fd, &ev) != 0 && errno != EEXIST) {
+        op->result = -errno;
+        Defer(op);
+        return;
+      }
+      e.registered = true;
+    }
+    op->backend_state = static_cast<std::uint8_t>((op->backend_state & kConnectStarted) | kQueued);
+    (IsReader(op->kind) ? e.readers : e.writers).PushBack(op);
+    ++queued_;
+  }
+
+  void Cancel(IoOp* op) noexcept override {
+    if ((op->backend_state & kQueued) == 0) return;  // completed, deferred, or never submitted
+    FdEntry& e = fds_[op->fd];
+    (IsReader(op->kind) ? e.readers : e.writers).Remove(op);
+    --queued_;
+    op->result = -ECANCELED;
+    Defer(op);
+  }
+
+  void Abandon(IoOp* op) noexcept override {
+    if (op->backend_state & kQueued) {
+      FdEntry& e = fds_[op->fd];
+      (IsReader(op->kind) ? e.readers : e.writers).Remove(op);
+      --queued_;
+    } else if (op->backend_state == kDeferred) {
+      deferred_.Remove(op);
+      --deferred_count_;
+    }
+    op->backend_state = kIdle;
+  }
+
+  void Forget(int fd) noexcept override {
+    if (fd < 0 || static_cast<std::size_t>(fd) >= fds_.size()) return;
+    FdEntry& e = fds_[fd];
+    for (OpList* list : {&e.readers, &e.writers}) {
+      while (IoOp* op = list->head) {
+        list->Remove(op);
+        --queued_;
+        op->result = -ECANCELED;
+        Defer(op);
+      }
+    }
+    if (e.registered) {
+      ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+      e.registered = false;
+    }
+  }
+
+  PollResult Poll(std::int64_t timeout_ns) override {
+    PollResult result;
+    result.completions += RunDeferred();
+    if (result.completions > 0) timeout_ns = 0;
+    epoll_event events[kMaxEvents];
+    int n;
+    if (timeout_ns < 0) {
+      n = ::epoll_pwait2(epfd_, events, kMaxEvents, nullptr, nullptr);
+    } else {
+      timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000),
+                  static_cast<long>(timeout_ns % 1'000'000'000)};
+      n = ::epoll_pwait2(epfd_, events, kMaxEvents, &ts, nullptr);
+    }
+    if (n < 0) {
+      if (errno == EINTR) return result;
+      throw std::system_error(errno, std::system_category(), "epoll_pwait2");
+    }
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.u64 == kWakeToken) {
+        std::uint64_t value;
+        [[maybe_unused]] ssize_t r = ::read(wakefd_, &value, sizeof value);
+        result.woken = true;
+        continue;
+      }
+      const int fd = static_cast<int>(events[i].data.u64);
+      const std::uint32_t ev = events[i].events;
+      if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) result.completions += Retry(fd, true);
+      if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) result.completions += Retry(fd, false);
+    }
+    result.completions += RunDeferred();
+    return result;
+  }
+
+  void Wake() noexcept override {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t r = ::write(wakefd_, &one, sizeof one);
+  }
+
+  std::size_t pending() const noexcept override { return queued_ + deferred_count_; }
+  bool has_ready_completions() const noexcept override { return !deferred_.empty(); }
+
+ private:
+  FdEntry& Entry(int fd) {
+    if (static_cast<std::size_t>(fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(fd) + 64);
+    return fds_[fd];
+  }
+
+  void Defer(IoOp* op) noexcept {
+    op->backend_state = kDeferred;
+    deferred_.PushBack(op);
+    ++deferred_count_;
+  }
+
+  int RunDeferred() {
+    // Completions may defer (or abandon) ops; only as many as were waiting run now.
+    int n = 0;
+    for (std::size_t budget = deferred_count_; budget > 0 && deferred_.head != nullptr; --budget) {
+      IoOp* op = deferred_.head;
+      deferred_.Remove(op);
+      --deferred_count_;
+      op->backend_state = kIdle;
+      op->complete(op);
+      ++n;
+    }
+    return n;
+  }
+
+  // Retries the queued ops of one direction of `fd` until one would block.
+  int Retry(int fd, bool readers) {
+    int n = 0;
+    for (;;) {
+      // Re-read each time: a completion may submit, cancel, or forget ops on this fd.
+      if (static_cast<std::size_t>(fd) >= fds_.size()) break;
+      OpList& list = readers ? fds_[fd].readers : fds_[fd].writers;
+      IoOp* op = list.head;
+      if (op == nullptr || !Attempt(op)) break;
+      list.Remove(op);
+      --queued_;
+      op->backend_state = kIdle;
+      op->complete(op);
+      ++n;
+    }
+    return n;
+  }
+
+  // One non-blocking attempt. False when the operation would block.
+  static bool Attempt(IoOp* op) {
+    ssize_t r = 0;
+    switch (op->kind) {
+      case IoKind::kRecv:
+        r = ::recv(op->fd, op->buffer, op->length, MSG_DONTWAIT);
+        break;
+      case IoKind::kSend:
+        r = ::send(op->fd, op->buffer, op->length, MSG_DONTWAIT | MSG_NOSIGNAL);
+        break;
+      case IoKind::kAccept: {
+        socklen_t len = op->address_length;
+        r = ::accept4(op->fd, op->address, op->address != nullptr ? &len : nullptr,
+                      SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (r >= 0) op->address_length = len;
+        break;
+      }
+      case IoKind::kConnect: {
+        if ((op->backend_state & kConnectStarted) == 0) {
+          op->backend_state |= kConnectStarted;
+          r = ::connect(op->fd, op->address, op->address_length);
+          if (r < 0 && (errno == EINPROGRESS || errno == EALREADY)) return false;
+          break;
+        }
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (::getsockopt(op->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+          err = errno;
+        } else if (err == 0) {
+          // Writable without an error may still be "not connected yet" after a spurious wakeup.
+          sockaddr_storage peer{};
+          socklen_t peer_len = sizeof peer;
+          if (::getpeername(op->fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) {
+            if (errno == ENOTCONN) return false;
+            err = errno;
+          }
+        } else if (err == EINPROGRESS) {
+          return false;
+        }
+        op->result = -err;
+        return true;
+      }
+    }
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+      if (errno == EINTR) return false;
+      op->result = -errno;
+      return true;
+    }
+    op->result = r;
+    return true;
+  }
+
+  int epfd_ = -1;
+  int wakefd_ = -1;
+  std::vector<FdEntry> fds_;
+  OpList deferred_;
+  std::size_t deferred_count_ = 0;
+  std::size_t queued_ = 0;
+};
+
+}  // namespace
+
+const char* IoBackendName(IoBackend backend) noexcept {
+  switch (backend) {
+    case IoBackend::kEpoll:
+      return "epoll";
+    case IoBackend::kIoUring:
+      return "io_uring";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<Reactor> MakeEpollReactor() { return std::make_unique<EpollReactor>(); }
+
+std::unique_ptr<Reactor> MakeReactor(IoBackend backend, std::string* note) {
+  if (backend == IoBackend::kIoUring && note != nullptr) {
+    *note = "io_uring backend is not built into this rankd; using epoll";
+  }
+  return MakeEpollReactor();
+}
+
+}  // namespace rankd::rt

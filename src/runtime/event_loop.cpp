@@ -1,0 +1,220 @@
+#include "rankd/runtime/event_loop.h"
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "rankd/runtime/log.h"
+#include "rankd/runtime/stall_detector.h"
+
+namespace rankd::rt {
+namespace {
+
+thread_local EventLoop* current_loop = nullptr;
+
+// While a reserved slot is still being written by a producer, the loop polls with this timeout
+// instead of blocking: the producer may have checked sleeping_ before the loop set it.
+constexpr std::int64_t kUnpublishedSlotPollNs = 50'000;
+
+}  // namespace
+
+const char* LoopStateName(LoopState state) noexcept {
+  switch (state) {
+    case LoopState::kIdle:
+      return "Idle";
+    case LoopState::kStarting:
+      return "Starting";
+    case LoopState::kRunning:
+      return "Running";
+    case LoopState::kStopping:
+      return "Stopping";
+    case LoopState::kStopped:
+      return "Stopped";
+  }
+  return "Unknown";
+}
+
+EventLoop::EventLoop(EventLoopOptions options)
+    : options_(std::move(options)), root_scope_(std::make_unique<TaskScope>()) {
+  std::string note;
+  reactor_ = MakeReactor(options_.backend, &note);
+  if (!note.empty()) LogLine("rankd: loop '" + options_.name + "': " + note);
+}
+
+EventLoop::~EventLoop() {
+  Stop();
+  if (thread_.joinable()) thread_.join();
+  // Root-scope children that never finished are destroyed here, while timers, ready queue and
+  // reactor still exist (their destructors unregister from them).
+  EventLoop* previous = current_loop;
+  current_loop = this;
+  root_scope_.reset();
+  current_loop = previous;
+}
+
+EventLoop* EventLoop::Current() noexcept { return current_loop; }
+
+void EventLoop::ReportStall(Duration stalled_for) const {
+  if (options_.on_stall) {
+    options_.on_stall(options_.name, stalled_for);
+    return;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "rankd: event loop '%s' stalled: %.1f ms in one turn without polling "
+                "(threshold %.1f ms)",
+                options_.name.c_str(), static_cast<double>(stalled_for.count()) / 1e6,
+                static_cast<double>(options_.stall_threshold.count()) / 1e6);
+  LogLine(line);
+}
+
+bool EventLoop::PostCallback(Callback callback, LoopState last_accepting) {
+  // First check: cheap rejection once stopping (the callback is destroyed, never run).
+  const LoopState before = state_.load(std::memory_order_acquire);
+  if (before < LoopState::kRunning || before > last_accepting) return false;
+  PostQueue::Slot* slot = posts_.Reserve();  // seq_cst
+  slot->callback = std::move(callback);
+  // Second check, after reserving (seq_cst, pairs with the final drain in FinishStop).
+  const LoopState after = state_.load(std::memory_order_seq_cst);
+  if (after > last_accepting) {
+    slot->callback.Reset();
+    PostQueue::Publish(slot, PostQueue::kRevoked);
+    return false;
+  }
+  PostQueue::Publish(slot, PostQueue::kReady);
+  // Wake only a loop that may be blocked, and only once per sleep.
+  if (sleeping_.load(std::memory_order_seq_cst) &&
+      !wake_pending_.exchange(true, std::memory_order_acq_rel)) {
+    reactor_->Wake();
+  }
+  return true;
+}
+
+void EventLoop::Spawn(Task<void> task) { root_scope_->Spawn(std::move(task)); }
+
+void EventLoop::Run(Callback on_running) {
+  LoopState expected = LoopState::kIdle;
+  if (!state_.compare_exchange_strong(expected, LoopState::kStarting)) {
+    if (expected == LoopState::kStopped && !thread_.joinable()) return;  // stopped before start
+    throw std::logic_error("EventLoop::Run: loop '" + options_.name + "' is " +
+                           LoopStateName(expected) + ", not Idle");
+  }
+  if (current_loop != nullptr) {
+    state_.store(LoopState::kStopped);
+    state_.notify_all();
+    throw std::logic_error("EventLoop::Run: this thread already runs loop '" +
+                           current_loop->name() + "'");
+  }
+  current_loop = this;
+  if (options_.stall_threshold.count() > 0) {
+    StallDetector::Register(this, options_.stall_threshold);
+  }
+  expected = LoopState::kStarting;
+  // A Stop() that raced with start-up moved the state to Stopping already.
+  state_.compare_exchange_strong(expected, LoopState::kRunning, std::memory_order_seq_cst);
+  state_.notify_all();
+  turn_now_ns_ = MonotonicNanos();
+  if (on_running) {
+    try {
+      on_running();
+    } catch (...) {
+      Stop();
+      FinishStop();
+      throw;
+    }
+  }
+  RunTurns();
+  FinishStop();
+}
+
+void EventLoop::Start() {
+  if (thread_.joinable()) throw std::logic_error("EventLoop::Start: already started");
+  thread_ = std::thread([this] { Run(); });
+  LoopState s = state_.load(std::memory_order_acquire);
+  while (s == LoopState::kIdle || s == LoopState::kStarting) {
+    state_.wait(s, std::memory_order_acquire);
+    s = state_.load(std::memory_order_acquire);
+  }
+}
+
+void EventLoop::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void EventLoop::Stop() noexcept {
+  LoopState s = state_.load(std::memory_order_acquire);
+  for (;;) {
+    if (s == LoopState::kStopping || s == LoopState::kStopped) return;
+    const LoopState next = s == LoopState::kIdle ? LoopState::kStopped : LoopState::kStopping;
+    if (state_.compare_exchange_weak(s, next, std::memory_order_seq_cst)) break;
+  }
+  state_.notify_all();
+  reactor_->Wake();
+}
+
+void EventLoop::RunTurns() {
+  bool stop_seen = false;
+  std::int64_t stop_deadline = 0;
+  for (;;) {
+    const std::int64_t now = MonotonicNanos();
+    turn_now_ns_ = now;
+    turn_started_ns_.store(now, std::memory_order_relaxed);
+
+    ready_.RunQueued();
+    posts_.Drain(options_.post_budget);
+    timers_.FireExpired(now);
+    ready_.RunQueued();
+
+    if (state_.load(std::memory_order_acquire) == LoopState::kStopping) {
+      if (!stop_seen) {
+        stop_seen = true;
+        stop_deadline = now + options_.stop_grace.count();
+        root_scope_->RequestCancel();
+        ready_.RunQueued();
+      }
+      if (root_scope_->empty() || MonotonicNanos() >= stop_deadline) return;
+    }
+
+    // How long may we block?
+    std::int64_t timeout = -1;
+    if (!ready_.empty() || reactor_->has_ready_completions()) {
+      timeout = 0;
+    } else if (!timers_.empty()) {
+      timeout = std::max<std::int64_t>(0, timers_.NextDeadline() - MonotonicNanos());
+    }
+    if (stop_seen) {
+      const std::int64_t left = std::max<std::int64_t>(0, stop_deadline - MonotonicNanos());
+      timeout = timeout < 0 ? left : std::min(timeout, left);
+    }
+
+    if (timeout != 0) {
+      sleeping_.store(true, std::memory_order_seq_cst);
+      if (posts_.HasPending()) {  // seq_cst read of the tail: the other half of the Dekker pair
+        sleeping_.store(false, std::memory_order_relaxed);
+        timeout = 0;
+        // A slot may be reserved but not yet published; don't spin hard on it.
+        if (posts_.Drain(options_.post_budget) == 0) timeout = kUnpublishedSlotPollNs;
+      }
+    }
+    if (timeout == 0 && reactor_->pending() == 0) continue;  // nothing to poll for
+
+    turn_started_ns_.store(0, std::memory_order_relaxed);
+    const PollResult polled = reactor_->Poll(timeout);
+    sleeping_.store(false, std::memory_order_relaxed);
+    if (polled.woken) wake_pending_.store(false, std::memory_order_release);
+  }
+}
+
+void EventLoop::FinishStop() {
+  // Stopped first (seq_cst), then read the queue tail: see the header for why every Post that
+  // returned true is below that tail.
+  state_.store(LoopState::kStopped, std::memory_order_seq_cst);
+  posts_.DrainAllReserved();
+  ready_.Clear();
+  turn_started_ns_.store(0, std::memory_order_relaxed);
+  if (options_.stall_threshold.count() > 0) StallDetector::Unregister(this);
+  current_loop = nullptr;
+  state_.notify_all();
+}
+
+}  // namespace rankd::rt

@@ -1,0 +1,69 @@
+// CpuPool: worker threads for CPU-heavy work, with work-stealing deques.
+//
+// Each worker owns a Chase–Lev deque: jobs submitted from a worker go to its own deque; jobs
+// submitted from other threads (event loops) go to a shared FIFO. An idle worker takes from its
+// deque, then the shared FIFO, then steals from the other workers' deques, and parks on a futex
+// (std::atomic::wait) when all are empty. Submit wakes one parked worker only if one is parked.
+//
+// Jobs are intrusive (PoolJob, no allocation by the pool) and must not throw.
+// Thread affinity: Submit from any thread. Ownership: the pool does not own jobs; a submitted job
+// must stay alive until it has run. The destructor runs every job already submitted, then joins.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "rankd/runtime/work_stealing_deque.h"
+
+namespace rankd::rt {
+
+struct PoolJob {
+  void (*run)(PoolJob* self) noexcept = nullptr;
+  PoolJob* next = nullptr;  // shared FIFO link
+};
+
+class CpuPool {
+ public:
+  // threads == 0 means one per core.
+  explicit CpuPool(std::size_t threads = 0);
+  ~CpuPool();
+  CpuPool(const CpuPool&) = delete;
+  CpuPool& operator=(const CpuPool&) = delete;
+
+  // The process-wide pool (one thread per core), created on first use.
+  static CpuPool& Default();
+
+  void Submit(PoolJob* job);
+  std::size_t threads() const noexcept { return workers_.size(); }
+  // Jobs stolen from another worker's deque so far (diagnostics and tests).
+  std::uint64_t steals() const noexcept { return steals_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Worker {
+    WorkStealingDeque<PoolJob> deque;
+    std::thread thread;
+  };
+
+  void WorkerMain(std::size_t index);
+  PoolJob* FindJob(std::size_t index);
+  PoolJob* PopShared();
+  bool AnyWork() const;
+  void WakeOne();
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  mutable std::mutex shared_mu_;
+  PoolJob* shared_head_ = nullptr;
+  PoolJob* shared_tail_ = nullptr;
+  std::atomic<std::size_t> shared_size_{0};
+  alignas(64) std::atomic<std::uint32_t> idle_{0};
+  alignas(64) std::atomic<std::uint32_t> wake_epoch_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> steals_{0};
+};
+
+}  // namespace rankd::rt

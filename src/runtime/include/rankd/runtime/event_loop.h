@@ -1,0 +1,185 @@
+// EventLoop: one per thread. Runs posted callbacks, timers, I/O completions and coroutines.
+//
+// Lifecycle (state_, atomic):  Idle ─Run()─▶ Starting ─▶ Running ─Stop()─▶ Stopping ─▶ Stopped
+//                                 └──────────────Stop() before Run()──────────────────▶ Stopped
+//
+// Post(fn), from any thread, fails closed: it returns false and never runs fn unless the loop is
+// Running, checked before and after enqueueing. Post returning true guarantees fn runs on the
+// loop thread before Run() returns. The second check is made after the slot is reserved and
+// before it is published, with the reserve and the check sequentially consistent; the final
+// drain reads the queue tail after storing Stopped (also seq_cst), so any producer whose second
+// check saw an accepting state reserved a slot below that tail and is waited for, and any
+// producer that reserved above it sees Stopped and publishes its slot as revoked.
+//
+// Wakeup (Seastar/Folly style): producers write the eventfd only when the loop may be asleep.
+//
+//   loop, before blocking:  sleeping_ = 1 ; if queue tail != head → sleeping_ = 0, don't block
+//   producer, after publish: if sleeping_ && !wake_pending_.exchange(1) → eventfd write
+//   loop, after waking:     read eventfd ; wake_pending_ = 0 ; sleeping_ = 0
+//
+// sleeping_ and the queue tail form a Dekker pair (both seq_cst): either the loop sees the new
+// slot and does not block, or the producer sees sleeping_ and wakes it; wake_pending_ collapses a
+// burst of posts into one eventfd write.
+//
+// Stop's drain contract (Stop() may be called from any thread, any number of times):
+//   1. From the moment Stop() is called, Post returns false (and fn never runs).
+//   2. Every callback whose Post returned true runs, in posting order per producer.
+//   3. Tasks in the loop's root scope (Spawn) are cancelled: their awaitables complete with
+//      CancelledError and the loop keeps running timers, I/O and resumptions until the root scope
+//      is empty or `stop_grace` has passed, so cancelled tasks unwind normally.
+//   4. The state becomes Stopped and Run() returns. Timers still queued never fire; tasks still
+//      suspended are never resumed again: their frames are destroyed (running their locals'
+//      destructors, which unregister timers and I/O) by their owner — the TaskScope or Task that
+//      owns them, or the loop's destructor for the root scope — on the thread that owns it.
+//
+// Thread affinity: Post, Stop, state, name and InLoopThread from any thread; everything else on
+// the loop thread. Ownership: owns its reactor, timers, queues and root scope. Destroy it after
+// Run() has returned (or without ever running it), on the thread that owns it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "rankd/runtime/callback.h"
+#include "rankd/runtime/clock.h"
+#include "rankd/runtime/post_queue.h"
+#include "rankd/runtime/reactor.h"
+#include "rankd/runtime/ready_queue.h"
+#include "rankd/runtime/task.h"
+#include "rankd/runtime/timer_heap.h"
+
+namespace rankd::rt {
+
+class TaskScope;
+
+enum class LoopState : int { kIdle = 0, kStarting = 1, kRunning = 2, kStopping = 3, kStopped = 4 };
+const char* LoopStateName(LoopState state) noexcept;
+
+struct EventLoopOptions {
+  std::string name = "loop";
+  IoBackend backend = IoBackend::kEpoll;
+  // A turn that runs longer than this without returning to poll is reported once (0: never).
+  Duration stall_threshold = std::chrono::milliseconds(10);
+  // Receives stall reports; the default logs one line naming the loop.
+  std::function<void(std::string_view loop_name, Duration stalled_for)> on_stall;
+  // How long Stop waits for cancelled root-scope tasks to unwind.
+  Duration stop_grace = std::chrono::seconds(1);
+  // Posted callbacks run per turn before timers and I/O get their turn.
+  std::size_t post_budget = 16384;
+};
+
+class EventLoop {
+ public:
+  explicit EventLoop(EventLoopOptions options = {});
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // The loop running on the calling thread, or nullptr.
+  static EventLoop* Current() noexcept;
+
+  // Runs the loop on the calling thread until it has stopped. `on_running` runs on the loop
+  // thread once the loop is Running (before any posted callback). Throws std::logic_error if the
+  // loop was already started.
+  void Run(Callback on_running = {});
+  // Starts a thread that runs the loop; returns once the loop is Running (or has stopped).
+  void Start();
+  // Any thread. Idempotent. See the drain contract above. Does not wait.
+  void Stop() noexcept;
+  // Waits for the thread started by Start() to finish (no-op otherwise). Not from the loop thread.
+  void Join();
+
+  // Any thread. False (fn dropped, never run) unless the loop is Running.
+  template <class F>
+  bool Post(F&& fn) {
+    return PostCallback(Callback(std::forward<F>(fn)), LoopState::kRunning);
+  }
+
+  // Runs `task` on this loop, on the calling thread, until it completes; then stops the loop and
+  // returns its result (or rethrows its exception). The loop must be Idle.
+  template <class T>
+  T RunUntilComplete(Task<T> task);
+
+  LoopState state() const noexcept { return state_.load(std::memory_order_acquire); }
+  const std::string& name() const noexcept { return options_.name; }
+  bool InLoopThread() const noexcept { return Current() == this; }
+
+  // Loop thread only.
+  Reactor& reactor() noexcept { return *reactor_; }
+  TimerHeap& timers() noexcept { return timers_; }
+  ReadyQueue& ready() noexcept { return ready_; }
+  TaskScope& root_scope() noexcept { return *root_scope_; }
+  // Starts `task` now, owned by the root scope (cancelled by Stop). Loop thread only.
+  void Spawn(Task<void> task);
+  // Time read at the start of the current turn (cheap; timers use it as "now").
+  std::int64_t turn_now_ns() const noexcept { return turn_now_ns_; }
+
+  // Runtime internals: like Post, but also accepted while Stopping (resumptions from the CPU
+  // pool must reach tasks that are unwinding after Stop).
+  bool PostInternal(Callback callback) {
+    return PostCallback(std::move(callback), LoopState::kStopping);
+  }
+
+  // For the stall detector: monotonic ns when the current turn started, 0 while polling.
+  std::int64_t turn_started_ns() const noexcept {
+    return turn_started_ns_.load(std::memory_order_relaxed);
+  }
+  void ReportStall(Duration stalled_for) const;
+
+ private:
+  bool PostCallback(Callback callback, LoopState last_accepting);
+  void RunTurns();
+  void FinishStop();
+
+  EventLoopOptions options_;
+  std::unique_ptr<Reactor> reactor_;
+  TimerHeap timers_;
+  ReadyQueue ready_;
+  std::unique_ptr<TaskScope> root_scope_;
+  std::int64_t turn_now_ns_ = 0;
+  std::thread thread_;
+
+  alignas(64) std::atomic<LoopState> state_{LoopState::kIdle};
+  alignas(64) std::atomic<bool> sleeping_{false};
+  std::atomic<bool> wake_pending_{false};
+  alignas(64) std::atomic<std::int64_t> turn_started_ns_{0};
+  PostQueue posts_;
+};
+
+}  // namespace rankd::rt
+
+#include "rankd/runtime/task_scope.h"
+
+namespace rankd::rt {
+
+template <class T>
+T EventLoop::RunUntilComplete(Task<T> task) {
+  std::exception_ptr error;
+  std::optional<std::conditional_t<std::is_void_v<T>, int, T>> value;
+  auto driver = [](EventLoop* loop, Task<T> inner, std::exception_ptr* err,
+                   decltype(value)* out) -> Task<void> {
+    try {
+      if constexpr (std::is_void_v<T>) {
+        co_await std::move(inner);
+        out->emplace(0);
+      } else {
+        out->emplace(co_await std::move(inner));
+      }
+    } catch (...) {
+      *err = std::current_exception();
+    }
+    loop->Stop();
+  };
+  Task<void> d = driver(this, std::move(task), &error, &value);
+  Run([this, &d] { Spawn(std::move(d)); });
+  if (error) std::rethrow_exception(error);
+  if (!value) throw CancelledError("the task did not complete before its event loop stopped");
+  if constexpr (!std::is_void_v<T>) return std::move(*value);
+}
+
+}  // namespace rankd::rt

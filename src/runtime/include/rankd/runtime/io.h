@@ -1,0 +1,122 @@
+// I/O awaitables over the loop's reactor: Recv, Send, Accept, Connect.
+//
+// Each completes with the operation's result (bytes, a new fd, or 0 for connect; -errno on
+// failure) or, when the awaiting task's token is cancelled first, throws CancelledError after the
+// reactor has released the operation. The fd must be non-blocking. A frame destroyed while the
+// operation is pending cancels it through the awaiter's destructor.
+// Loop thread only; the awaiter lives in the awaiting coroutine's frame.
+#pragma once
+
+#include <errno.h>
+#include <sys/socket.h>
+
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+
+#include "rankd/runtime/cancellation.h"
+#include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/reactor.h"
+#include "rankd/runtime/sleep.h"
+
+namespace rankd::rt {
+
+class IoAwaiter {
+ public:
+  explicit IoAwaiter(IoOp op) noexcept : op_(op) {}
+  IoAwaiter(const IoAwaiter&) = delete;
+  IoAwaiter& operator=(const IoAwaiter&) = delete;
+  ~IoAwaiter() {
+    // Frame destroyed while pending: take the op back from the reactor before its memory goes.
+    if (pending_) loop_->reactor().Abandon(&op_);
+  }
+
+  bool await_ready() const noexcept { return false; }
+
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) {
+    const CancelToken token = TokenOf(h);
+    if (token.StopRequested()) {
+      cancelled_ = true;
+      return false;
+    }
+    loop_ = &detail::RequireLoop("I/O");
+    Reactor& reactor = loop_->reactor();
+    if (reactor.TryComplete(&op_)) return false;
+    handle_ = h;
+    op_.user = this;
+    op_.complete = &IoAwaiter::OnComplete;
+    reactor.Submit(&op_);
+    pending_ = true;
+    cancel_.Register(token, &IoAwaiter::OnCancel, this);
+    return true;
+  }
+
+  // Result: >= 0 on success, -errno on failure. Throws CancelledError when cancelled.
+  std::int64_t await_resume() const {
+    if (cancelled_) throw CancelledError();
+    return op_.result;
+  }
+
+ private:
+  static void OnComplete(IoOp* op) noexcept {
+    auto* self = static_cast<IoAwaiter*>(op->user);
+    self->pending_ = false;
+    self->cancel_.Unregister();
+    if (self->cancel_requested_ && op->result == -ECANCELED) self->cancelled_ = true;
+    self->handle_.resume();
+  }
+  static void OnCancel(void* arg) noexcept {
+    auto* self = static_cast<IoAwaiter*>(arg);
+    self->cancel_requested_ = true;
+    self->loop_->reactor().Cancel(&self->op_);
+  }
+
+  IoOp op_;
+  EventLoop* loop_ = nullptr;
+  std::coroutine_handle<> handle_;
+  CancelCallback cancel_;
+  bool pending_ = false;
+  bool cancel_requested_ = false;
+  bool cancelled_ = false;
+};
+
+inline IoAwaiter Recv(int fd, void* buffer, std::size_t length) noexcept {
+  IoOp op;
+  op.kind = IoKind::kRecv;
+  op.fd = fd;
+  op.buffer = buffer;
+  op.length = length;
+  return IoAwaiter(op);
+}
+
+inline IoAwaiter Send(int fd, const void* buffer, std::size_t length) noexcept {
+  IoOp op;
+  op.kind = IoKind::kSend;
+  op.fd = fd;
+  op.buffer = const_cast<void*>(buffer);
+  op.length = length;
+  return IoAwaiter(op);
+}
+
+// Result: the accepted fd (non-blocking, close-on-exec). `peer` may be null.
+inline IoAwaiter Accept(int listen_fd, sockaddr* peer = nullptr, socklen_t peer_length = 0) noexcept {
+  IoOp op;
+  op.kind = IoKind::kAccept;
+  op.fd = listen_fd;
+  op.address = peer;
+  op.address_length = peer_length;
+  return IoAwaiter(op);
+}
+
+// `address` must stay valid until the awaiter completes.
+inline IoAwaiter Connect(int fd, const sockaddr* address, socklen_t length) noexcept {
+  IoOp op;
+  op.kind = IoKind::kConnect;
+  op.fd = fd;
+  op.address = const_cast<sockaddr*>(address);
+  op.address_length = length;
+  return IoAwaiter(op);
+}
+
+}  // namespace rankd::rt

@@ -1,0 +1,98 @@
+#include "rankd/runtime/stall_detector.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "rankd/runtime/event_loop.h"
+
+namespace rankd::rt {
+namespace {
+
+struct Watched {
+  const EventLoop* loop;
+  std::int64_t threshold_ns;
+  std::int64_t reported_turn = 0;  // turn_started_ns of the last reported turn
+};
+
+class Watchdog {
+ public:
+  static Watchdog& Instance() {
+    static Watchdog instance;
+    return instance;
+  }
+
+  void Add(const EventLoop* loop, std::int64_t threshold_ns) {
+    std::unique_lock lock(mu_);
+    loops_.push_back({loop, threshold_ns});
+    if (!thread_.joinable()) {
+      stop_ = false;
+      thread_ = std::thread([this] { Watch(); });
+    }
+    cv_.notify_all();
+  }
+
+  void Remove(const EventLoop* loop) {
+    std::thread finished;
+    {
+      std::unique_lock lock(mu_);
+      std::erase_if(loops_, [loop](const Watched& w) { return w.loop == loop; });
+      if (loops_.empty() && thread_.joinable()) {
+        stop_ = true;
+        cv_.notify_all();
+        finished = std::move(thread_);
+      }
+    }
+    if (finished.joinable()) finished.join();
+  }
+
+  ~Watchdog() {
+    std::thread finished;
+    {
+      std::unique_lock lock(mu_);
+      stop_ = true;
+      cv_.notify_all();
+      finished = std::move(thread_);
+    }
+    if (finished.joinable()) finished.join();
+  }
+
+ private:
+  void Watch() {
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      std::int64_t min_threshold = 40'000'000;
+      for (const Watched& w : loops_) min_threshold = std::min(min_threshold, w.threshold_ns);
+      const auto period = std::chrono::nanoseconds(std::max<std::int64_t>(min_threshold / 4, 1'000'000));
+      cv_.wait_for(lock, period);
+      if (stop_) break;
+      const std::int64_t now = MonotonicNanos();
+      for (Watched& w : loops_) {
+        const std::int64_t started = w.loop->turn_started_ns();
+        if (started == 0 || started == w.reported_turn) continue;
+        if (now - started > w.threshold_ns) {
+          w.reported_turn = started;
+          w.loop->ReportStall(Duration(now - started));
+        }
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Watched> loops_;
+  std::thread thread_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+void StallDetector::Register(const EventLoop* loop, Duration threshold) {
+  Watchdog::Instance().Add(loop, threshold.count());
+}
+
+void StallDetector::Unregister(const EventLoop* loop) { Watchdog::Instance().Remove(loop); }
+
+}  // namespace rankd::rt
