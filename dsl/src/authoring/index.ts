@@ -1,0 +1,25 @@
+// The plan authoring API: what `*.plan.ts` files import from "@rankd/dsl".
+
+export { E, Key, Pred, NumExpr, StrExpr, BoolExpr, Expr } from "./expr.js";
+export type { AssignableTo, ExprOf, KeyRefs, NumLike, StrLike, BoolLike } from "./expr.js";
+export {
+  Candidates,
+  DEFAULT_BUDGETS,
+  Fragment,
+  PlanContext,
+  PlanDefinition,
+  defineFragment,
+  definePlan,
+} from "./plan.js";
+export type { FanoutOptions, NodeOptions, PlanSpec } from "./plan.js";
+export type {
+  HashSchema,
+  KeyName,
+  ListSchema,
+  NumericKey,
+  ParamDecls,
+  ParamName,
+  SchemaKey,
+  WritableKey,
+} from "./registry-types.js";
+export { PlanError } from "./loc.js";

@@ -1,0 +1,82 @@
+// The JSON shapes of plan format v1 (docs/plan-format.md), shared by the
+// authoring runtime, which produces them, and the compiler, which checks them.
+
+/** The value types of keys, params and expressions. */
+export type ValueType = "int" | "float" | "string" | "bool";
+export type NumType = "int" | "float";
+
+/** An expression tree: a value computed per row. */
+export type ExprJson =
+  | { op: "const"; type: ValueType; value: number | string | boolean }
+  | { op: "null" }
+  | { op: "key"; key: string }
+  | { op: "param"; name: string }
+  | { op: "add" | "sub" | "mul" | "div"; args: [ExprJson, ExprJson] }
+  | { op: "min" | "max" | "coalesce"; args: ExprJson[] }
+  | { op: "neg" | "abs" | "log1p" | "exp"; args: [ExprJson] }
+  | { op: "clamp"; args: [ExprJson, ExprJson, ExprJson] }
+  | { op: "if"; pred: PredJson; args: [ExprJson, ExprJson] };
+
+export type CompareOp = "eq" | "ne" | "lt" | "le" | "gt" | "ge";
+
+/** A predicate tree: true, false or null (unknown) per row. */
+export type PredJson =
+  | { op: "and" | "or"; args: PredJson[] }
+  | { op: "not"; args: [PredJson] }
+  | { op: CompareOp; args: [ExprJson, ExprJson] }
+  | { op: "in"; arg: ExprJson; type: ValueType; values: Array<number | string | boolean> }
+  | { op: "is_null" | "not_null"; arg: ExprJson }
+  | { op: "regex"; arg: ExprJson; pattern: string; flags: string }
+  | { op: "regex"; arg: ExprJson; param: string; flags: string };
+
+export type OnError = "fail" | "skip";
+
+export interface NodeJson {
+  id: string;
+  op: string;
+  inputs: string[];
+  params: Record<string, unknown>;
+  timeout_ms?: number;
+  on_error: OnError;
+  label?: string;
+}
+
+export interface ParamDeclJson {
+  type: ValueType;
+  default: number | string | boolean;
+  min?: number;
+  max?: number;
+}
+
+export interface BudgetsJson {
+  max_rows_per_node: number;
+  max_redis_commands: number;
+}
+
+/** A plan artifact. `registry_digest`, `digest` and `built_by` are added by the compiler. */
+export interface PlanJson {
+  schema_version: 1;
+  name: string;
+  params: Record<string, ParamDeclJson>;
+  nodes: NodeJson[];
+  outputs: string[];
+  exprs: Record<string, ExprJson>;
+  preds: Record<string, PredJson>;
+  budgets: BudgetsJson;
+  registry_digest?: string;
+  digest?: string;
+  built_by?: string;
+}
+
+/**
+ * Where each part of a plan was written: raw stack frames (line, column in the
+ * bundle) that the compiler maps back to the plan's source. Keys are node ids,
+ * or "$plan" for the definePlan call.
+ */
+export type LocTable = Record<string, Array<[number, number]>>;
+
+/** What the sandboxed authoring runtime hands back to the compiler. */
+export interface BuildOutput {
+  plan: PlanJson;
+  locs: LocTable;
+}

@@ -1,0 +1,367 @@
+// Plans, fragments and candidate sets.
+//
+// `definePlan` records a plan's name, params, budgets and build function. The
+// compiler runs `build` inside its sandbox; every method of a candidate set
+// appends one node to the plan and returns the new node's candidate set, so a
+// plan reads as a chain: viewer -> follow -> media -> ... -> topk.
+
+import { PARAMS } from "../generated/registry.js";
+import { Expr, Pred, describe, paramRef, type AssignableTo, type ExprOf } from "./expr.js";
+import type { BudgetsJson, BuildOutput, ExprJson, LocTable, NodeJson, OnError, ParamDeclJson, PlanJson, PredJson, ValueType } from "./json.js";
+import { PlanError, captureFrames } from "./loc.js";
+import type {
+  HashSchema,
+  KeyName,
+  KeyType,
+  ListSchema,
+  NumericKey,
+  ParamDecls,
+  ParamName,
+  ParamType,
+  SchemaKey,
+  WritableKey,
+} from "./registry-types.js";
+
+/** Budgets used when a plan sets none. */
+export const DEFAULT_BUDGETS: BudgetsJson = Object.freeze({ max_rows_per_node: 10_000, max_redis_commands: 2_000 });
+
+/** Options every node accepts. */
+export interface NodeOptions {
+  /** The node's id, unique in the plan; by default the op's name (with _2, _3... when taken). */
+  id?: string;
+  /** A human-readable description, shown by `rankc --explain`. */
+  label?: string;
+  /** The node's own deadline, in milliseconds, within the request's. */
+  timeout_ms?: number;
+  /** `fail` (default) fails the request; `skip` degrades: the node passes its input through. */
+  on_error?: OnError;
+}
+
+export interface FanoutOptions extends NodeOptions {
+  /** How many ids to read per input row (LRANGE key 0 fanout-1). */
+  fanout: number;
+}
+
+const ID_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+/** The mutable state of one plan build. Lives only while `build` runs. */
+class Builder {
+  readonly nodes: NodeJson[] = [];
+  readonly locs: LocTable = {};
+  readonly exprs: Record<string, ExprJson> = {};
+  readonly preds: Record<string, PredJson> = {};
+  private readonly exprIds = new Map<string, string>();
+  private readonly predIds = new Map<string, string>();
+  private readonly namespaces: string[] = [];
+  private readonly usedNamespaces = new Set<string>();
+
+  addNode(op: string, inputs: Candidates[], params: Record<string, unknown>, opts: NodeOptions | undefined): Candidates {
+    const frames = captureFrames();
+    for (const input of inputs) {
+      if (!(input instanceof Candidates) || input.builder !== this) {
+        throw new PlanError(`${op} expects a candidate set of this plan, got ${describe(input)}`);
+      }
+    }
+    const o = opts ?? {};
+    if (typeof o !== "object") throw new PlanError(`${op} options must be an object, got ${describe(o)}`);
+    const id = this.nodeId(op, o.id);
+    const node: NodeJson = { id, op, inputs: inputs.map((c) => c.id), params, on_error: o.on_error ?? "fail" };
+    if (o.timeout_ms !== undefined) node.timeout_ms = o.timeout_ms;
+    if (o.label !== undefined) node.label = o.label;
+    this.nodes.push(node);
+    this.locs[id] = frames;
+    return new Candidates(this, id);
+  }
+
+  /** A table id for an expression tree; identical trees share one entry. */
+  exprId(e: unknown, where: string): string {
+    if (!(e instanceof Expr)) {
+      throw new PlanError(`${where} expects an expression (a key such as Key.likes, a param or an E.* value), got ${describe(e)}`);
+    }
+    return intern(this.exprIds, this.exprs, "e", e.json);
+  }
+
+  predId(p: unknown, where: string): string {
+    if (!(p instanceof Pred)) {
+      throw new PlanError(`${where} expects a predicate (Pred.* or a comparison such as Key.likes.gt(10)), got ${describe(p)}`);
+    }
+    return intern(this.predIds, this.preds, "p", p.json);
+  }
+
+  inNamespace<T>(name: string, body: () => T): T {
+    if (!ID_PATTERN.test(name)) throw new PlanError(`fragment instance name "${name}" must match ${ID_PATTERN}`);
+    let ns = [...this.namespaces, name].join(".");
+    for (let i = 2; this.usedNamespaces.has(ns); i++) ns = [...this.namespaces, `${name}_${i}`].join(".");
+    this.usedNamespaces.add(ns);
+    this.namespaces.push(ns.split(".").pop() as string);
+    try {
+      return body();
+    } finally {
+      this.namespaces.pop();
+    }
+  }
+
+  private nodeId(op: string, requested: string | undefined): string {
+    const prefix = this.namespaces.length ? this.namespaces.join(".") + "." : "";
+    const taken = (id: string) => this.nodes.some((n) => n.id === id);
+    if (requested !== undefined) {
+      if (typeof requested !== "string" || !ID_PATTERN.test(requested)) {
+        throw new PlanError(`node id ${describe(requested)} must be lower_snake_case: letters, digits and _, starting with a letter`);
+      }
+      const id = prefix + requested;
+      if (taken(id)) throw new PlanError(`node id "${id}" is already used by another node of this plan`);
+      return id;
+    }
+    let id = prefix + op;
+    for (let i = 2; taken(id); i++) id = `${prefix}${op}_${i}`;
+    return id;
+  }
+}
+
+function intern<T>(ids: Map<string, string>, table: Record<string, T>, prefix: string, json: T): string {
+  const text = JSON.stringify(json);
+  let id = ids.get(text);
+  if (id === undefined) {
+    id = prefix + ids.size;
+    ids.set(text, id);
+    table[id] = json;
+  }
+  return id;
+}
+
+/**
+ * A set of candidate rows produced by one node: an id column plus the keys
+ * hydrated or computed upstream. Each method adds a node reading this set.
+ */
+export class Candidates {
+  /** @internal */
+  readonly builder: Builder;
+  /** The id of the node that produces this set. */
+  readonly id: string;
+
+  /** @internal */
+  constructor(builder: Builder, id: string) {
+    this.builder = builder;
+    this.id = id;
+    Object.freeze(this);
+  }
+
+  /** Users this set's users follow: LRANGE follow:{id} 0 fanout-1, then each followee's user hash. */
+  follow(opts: FanoutOptions): Candidates {
+    return this.builder.addNode("follow", [this], { fanout: fanout(opts) }, opts);
+  }
+
+  /** Users recommended to this set's users: LRANGE recommendation:{id} 0 fanout-1, then each user hash. */
+  recommendation(opts: FanoutOptions): Candidates {
+    return this.builder.addNode("recommendation", [this], { fanout: fanout(opts) }, opts);
+  }
+
+  /** Media published by this set's users: LRANGE media:{id} 0 fanout-1. */
+  media(opts: FanoutOptions): Candidates {
+    return this.builder.addNode("media", [this], { fanout: fanout(opts) }, opts);
+  }
+
+  /** Ids read from any list key schema: LRANGE <schema>:{id} 0 fanout-1 per row. */
+  fetchList(schema: ListSchema, opts: FanoutOptions): Candidates {
+    return this.builder.addNode("fetch_list", [this], { schema, fanout: fanout(opts) }, opts);
+  }
+
+  /** Hydrates keys from a hash key schema: HMGET <schema>:{id} keys... per row. */
+  fetchFeatures<S extends HashSchema>(schema: S, keys: readonly SchemaKey<S>[], opts?: NodeOptions): Candidates {
+    if (!Array.isArray(keys)) throw new PlanError(`fetchFeatures expects a list of keys, got ${describe(keys)}`);
+    return this.builder.addNode("fetch_features", [this], { schema, keys: [...keys] }, opts);
+  }
+
+  /** Computes `expr` for every row into the writable key `key`. */
+  vm<K extends WritableKey>(key: K, expr: AssignableTo<KeyType<K>>, opts?: NodeOptions): Candidates {
+    const e = this.builder.exprId(expr, "vm");
+    return this.builder.addNode("vm", [this], { out_key: key, expr: e }, opts);
+  }
+
+  /** Keeps the rows where `pred` is true (false and null drop the row). */
+  filter(pred: Pred, opts?: NodeOptions): Candidates {
+    return this.builder.addNode("filter", [this], { pred: this.builder.predId(pred, "filter") }, opts);
+  }
+
+  /** Orders rows by a key; stable, nulls last. */
+  sort(by: KeyName, order: "asc" | "desc", opts?: NodeOptions): Candidates {
+    return this.builder.addNode("sort", [this], { by, order }, opts);
+  }
+
+  /** Keeps the first `count` rows. */
+  take(count: number, opts?: NodeOptions): Candidates {
+    return this.builder.addNode("take", [this], { count }, opts);
+  }
+
+  /** The `k` rows with the highest `by`, highest first; ties keep input order, nulls last. */
+  topk(by: NumericKey, k: number, opts?: NodeOptions): Candidates {
+    return this.builder.addNode("topk", [this], { by, k }, opts);
+  }
+
+  /** Keeps the first row of each distinct value of `by` (default: id). */
+  dedupe(by: KeyName = "id", opts?: NodeOptions): Candidates {
+    return this.builder.addNode("dedupe", [this], { by }, opts);
+  }
+
+  /** This set's rows followed by `rhs`'s rows. */
+  concat(rhs: Candidates, opts?: NodeOptions): Candidates {
+    return this.builder.addNode("concat", [this, rhs], {}, opts);
+  }
+
+  /** Test op: waits `ms` milliseconds, then passes rows through. */
+  sleep(ms: number, opts?: NodeOptions): Candidates {
+    return this.builder.addNode("sleep", [this], { ms }, opts);
+  }
+
+  /** Test op: keeps a CPU busy for `ms` milliseconds, then passes rows through. */
+  busyCpu(ms: number, opts?: NodeOptions): Candidates {
+    return this.builder.addNode("busy_cpu", [this], { ms }, opts);
+  }
+
+  /** Inlines a fragment; its nodes' ids are prefixed with `as` (default: the fragment's name). */
+  use<A>(fragment: Fragment<A>, args: A, opts?: { as?: string }): Candidates {
+    if (!(fragment instanceof Fragment)) throw new PlanError(`use expects a fragment from defineFragment, got ${describe(fragment)}`);
+    const b = this.builder;
+    const out = b.inNamespace(opts?.as ?? fragment.name, () => fragment.build(this, args));
+    if (!(out instanceof Candidates) || out.builder !== b) {
+      throw new PlanError(`fragment "${fragment.name}" must return a candidate set, got ${describe(out)}`);
+    }
+    return out;
+  }
+}
+
+function fanout(opts: FanoutOptions): number {
+  if (opts === null || typeof opts !== "object") throw new PlanError(`expected options with a fanout, got ${describe(opts)}`);
+  return opts.fanout;
+}
+
+/** What `build` receives: the plan's sources and params. */
+export class PlanContext {
+  /** @internal */
+  readonly builder: Builder;
+  /** @internal */
+  constructor(builder: Builder) {
+    this.builder = builder;
+    Object.freeze(this);
+  }
+
+  /** The requesting user: one row, hydrated from the user hash (HGETALL user:{id}). */
+  viewer(opts?: NodeOptions): Candidates {
+    return this.builder.addNode("viewer", [], {}, opts);
+  }
+
+  /** A fixed list of ids, e.g. editorial picks. */
+  fixed(ids: readonly number[], opts?: NodeOptions): Candidates {
+    if (!Array.isArray(ids)) throw new PlanError(`fixed expects a list of ids, got ${describe(ids)}`);
+    return this.builder.addNode("fixed_source", [], { ids: [...ids] }, opts);
+  }
+
+  /** A param's value for this request; the plan must declare it in definePlan's `params`. */
+  param<P extends ParamName>(name: P): ExprOf<ParamType<P>> {
+    return paramRef(name);
+  }
+}
+
+export interface PlanSpec {
+  /** The plan's name: lower_snake_case, unique in a plan store. */
+  name: string;
+  /** Params the plan reads, each with this plan's default (within the registry's bounds). */
+  params?: ParamDecls;
+  /** Per-request limits the compiler checks against the plan's static cost. */
+  budgets?: Partial<BudgetsJson>;
+  /** Builds the DAG; returns the output set, or several. */
+  build(ctx: PlanContext): Candidates | readonly Candidates[];
+}
+
+/** A plan definition: the default export of a `*.plan.ts` file. */
+export class PlanDefinition {
+  readonly spec: PlanSpec;
+  /** @internal */
+  readonly frames: Array<[number, number]>;
+  constructor(spec: PlanSpec, frames: Array<[number, number]>) {
+    this.spec = spec;
+    this.frames = frames;
+    Object.freeze(this);
+  }
+}
+
+/** Declares a plan. A plan file must `export default definePlan({...})`. */
+export function definePlan(spec: PlanSpec): PlanDefinition {
+  if (spec === null || typeof spec !== "object") throw new PlanError(`definePlan expects an object, got ${describe(spec)}`);
+  return new PlanDefinition(spec, captureFrames());
+}
+
+/** A reusable sub-plan, inlined where it is used with namespaced node ids. */
+export class Fragment<A> {
+  readonly name: string;
+  readonly build: (input: Candidates, args: A) => Candidates;
+  constructor(name: string, build: (input: Candidates, args: A) => Candidates) {
+    this.name = name;
+    this.build = build;
+    Object.freeze(this);
+  }
+}
+
+/** Declares a fragment: a function from a candidate set (and arguments) to a candidate set. */
+export function defineFragment<A = void>(spec: { name: string; build: (input: Candidates, args: A) => Candidates }): Fragment<A> {
+  if (spec === null || typeof spec !== "object" || typeof spec.build !== "function") {
+    throw new PlanError("defineFragment expects { name, build(input, args) }");
+  }
+  if (typeof spec.name !== "string" || !ID_PATTERN.test(spec.name)) {
+    throw new PlanError(`fragment name ${describe(spec.name)} must be lower_snake_case`);
+  }
+  return new Fragment(spec.name, spec.build);
+}
+
+/**
+ * Runs a plan definition's build and returns the plan JSON with the locations
+ * of its nodes. Called by the compiler inside the sandbox.
+ */
+export function materialize(moduleExports: unknown): BuildOutput {
+  const def = (moduleExports as { default?: unknown } | null)?.default;
+  if (!(def instanceof PlanDefinition)) {
+    throw new PlanError(`a plan file must \`export default definePlan({ ... })\`; its default export is ${describe(def)}`);
+  }
+  const spec = def.spec;
+  const locs: LocTable = { $plan: def.frames };
+  const builder = new Builder();
+  const declaredParams = spec.params ?? {};
+  if (typeof declaredParams !== "object" || declaredParams === null) {
+    throw new PlanError(`definePlan params must be an object of param defaults, got ${describe(declaredParams)}`);
+  }
+  const params: Record<string, ParamDeclJson> = {};
+  for (const [name, value] of Object.entries(declaredParams)) {
+    const reg = (PARAMS as Record<string, { type: ValueType; min?: number; max?: number }>)[name];
+    if (!reg) throw new PlanError(`unknown param "${name}": it is not in registry/params.toml`);
+    const decl: ParamDeclJson = { type: reg.type, default: value as number | string | boolean };
+    if (reg.min !== undefined) decl.min = reg.min;
+    if (reg.max !== undefined) decl.max = reg.max;
+    params[name] = decl;
+  }
+  if (typeof spec.build !== "function") throw new PlanError("definePlan needs a build(ctx) function");
+  const ctx = new PlanContext(builder);
+  const result = spec.build(ctx);
+  if (result !== null && typeof result === "object" && typeof (result as { then?: unknown }).then === "function") {
+    throw new PlanError("build must return candidate sets synchronously, not a Promise");
+  }
+  const outs = Array.isArray(result) ? result : [result];
+  if (outs.length === 0) throw new PlanError("build must return at least one candidate set");
+  for (const o of outs) {
+    if (!(o instanceof Candidates) || o.builder !== builder) {
+      throw new PlanError(`build must return the plan's candidate sets, got ${describe(o)}`);
+    }
+  }
+  for (const [id, frames] of Object.entries(builder.locs)) locs[id] = frames;
+  const budgets: BudgetsJson = { ...DEFAULT_BUDGETS, ...(spec.budgets ?? {}) };
+  const plan: PlanJson = {
+    schema_version: 1,
+    name: spec.name,
+    params,
+    nodes: builder.nodes,
+    outputs: outs.map((o) => (o as Candidates).id),
+    exprs: builder.exprs,
+    preds: builder.preds,
+    budgets,
+  };
+  return { plan, locs };
+}

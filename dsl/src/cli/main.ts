@@ -1,0 +1,221 @@
+// rankc: the rankd plan compiler's command line.
+
+import { readFileSync, writeFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { compilePlanFile } from "../compiler/compile.js";
+import { CompileError, formatDiagnostic } from "../compiler/errors.js";
+import { explainPlan } from "../compiler/explain.js";
+import { generateRegistryModule } from "../compiler/gentypes.js";
+import { BUILT_BY, DEFAULT_REGISTRY_DIR, GENERATED_REGISTRY } from "../compiler/paths.js";
+import { loadRegistry } from "../compiler/registry.js";
+import { DEFAULT_LIMITS } from "../compiler/sandbox.js";
+import { buildStore, findPlanFiles } from "../compiler/store.js";
+import { checkPlan } from "../compiler/validate.js";
+
+const USAGE = `usage:
+  rankc [build] <plan.ts|dir>... [--out DIR]   compile plans; a directory compiles its *.plan.ts
+                                               (default --out: <dir>/build), writing <name>.json
+                                               for each plan and index.json
+  rankc --explain <plan.ts|artifact.json>      print the DAG and its static cost
+  rankc check <artifact.json>...               validate artifacts (schema, registry, digest)
+  rankc gen-types [--check]                    write (or check) dsl/src/generated/registry.ts
+  rankc registry-digest                        print the registry's digest
+
+options:
+  --registry DIR       registry directory (default: the repository's registry/)
+  --time-limit-ms N    sandbox time limit per plan (default ${DEFAULT_LIMITS.timeMs})
+  --memory-limit-mb N  sandbox memory limit per plan (default ${DEFAULT_LIMITS.memoryBytes / 1024 / 1024})
+  --version, --help`;
+
+class UsageError extends Error {}
+
+interface Args {
+  command: string;
+  files: string[];
+  out?: string;
+  registry: string;
+  timeMs: number;
+  memoryMb: number;
+  check: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = { command: "build", files: [], registry: DEFAULT_REGISTRY_DIR, timeMs: DEFAULT_LIMITS.timeMs, memoryMb: DEFAULT_LIMITS.memoryBytes / 1024 / 1024, check: false };
+  const value = (i: number, flag: string): string => {
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value`);
+    return v;
+  };
+  const positive = (v: string, flag: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} needs a positive integer, got "${v}"`);
+    return n;
+  };
+  let commandSet = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    switch (arg) {
+      case "--explain":
+        a.command = "explain";
+        commandSet = true;
+        break;
+      case "--out":
+        a.out = value(i++, arg);
+        break;
+      case "--registry":
+        a.registry = value(i++, arg);
+        break;
+      case "--time-limit-ms":
+        a.timeMs = positive(value(i++, arg), arg);
+        break;
+      case "--memory-limit-mb":
+        a.memoryMb = positive(value(i++, arg), arg);
+        break;
+      case "--check":
+        a.check = true;
+        break;
+      case "--help":
+      case "-h":
+        a.command = "help";
+        commandSet = true;
+        break;
+      case "--version":
+        a.command = "version";
+        commandSet = true;
+        break;
+      default:
+        if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`);
+        if (!commandSet && a.files.length === 0 && ["build", "check", "gen-types", "registry-digest", "explain"].includes(arg)) {
+          a.command = arg;
+          commandSet = true;
+        } else a.files.push(arg);
+    }
+  }
+  return a;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const a = parseArgs(argv);
+  if (a.command === "help") {
+    console.log(USAGE);
+    return 0;
+  }
+  if (a.command === "version") {
+    console.log(BUILT_BY);
+    return 0;
+  }
+  const registry = loadRegistry(path.resolve(a.registry));
+  const limits = { timeMs: a.timeMs, memoryBytes: a.memoryMb * 1024 * 1024 };
+  switch (a.command) {
+    case "registry-digest":
+      console.log(registry.digest);
+      return 0;
+    case "gen-types": {
+      const text = generateRegistryModule(registry);
+      const target = a.out ? path.resolve(a.out) : GENERATED_REGISTRY;
+      if (a.check) {
+        let current = "";
+        try {
+          current = readFileSync(target, "utf8");
+        } catch {
+          // missing: reported below
+        }
+        if (current !== text) {
+          console.error(`${path.relative(process.cwd(), target)}: error: out of date with the registry; run \`npm run gen-types\``);
+          return 1;
+        }
+        return 0;
+      }
+      writeFileSync(target, text);
+      console.log(`wrote ${path.relative(process.cwd(), target)}`);
+      return 0;
+    }
+    case "check": {
+      if (a.files.length === 0) throw new UsageError("check needs at least one artifact");
+      let failed = false;
+      for (const f of a.files) {
+        let value: unknown;
+        try {
+          value = JSON.parse(readFileSync(f, "utf8"));
+        } catch (e) {
+          console.error(formatDiagnostic({ file: path.resolve(f), message: `cannot read the artifact: ${(e as Error).message}` }));
+          failed = true;
+          continue;
+        }
+        const { issues } = checkPlan(value, registry, { checkDigest: true });
+        for (const i of issues) console.error(formatDiagnostic({ file: path.resolve(f), message: `${i.node === "$plan" ? "" : `node "${i.node}": `}${i.message}` }));
+        if (issues.length) failed = true;
+        else console.log(`${f}: ok`);
+      }
+      return failed ? 1 : 0;
+    }
+    case "explain": {
+      if (a.files.length !== 1) throw new UsageError("--explain takes one plan file or artifact");
+      const f = a.files[0] as string;
+      if (f.endsWith(".json")) {
+        const value = JSON.parse(readFileSync(f, "utf8")) as unknown;
+        const { issues, analysis } = checkPlan(value, registry, { checkDigest: true });
+        if (!analysis) {
+          for (const i of issues) console.error(formatDiagnostic({ file: path.resolve(f), message: i.message }));
+          return 1;
+        }
+        process.stdout.write(explainPlan(value as never, analysis));
+        return 0;
+      }
+      const c = await compilePlanFile(f, { registry, limits });
+      process.stdout.write(explainPlan(c.plan, c.analysis));
+      return 0;
+    }
+    case "build": {
+      if (a.files.length === 0) throw new UsageError("no plan files given");
+      const files: string[] = [];
+      let outDefault: string | undefined;
+      for (const f of a.files) {
+        const isDir = statSafe(f)?.isDirectory() ?? false;
+        if (isDir) {
+          const found = findPlanFiles(f);
+          if (found.length === 0) throw new UsageError(`${f} has no *.plan.ts files`);
+          files.push(...found);
+          outDefault ??= path.join(f, "build");
+        } else {
+          files.push(f);
+          outDefault ??= path.join(path.dirname(f), "build");
+        }
+      }
+      const outDir = path.resolve(a.out ?? (outDefault as string));
+      const { plans } = await buildStore(files, outDir, { registry, limits });
+      for (const p of plans) {
+        console.log(`${path.relative(process.cwd(), p.file)} -> ${path.relative(process.cwd(), path.join(outDir, p.plan.name + ".json"))}  digest ${p.plan.digest}`);
+      }
+      console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "index.json"))} (${plans.length} plan${plans.length === 1 ? "" : "s"})`);
+      return 0;
+    }
+  }
+  throw new UsageError(`unknown command ${a.command}`);
+}
+
+function statSafe(f: string) {
+  try {
+    return statSync(f);
+  } catch {
+    return undefined;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    if (e instanceof CompileError) {
+      for (const d of e.diagnostics) console.error(formatDiagnostic(d));
+      process.exitCode = 1;
+    } else if (e instanceof UsageError) {
+      console.error(`rankc: ${e.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else {
+      console.error(`rankc: internal error: ${(e as Error)?.stack ?? String(e)}`);
+      process.exitCode = 70;
+    }
+  },
+);

@@ -1,0 +1,108 @@
+// The plan compiler: a `*.plan.ts` file in, a plan artifact out.
+//
+//   1. type-check the plan with the TypeScript compiler API (strict);
+//   2. bundle it with the authoring runtime (esbuild);
+//   3. run the bundle in the QuickJS sandbox, which returns the plan's JSON;
+//   4. add registry_digest and built_by, compute the digest, and check the
+//      plan against the JSON Schema and the validation rules;
+//   5. write it as key-sorted JSON.
+//
+// Every failure is a CompileError whose diagnostics point at file:line:col.
+
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+import type { BuildOutput, LocTable, PlanJson } from "../authoring/json.js";
+import { parseFrames } from "../authoring/loc.js";
+import { BUNDLE_NAME, OUTPUT_GLOBAL, bundlePlan, type Bundle } from "./bundle.js";
+import { prettyJson } from "./canonical.js";
+import { CompileError, type Diagnostic, type SourcePos } from "./errors.js";
+import { generateRegistryModule } from "./gentypes.js";
+import { BUILT_BY, isDslSource } from "./paths.js";
+import type { Registry } from "./registry.js";
+import { DEFAULT_LIMITS, runInSandbox, type SandboxLimits } from "./sandbox.js";
+import { SourceMap } from "./sourcemap.js";
+import { typecheckPlans } from "./typecheck.js";
+import { checkPlan, planDigest, type PlanAnalysis } from "./validate.js";
+
+export interface CompileOptions {
+  registry: Registry;
+  limits?: Partial<SandboxLimits>;
+  /** Skip the TypeScript check (tests use this to reach the sandbox with code tsc would reject). */
+  skipTypecheck?: boolean;
+}
+
+export interface CompiledPlan {
+  /** The source file. */
+  file: string;
+  plan: PlanJson;
+  /** The artifact as written to disk: key-sorted, two-space indented, final newline. */
+  json: string;
+  analysis: PlanAnalysis;
+}
+
+/** Compiles one plan file; throws CompileError. */
+export async function compilePlanFile(file: string, opts: CompileOptions): Promise<CompiledPlan> {
+  const abs = path.resolve(file);
+  if (!existsSync(abs) || !statSync(abs).isFile()) throw new CompileError([{ file: abs, message: "no such plan file" }]);
+  if (!abs.endsWith(".ts")) throw new CompileError([{ file: abs, message: "a plan file must be a TypeScript file named *.plan.ts" }]);
+  const registryModule = generateRegistryModule(opts.registry);
+
+  if (!opts.skipTypecheck) {
+    const diags = typecheckPlans([abs], registryModule);
+    if (diags.length) throw new CompileError(diags);
+  }
+
+  const bundled = await bundlePlan(abs, registryModule);
+  if (!bundled.ok) throw new CompileError(bundled.diagnostics);
+  const bundle = bundled.bundle;
+  const locate = locator(bundle, abs);
+
+  const limits = { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) };
+  const run = await runInSandbox(bundle.code, BUNDLE_NAME, OUTPUT_GLOBAL, limits);
+  if (!run.ok) {
+    const pos = locate(parseFrames(run.stack));
+    const prefix = run.kind === "error" ? (run.name === "PlanError" ? "" : `uncaught ${run.name}: `) : "";
+    throw new CompileError([{ ...pos, message: prefix + run.message }]);
+  }
+
+  let out: BuildOutput;
+  try {
+    out = JSON.parse(run.output) as BuildOutput;
+  } catch {
+    throw new CompileError([{ file: abs, message: "the sandbox returned output that is not JSON" }]);
+  }
+  const locs: LocTable = out && typeof out === "object" && out.locs && typeof out.locs === "object" ? out.locs : {};
+  const plan = { ...(out?.plan ?? {}) } as PlanJson;
+  delete plan.digest;
+  plan.registry_digest = opts.registry.digest;
+  plan.built_by = BUILT_BY;
+  plan.digest = planDigest(plan);
+
+  const { issues, analysis } = checkPlan(plan, opts.registry);
+  if (issues.length || !analysis) {
+    throw new CompileError(
+      issues.map((i): Diagnostic => {
+        const d: Diagnostic = { ...locate(locs[i.node] ?? locs["$plan"] ?? []), message: i.message };
+        if (i.hint) d.hint = i.hint;
+        return d;
+      }),
+    );
+  }
+  return { file: abs, plan, json: prettyJson(plan), analysis };
+}
+
+/** Maps sandbox stack frames to the first position in the plan author's own files. */
+function locator(bundle: Bundle, planFile: string): (frames: Array<[number, number]>) => SourcePos {
+  const map = new SourceMap(bundle.map);
+  return (frames) => {
+    for (const [line, col] of frames) {
+      const o = map.original(line, col);
+      if (!o) continue;
+      const idx = map.sources.indexOf(o.source);
+      const file = bundle.sources[idx] ?? o.source;
+      if (isDslSource(file) || file.endsWith("<stdin>")) continue;
+      return { file, line: o.line, col: o.col };
+    }
+    return { file: planFile };
+  };
+}

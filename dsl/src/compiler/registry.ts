@@ -1,0 +1,355 @@
+// The registry: keys, params, Redis endpoints and key schemas, read from
+// registry/*.toml. Each top-level table (keys, params, endpoints, key_schemas)
+// lives in exactly one file; the parsed tables merged into one object are the
+// registry, and its digest is sha256 of that object's canonical JSON.
+
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { parse as parseToml, TomlError } from "smol-toml";
+import type { ValueType } from "../authoring/json.js";
+import { canonicalJson, sha256Hex } from "./canonical.js";
+import { CompileError, type SourcePos } from "./errors.js";
+
+export const VALUE_TYPES: readonly ValueType[] = ["int", "float", "string", "bool"];
+export const ENVIRONMENTS = ["dev", "test", "prod"] as const;
+export const SECTIONS = ["keys", "params", "endpoints", "key_schemas"] as const;
+const NAME = /^[a-z][a-z0-9_]*$/;
+const HOST_PORT = /^[A-Za-z0-9.\-]+:\d{1,5}$/;
+
+export interface RegistryKey {
+  id: number;
+  name: string;
+  type: ValueType;
+  nullable: boolean;
+  writable: boolean;
+  doc: string;
+}
+
+export interface RegistryParam {
+  name: string;
+  type: ValueType;
+  default: number | string | boolean;
+  min?: number;
+  max?: number;
+  doc: string;
+}
+
+export interface EndpointEnv {
+  mode: "single" | "cluster";
+  address?: string;
+  seeds?: string[];
+  pool_size: number;
+  connect_timeout_ms: number;
+  command_timeout_ms: number;
+}
+
+export interface KeySchema {
+  name: string;
+  template: string;
+  type: "hash" | "list";
+  endpoint: string;
+  yields: string[];
+  doc: string;
+}
+
+export interface RegistryData {
+  keys: RegistryKey[];
+  params: RegistryParam[];
+  endpoints: Record<string, Record<(typeof ENVIRONMENTS)[number], EndpointEnv>>;
+  key_schemas: KeySchema[];
+}
+
+/** A loaded and checked registry with lookups by name. */
+export class Registry {
+  readonly data: RegistryData;
+  readonly digest: string;
+  readonly keys: ReadonlyMap<string, RegistryKey>;
+  readonly params: ReadonlyMap<string, RegistryParam>;
+  readonly schemas: ReadonlyMap<string, KeySchema>;
+  /** The directory it was read from, or "" when built from data. */
+  readonly dir: string;
+
+  constructor(data: RegistryData, dir = "") {
+    this.data = data;
+    this.dir = dir;
+    this.digest = registryDigest(data);
+    this.keys = new Map(data.keys.map((k) => [k.name, k]));
+    this.params = new Map(data.params.map((p) => [p.name, p]));
+    this.schemas = new Map(data.key_schemas.map((s) => [s.name, s]));
+  }
+}
+
+/** sha256 (hex) of the canonical JSON of the merged registry tables. */
+export function registryDigest(data: RegistryData): string {
+  return sha256Hex(canonicalJson(data));
+}
+
+/** Reads and checks every `*.toml` file of a registry directory. */
+export function loadRegistry(dir: string): Registry {
+  let names: string[];
+  try {
+    if (!statSync(dir).isDirectory()) throw new Error("not a directory");
+    names = readdirSync(dir).filter((n) => n.endsWith(".toml")).sort();
+  } catch (e) {
+    throw new CompileError([{ file: dir, message: `cannot read the registry directory: ${(e as Error).message}` }]);
+  }
+  if (names.length === 0) throw new CompileError([{ file: dir, message: "the registry directory has no .toml files" }]);
+  const merged: Record<string, unknown> = {};
+  const sources = new Map<string, { file: string; text: string }>();
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const text = readFileSync(file, "utf8");
+    let doc: Record<string, unknown>;
+    try {
+      doc = parseToml(text) as Record<string, unknown>;
+    } catch (e) {
+      if (e instanceof TomlError) {
+        const first = e.message.split("\n")[0] ?? e.message;
+        throw new CompileError([{ file, line: e.line, col: e.column, message: `invalid TOML: ${first.replace(/^Invalid TOML document: /, "")}` }]);
+      }
+      throw e;
+    }
+    for (const [section, value] of Object.entries(doc)) {
+      if (!(SECTIONS as readonly string[]).includes(section)) {
+        throw new CompileError([{ ...findLine(file, text, `[${section}`) ?? findLine(file, text, section) ?? { file }, message: `unknown registry table "${section}" (expected one of ${SECTIONS.join(", ")})` }]);
+      }
+      const prev = sources.get(section);
+      if (prev) {
+        throw new CompileError([{ file, message: `registry table "${section}" is also defined in ${prev.file}; each table lives in one file` }]);
+      }
+      sources.set(section, { file, text });
+      merged[section] = value;
+    }
+  }
+  for (const section of SECTIONS) {
+    if (!(section in merged)) throw new CompileError([{ file: dir, message: `the registry has no "${section}" table` }]);
+  }
+  const errors = checkRegistry(merged);
+  if (errors.length) {
+    throw new CompileError(
+      errors.map((e) => {
+        const src = sources.get(e.section);
+        const pos = src && e.near ? findLine(src.file, src.text, e.near) : undefined;
+        return { ...(pos ?? { file: src?.file ?? dir }), message: e.message };
+      }),
+    );
+  }
+  return new Registry(merged as unknown as RegistryData, dir);
+}
+
+function findLine(file: string, text: string, needle: string): SourcePos | undefined {
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const col = (lines[i] ?? "").indexOf(needle);
+    if (col >= 0) return { file, line: i + 1, col: col + 1 };
+  }
+  return undefined;
+}
+
+interface RegistryIssue {
+  section: string;
+  message: string;
+  /** Text to look for in the file to point at a line. */
+  near?: string;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Checks parsed registry tables; returns every problem found. */
+export function checkRegistry(reg: Obj): RegistryIssue[] {
+  const out: RegistryIssue[] = [];
+  const keyNames = new Map<string, ValueType>();
+
+  const fields = (section: string, where: string, o: Obj, allowed: string[], required: string[], near?: string) => {
+    for (const f of Object.keys(o)) {
+      if (!allowed.includes(f)) out.push({ section, message: `${where}: unknown field "${f}" (allowed: ${allowed.join(", ")})`, near: near ?? f });
+    }
+    for (const f of required) {
+      if (!(f in o)) out.push({ section, message: `${where}: missing field "${f}"`, near });
+    }
+  };
+  const str = (section: string, where: string, v: unknown, near?: string) => {
+    if (typeof v !== "string") out.push({ section, message: `${where} must be a string`, near });
+  };
+  const bool = (section: string, where: string, v: unknown, near?: string) => {
+    if (typeof v !== "boolean") out.push({ section, message: `${where} must be true or false`, near });
+  };
+  const int = (section: string, where: string, v: unknown, lo: number, hi: number, near?: string) => {
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < lo || v > hi) {
+      out.push({ section, message: `${where} must be an integer from ${lo} to ${hi}`, near });
+    }
+  };
+  const named = (section: string, list: unknown): Obj[] => {
+    if (!Array.isArray(list)) {
+      out.push({ section, message: `"${section}" must be an array of tables ([[${section}]])` });
+      return [];
+    }
+    const seen = new Set<string>();
+    const items: Obj[] = [];
+    list.forEach((item, i) => {
+      if (!isObj(item)) {
+        out.push({ section, message: `${section}[${i}] must be a table` });
+        return;
+      }
+      const name = item["name"];
+      if (typeof name !== "string" || !NAME.test(name)) {
+        out.push({ section, message: `${section}[${i}]: name must be lower_snake_case, got ${JSON.stringify(name)}`, near: "name" });
+        return;
+      }
+      if (seen.has(name)) out.push({ section, message: `${section}: "${name}" is defined twice`, near: `"${name}"` });
+      seen.add(name);
+      items.push(item);
+    });
+    return items;
+  };
+
+  // keys
+  const keyIds = new Set<number>();
+  for (const k of named("keys", reg["keys"])) {
+    const name = k["name"] as string;
+    const where = `key "${name}"`;
+    const near = `name = "${name}"`;
+    fields("keys", where, k, ["id", "name", "type", "nullable", "writable", "doc"], ["id", "name", "type", "nullable", "writable", "doc"], near);
+    int("keys", `${where}: id`, k["id"], 1, 2 ** 31 - 1, near);
+    if (typeof k["id"] === "number") {
+      if (keyIds.has(k["id"])) out.push({ section: "keys", message: `${where}: id ${k["id"]} is used by another key`, near });
+      keyIds.add(k["id"]);
+    }
+    if (!VALUE_TYPES.includes(k["type"] as ValueType)) {
+      out.push({ section: "keys", message: `${where}: type must be one of ${VALUE_TYPES.join(", ")}, got ${JSON.stringify(k["type"])}`, near });
+    } else keyNames.set(name, k["type"] as ValueType);
+    bool("keys", `${where}: nullable`, k["nullable"], near);
+    bool("keys", `${where}: writable`, k["writable"], near);
+    str("keys", `${where}: doc`, k["doc"], near);
+    if (name === "id" && (k["type"] !== "int" || k["nullable"] !== false || k["writable"] !== false)) {
+      out.push({ section: "keys", message: `key "id" must be an int that is neither nullable nor writable`, near });
+    }
+  }
+  if (Array.isArray(reg["keys"]) && !keyNames.has("id")) out.push({ section: "keys", message: `the registry must define the key "id"` });
+
+  // params
+  for (const p of named("params", reg["params"])) {
+    const name = p["name"] as string;
+    const where = `param "${name}"`;
+    const near = `name = "${name}"`;
+    const type = p["type"] as ValueType;
+    const numeric = type === "int" || type === "float";
+    fields("params", where, p, numeric ? ["name", "type", "default", "min", "max", "doc"] : ["name", "type", "default", "doc"], ["name", "type", "default", "doc"], near);
+    str("params", `${where}: doc`, p["doc"], near);
+    if (!VALUE_TYPES.includes(type)) {
+      out.push({ section: "params", message: `${where}: type must be one of ${VALUE_TYPES.join(", ")}, got ${JSON.stringify(type)}`, near });
+      continue;
+    }
+    const problem = valueProblem(type, p["default"]);
+    if (problem) out.push({ section: "params", message: `${where}: default ${problem}`, near });
+    if (numeric) {
+      for (const b of ["min", "max"] as const) {
+        if (b in p && valueProblem(type, p[b])) out.push({ section: "params", message: `${where}: ${b} ${valueProblem(type, p[b])}`, near });
+      }
+      const d = p["default"] as number;
+      if (typeof p["min"] === "number" && typeof p["max"] === "number" && p["min"] > p["max"]) {
+        out.push({ section: "params", message: `${where}: min ${p["min"]} is greater than max ${p["max"]}`, near });
+      }
+      if (!problem && ((typeof p["min"] === "number" && d < p["min"]) || (typeof p["max"] === "number" && d > p["max"]))) {
+        out.push({ section: "params", message: `${where}: default ${d} is outside [${p["min"] ?? "-inf"}, ${p["max"] ?? "inf"}]`, near });
+      }
+    }
+  }
+
+  // endpoints
+  const endpoints = reg["endpoints"];
+  const endpointNames = new Set<string>();
+  if (!isObj(endpoints)) out.push({ section: "endpoints", message: `"endpoints" must be a table of endpoints` });
+  else {
+    for (const [name, envs] of Object.entries(endpoints)) {
+      const near = `[endpoints.${name}`;
+      if (!NAME.test(name)) out.push({ section: "endpoints", message: `endpoint name "${name}" must be lower_snake_case`, near });
+      endpointNames.add(name);
+      if (!isObj(envs)) {
+        out.push({ section: "endpoints", message: `endpoint "${name}" must be a table of environments`, near });
+        continue;
+      }
+      fields("endpoints", `endpoint "${name}"`, envs, [...ENVIRONMENTS], [...ENVIRONMENTS], near);
+      for (const env of ENVIRONMENTS) {
+        const e = envs[env];
+        if (e === undefined) continue;
+        const where = `endpoint "${name}" (${env})`;
+        const enear = `[endpoints.${name}.${env}]`;
+        if (!isObj(e)) {
+          out.push({ section: "endpoints", message: `${where} must be a table`, near: enear });
+          continue;
+        }
+        const common = ["mode", "pool_size", "connect_timeout_ms", "command_timeout_ms"];
+        if (e["mode"] === "single") {
+          fields("endpoints", where, e, [...common, "address"], [...common, "address"], enear);
+          if (typeof e["address"] !== "string" || !HOST_PORT.test(e["address"])) {
+            out.push({ section: "endpoints", message: `${where}: address must be "host:port"`, near: enear });
+          }
+        } else if (e["mode"] === "cluster") {
+          fields("endpoints", where, e, [...common, "seeds"], [...common, "seeds"], enear);
+          const seeds = e["seeds"];
+          if (!Array.isArray(seeds) || seeds.length === 0 || !seeds.every((s) => typeof s === "string" && HOST_PORT.test(s))) {
+            out.push({ section: "endpoints", message: `${where}: seeds must be a non-empty list of "host:port"`, near: enear });
+          }
+        } else {
+          out.push({ section: "endpoints", message: `${where}: mode must be "single" or "cluster", got ${JSON.stringify(e["mode"])}`, near: enear });
+        }
+        int("endpoints", `${where}: pool_size`, e["pool_size"], 1, 1024, enear);
+        int("endpoints", `${where}: connect_timeout_ms`, e["connect_timeout_ms"], 1, 60_000, enear);
+        int("endpoints", `${where}: command_timeout_ms`, e["command_timeout_ms"], 1, 60_000, enear);
+      }
+    }
+  }
+
+  // key schemas
+  for (const s of named("key_schemas", reg["key_schemas"])) {
+    const name = s["name"] as string;
+    const where = `key schema "${name}"`;
+    const near = `name = "${name}"`;
+    const all = ["name", "template", "type", "endpoint", "yields", "doc"];
+    fields("key_schemas", where, s, all, all, near);
+    str("key_schemas", `${where}: doc`, s["doc"], near);
+    const t = s["template"];
+    if (typeof t !== "string" || t.split("{id}").length !== 2 || /[{}]/.test(t.replace("{id}", ""))) {
+      out.push({ section: "key_schemas", message: `${where}: template must contain exactly one {id} and no other braces, got ${JSON.stringify(t)}`, near });
+    }
+    if (typeof s["endpoint"] !== "string" || (isObj(endpoints) && !endpointNames.has(s["endpoint"]))) {
+      out.push({ section: "key_schemas", message: `${where}: endpoint ${JSON.stringify(s["endpoint"])} is not defined in endpoints`, near });
+    }
+    const yields = s["yields"];
+    if (!Array.isArray(yields) || !yields.every((y) => typeof y === "string")) {
+      out.push({ section: "key_schemas", message: `${where}: yields must be a list of key names`, near });
+      continue;
+    }
+    if (s["type"] === "list") {
+      if (yields.length !== 1 || yields[0] !== "id") out.push({ section: "key_schemas", message: `${where}: a list schema yields ["id"]`, near });
+    } else if (s["type"] === "hash") {
+      if (yields.length === 0) out.push({ section: "key_schemas", message: `${where}: a hash schema must yield at least one key`, near });
+      const seen = new Set<string>();
+      for (const y of yields as string[]) {
+        if (y === "id") out.push({ section: "key_schemas", message: `${where}: a hash schema cannot yield "id"`, near });
+        else if (!keyNames.has(y)) out.push({ section: "key_schemas", message: `${where}: yields unknown key "${y}"`, near });
+        if (seen.has(y)) out.push({ section: "key_schemas", message: `${where}: yields "${y}" twice`, near });
+        seen.add(y);
+      }
+    } else {
+      out.push({ section: "key_schemas", message: `${where}: type must be "hash" or "list", got ${JSON.stringify(s["type"])}`, near });
+    }
+  }
+  return out;
+}
+
+/** Why `v` is not a value of type `t`, or undefined when it is. */
+export function valueProblem(t: ValueType, v: unknown): string | undefined {
+  switch (t) {
+    case "int":
+      return typeof v === "number" && Number.isSafeInteger(v) ? undefined : `must be an integer, got ${JSON.stringify(v)}`;
+    case "float":
+      return typeof v === "number" && Number.isFinite(v) ? undefined : `must be a finite number, got ${JSON.stringify(v)}`;
+    case "string":
+      return typeof v === "string" ? undefined : `must be a string, got ${JSON.stringify(v)}`;
+    case "bool":
+      return typeof v === "boolean" ? undefined : `must be true or false, got ${JSON.stringify(v)}`;
+  }
+}

@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { parse as parseToml } from "smol-toml";
+import { canonicalJson, sha256Hex } from "../src/compiler/canonical.js";
+import { CompileError } from "../src/compiler/errors.js";
+import { generateRegistryModule } from "../src/compiler/gentypes.js";
+import { DEFAULT_REGISTRY_DIR, GENERATED_REGISTRY } from "../src/compiler/paths.js";
+import { loadRegistry } from "../src/compiler/registry.js";
+import { registry } from "./helpers.js";
+
+test("the registry defines the keys, params, endpoints and key schemas plans rely on", () => {
+  for (const k of ["id", "country", "author_id", "age_hours", "likes", "ctr", "model_score_1", "model_score_2", "final_score", "title"]) {
+    assert.ok(registry.keys.has(k), `key ${k}`);
+  }
+  for (const p of ["recency_weight", "min_score", "blocklist_regex"]) assert.ok(registry.params.has(p), `param ${p}`);
+  assert.deepEqual(Object.keys(registry.data.endpoints).sort(), ["features", "graph"]);
+  for (const e of Object.values(registry.data.endpoints)) assert.deepEqual(Object.keys(e).sort(), ["dev", "prod", "test"]);
+  assert.equal(registry.schemas.get("user")?.template, "user:{id}");
+  assert.equal(registry.schemas.get("follow")?.type, "list");
+  assert.deepEqual(registry.schemas.get("media_features")?.yields, ["author_id", "age_hours", "likes", "ctr", "title"]);
+  assert.equal(registry.keys.get("final_score")?.writable, true);
+  assert.equal(registry.keys.get("likes")?.writable, false);
+});
+
+test("the registry digest is sha256 of the canonical JSON of the merged TOML tables", () => {
+  const merged: Record<string, unknown> = {};
+  for (const f of ["endpoints.toml", "key_schemas.toml", "keys.toml", "params.toml"]) {
+    Object.assign(merged, parseToml(readFileSync(path.join(DEFAULT_REGISTRY_DIR, f), "utf8")));
+  }
+  assert.equal(registry.digest, sha256Hex(canonicalJson(merged)));
+  assert.match(registry.digest, /^[0-9a-f]{64}$/);
+});
+
+test("the committed registry types are generated from the current registry", () => {
+  assert.equal(readFileSync(GENERATED_REGISTRY, "utf8"), generateRegistryModule(registry), "run `npm run gen-types`");
+});
+
+/** Copies the registry, applies `edit` to one file, and returns the load error. */
+function loadEdited(file: string, edit: (text: string) => string): CompileError {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-registry-"));
+  cpSync(DEFAULT_REGISTRY_DIR, dir, { recursive: true });
+  const target = path.join(dir, file);
+  writeFileSync(target, edit(readFileSync(target, "utf8")));
+  try {
+    loadRegistry(dir);
+  } catch (e) {
+    if (e instanceof CompileError) return e;
+    throw e;
+  }
+  assert.fail("expected the registry to be rejected");
+}
+
+test("invalid TOML is reported with file, line and column", () => {
+  const e = loadEdited("keys.toml", (t) => t.replace('name = "likes"', 'name = "likes'));
+  const d = e.diagnostics[0];
+  assert.ok(d && d.file.endsWith("keys.toml"));
+  assert.match(d.message, /invalid TOML/);
+  assert.equal(typeof d.line, "number");
+  assert.equal(readFileSync(path.join(DEFAULT_REGISTRY_DIR, "keys.toml"), "utf8").split("\n")[(d.line as number) - 1], 'name = "likes"');
+});
+
+test("registry mistakes are named with the entry and line", () => {
+  let e = loadEdited("keys.toml", (t) => t.replace('name = "ctr"\ntype = "float"', 'name = "ctr"\ntype = "double"'));
+  assert.match(e.message, /keys\.toml:\d+:1: error: key "ctr": type must be one of int, float, string, bool, got "double"/);
+  e = loadEdited("keys.toml", (t) => t.replace('name = "ctr"', 'name = "ctr"\ncolour = "red"'));
+  assert.match(e.message, /key "ctr": unknown field "colour"/);
+  e = loadEdited("keys.toml", (t) => t.replace('name = "ctr"', 'name = "likes"'));
+  assert.match(e.message, /keys: "likes" is defined twice/);
+  e = loadEdited("params.toml", (t) => t.replace("default = 0.1", "default = 20.0"));
+  assert.match(e.message, /param "recency_weight": default 20 is outside \[0, 10\]/);
+  e = loadEdited("params.toml", (t) => t.replace("default = 50", 'default = "fifty"'));
+  assert.match(e.message, /param "result_size": default must be an integer, got "fifty"/);
+  e = loadEdited("key_schemas.toml", (t) => t.replace('yields = ["country", "verified"]', 'yields = ["country", "shoe_size"]'));
+  assert.match(e.message, /key schema "user": yields unknown key "shoe_size"/);
+  e = loadEdited("key_schemas.toml", (t) => t.replace('template = "media:{id}"', 'template = "media:{uid}"'));
+  assert.match(e.message, /key schema "media": template must contain exactly one \{id\}/);
+  e = loadEdited("key_schemas.toml", (t) => t.replace('endpoint = "features"', 'endpoint = "nowhere"'));
+  assert.match(e.message, /key schema "media_features": endpoint "nowhere" is not defined/);
+  e = loadEdited("endpoints.toml", (t) => t.replace('[endpoints.graph.prod]\nmode = "cluster"', '[endpoints.graph.prod]\nmode = "sharded"'));
+  assert.match(e.message, /endpoint "graph" \(prod\): mode must be "single" or "cluster"/);
+  e = loadEdited("endpoints.toml", (t) => t.replace('address = "127.0.0.1:6390"', 'address = "localhost"'));
+  assert.match(e.message, /address must be "host:port"/);
+  e = loadEdited("endpoints.toml", (t) => t.replace("[endpoints.features.test]", "[endpoints.features.staging]"));
+  assert.match(e.message, /endpoint "features": unknown field "staging"[\s\S]*missing field "test"/);
+  e = loadEdited("endpoints.toml", (t) => t + '\n[[keys]]\nid = 99\nname = "x"\ntype = "int"\nnullable = true\nwritable = false\ndoc = ""\n');
+  assert.match(e.message, /registry table "keys" is also defined in/);
+  e = loadEdited("params.toml", (t) => t + "\n[extras]\nx = 1\n");
+  assert.match(e.message, /unknown registry table "extras"/);
+});
