@@ -118,20 +118,22 @@ TimersResult RunTimers(int64_t n, int timeout_ms) {
   result.start = ReadRss();
 
   asio::io_context ioc(kOneThread);
-  const auto count = static_cast<size_t>(n);
   const auto timeout = std::chrono::milliseconds(timeout_ms);
-  std::vector<WaitSample> samples(count);
+  std::vector<WaitSample> samples(static_cast<size_t>(n));
   // Timers must not move while waiting: reserve once, before timing starts.
   std::vector<Timer> timers;
-  timers.reserve(count);
+  timers.reserve(samples.size());
 
   const int64_t t0 = NowNs();
-  for (size_t i = 0; i < count; ++i) {
-    WaitSample* sample = &samples[i];
-    sample->start_ns = NowNs();
-    Timer& timer = timers.emplace_back(ioc.get_executor(), timeout);
-    timer.async_wait([sample](const boost::system::error_code&) { sample->fire_ns = NowNs(); });
-  }
+  // Arm the timers from the loop thread, as a server's handlers would.
+  asio::post(ioc, [&ioc, &samples, &timers, timeout] {
+    for (WaitSample& sample : samples) {
+      WaitSample* s = &sample;
+      s->start_ns = NowNs();
+      Timer& timer = timers.emplace_back(ioc.get_executor(), timeout);
+      timer.async_wait([s](const boost::system::error_code&) { s->fire_ns = NowNs(); });
+    }
+  });
   ioc.run();
 
   result.wall_ns = WallNs(samples, t0);
@@ -158,9 +160,13 @@ int64_t RunSleepingCoroutines(std::vector<WaitSample>& samples, int sleep_ms) {
   asio::io_context ioc(kOneThread);
   const auto timeout = std::chrono::milliseconds(sleep_ms);
   const int64_t t0 = NowNs();
-  for (WaitSample& sample : samples) {
-    asio::co_spawn(ioc.get_executor(), SleepOnce(sample, timeout), asio::detached);
-  }
+  // Spawn from the loop thread, as a server spawns from its handlers: co_spawn's first step is
+  // a post, which then takes the thread-private queue instead of the locked shared one.
+  asio::post(ioc, [&ioc, &samples, timeout] {
+    for (WaitSample& sample : samples) {
+      asio::co_spawn(ioc.get_executor(), SleepOnce(sample, timeout), asio::detached);
+    }
+  });
   ioc.run();
   return WallNs(samples, t0);
 }
