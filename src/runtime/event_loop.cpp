@@ -85,6 +85,7 @@ bool EventLoop::PostCallback(Callback callback, LoopState last_accepting) {
   // Wake only a loop that may be blocked, and only once per sleep.
   if (sleeping_.load(std::memory_order_seq_cst) &&
       !wake_pending_.exchange(true, std::memory_order_acq_rel)) {
+    wakeups_.fetch_add(1, std::memory_order_relaxed);
     reactor_->Wake();
   }
   return true;
@@ -114,6 +115,7 @@ void EventLoop::Run(Callback on_running) {
   state_.compare_exchange_strong(expected, LoopState::kRunning, std::memory_order_seq_cst);
   state_.notify_all();
   turn_now_ns_ = MonotonicNanos();
+  turn_started_ns_.store(turn_now_ns_, std::memory_order_relaxed);
   if (on_running) {
     try {
       on_running();

@@ -131,6 +131,9 @@ class EventLoop {
   }
   void ReportStall(Duration stalled_for) const;
 
+  // Eventfd writes made by Post() to wake this loop (diagnostics; any thread).
+  std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
+
  private:
   bool PostCallback(Callback callback, LoopState last_accepting);
   void RunTurns();
@@ -147,6 +150,7 @@ class EventLoop {
   alignas(64) std::atomic<LoopState> state_{LoopState::kIdle};
   alignas(64) std::atomic<bool> sleeping_{false};
   std::atomic<bool> wake_pending_{false};
+  std::atomic<std::uint64_t> wakeups_{0};
   alignas(64) std::atomic<std::int64_t> turn_started_ns_{0};
   PostQueue posts_;
 };

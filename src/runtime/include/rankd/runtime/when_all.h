@@ -144,9 +144,7 @@ class WhenAllTuple {
   bool await_ready() const noexcept { return sizeof...(Ts) == 0; }
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
-    PromiseBase* promises[] = {&std::get<Task<Ts>>(tasks_).promise()...};
-    std::coroutine_handle<> handles[] = {std::get<Task<Ts>>(tasks_).handle()...};
-    return Start(h, promises, handles);
+    return Start(h, std::index_sequence_for<Ts...>{});
   }
   std::tuple<NonVoid<Ts>...> await_resume() {
     if (state_.first_error) std::rethrow_exception(state_.first_error);
@@ -156,9 +154,10 @@ class WhenAllTuple {
   }
 
  private:
-  template <class P>
-  bool Start(std::coroutine_handle<P> h, PromiseBase* const* promises,
-             const std::coroutine_handle<>* handles) {
+  template <class P, std::size_t... I>
+  bool Start(std::coroutine_handle<P> h, std::index_sequence<I...>) {
+    PromiseBase* promises[] = {&std::get<I>(tasks_).promise()...};
+    std::coroutine_handle<> handles[] = {std::get<I>(tasks_).handle()...};
     return detail::StartChildren(state_, h, children_, promises, handles, sizeof...(Ts));
   }
   std::tuple<Task<Ts>...> tasks_;

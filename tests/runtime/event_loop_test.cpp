@@ -1,0 +1,288 @@
+// EventLoop: lifecycle, Post's fail-closed contract, wakeup coalescing, and Stop's drain contract.
+#include "rankd/runtime/event_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <latch>
+#include <thread>
+#include <vector>
+
+#include "rankd/runtime/sleep.h"
+#include "test_util.h"
+
+namespace rankd::rt {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::DestructionCounter;
+using testing::WaitFor;
+
+TEST(EventLoopTest, LifecycleGoesIdleRunningStopped) {
+  EventLoop loop;
+  EXPECT_EQ(loop.state(), LoopState::kIdle);
+  loop.Start();
+  EXPECT_EQ(loop.state(), LoopState::kRunning);
+  loop.Stop();
+  loop.Join();
+  EXPECT_EQ(loop.state(), LoopState::kStopped);
+}
+
+TEST(EventLoopTest, PostRunsOnTheLoopThread) {
+  EventLoop loop;
+  loop.Start();
+  std::atomic<bool> ran{false};
+  std::thread::id ran_on;
+  ASSERT_TRUE(loop.Post([&] {
+    ran_on = std::this_thread::get_id();
+    EXPECT_EQ(EventLoop::Current(), &loop);
+    ran = true;
+  }));
+  ASSERT_TRUE(WaitFor([&] { return ran.load(); }));
+  loop.Stop();
+  loop.Join();
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+}
+
+TEST(EventLoopTest, PostBeforeRunFailsAndNeverRuns) {
+  EventLoop loop;
+  bool ran = false;
+  EXPECT_FALSE(loop.Post([&] { ran = true; }));
+  loop.RunUntilComplete([]() -> Task<void> { co_return; }());
+  EXPECT_FALSE(ran);
+}
+
+TEST(EventLoopTest, PostAfterStopReturnsFalseAndNeverRuns) {
+  EventLoop loop;
+  loop.Start();
+  loop.Stop();
+  std::atomic<int> ran{0};
+  EXPECT_FALSE(loop.Post([&] { ++ran; }));  // Stopping or Stopped: both refuse
+  loop.Join();
+  EXPECT_FALSE(loop.Post([&] { ++ran; }));
+  EXPECT_EQ(ran.load(), 0);
+}
+
+TEST(EventLoopTest, RefusedCallbackIsDestroyedWithoutRunning) {
+  EventLoop loop;
+  loop.Stop();
+  int destroyed = 0;
+  auto guard = std::make_shared<DestructionCounter>(&destroyed);
+  bool ran = false;
+  EXPECT_FALSE(loop.Post([g = std::move(guard), &ran] { ran = true; }));
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(destroyed, 1);
+}
+
+TEST(EventLoopTest, RunTwiceThrows) {
+  EventLoop loop;
+  loop.Start();
+  EXPECT_THROW(loop.Run(), std::logic_error);
+  loop.Stop();
+  loop.Join();
+}
+
+TEST(EventLoopTest, PostsFromOneProducerRunInOrder) {
+  EventLoop loop;
+  loop.Start();
+  std::vector<int> seen;
+  constexpr int kPosts = 10000;  // crosses many queue blocks
+  for (int i = 0; i < kPosts; ++i) ASSERT_TRUE(loop.Post([&seen, i] { seen.push_back(i); }));
+  std::atomic<bool> done{false};
+  ASSERT_TRUE(loop.Post([&] { done = true; }));
+  ASSERT_TRUE(WaitFor([&] { return done.load(); }));
+  loop.Stop();
+  loop.Join();
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kPosts));
+  for (int i = 0; i < kPosts; ++i) ASSERT_EQ(seen[i], i);
+}
+
+TEST(EventLoopTest, ManyProducersKeepPerProducerOrderAndLoseNothing) {
+  EventLoop loop;
+  loop.Start();
+  constexpr int kProducers = 4;
+  constexpr int kPerProducer = 50000;
+  std::vector<std::vector<int>> seen(kProducers);  // written on the loop thread only
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&, p] {
+      for (int i = 0; i < kPerProducer; ++i) {
+        ASSERT_TRUE(loop.Post([&seen, p, i] { seen[p].push_back(i); }));
+      }
+    });
+  }
+  for (auto& t : producers) t.join();
+  std::atomic<bool> done{false};
+  ASSERT_TRUE(loop.Post([&] { done = true; }));
+  ASSERT_TRUE(WaitFor([&] { return done.load(); }));
+  loop.Stop();
+  loop.Join();
+  for (int p = 0; p < kProducers; ++p) {
+    ASSERT_EQ(seen[p].size(), static_cast<size_t>(kPerProducer));
+    for (int i = 0; i < kPerProducer; ++i) ASSERT_EQ(seen[p][i], i);
+  }
+}
+
+// The heart of the fail-closed contract: while Stop races with producers, every Post that
+// returned true ran exactly once, and every Post that returned false never ran.
+TEST(EventLoopTest, ManyProducersPostingWhileStopRuns) {
+  for (int round = 0; round < 20; ++round) {
+    EventLoop loop;
+    loop.Start();
+    constexpr int kProducers = 4;
+    constexpr int kMaxPerProducer = 20000;
+    std::vector<std::vector<char>> ran(kProducers, std::vector<char>(kMaxPerProducer, 0));
+    std::vector<std::vector<char>> accepted(kProducers, std::vector<char>(kMaxPerProducer, 0));
+    std::latch go(kProducers + 1);
+    std::vector<std::thread> producers;
+    for (int p = 0; p < kProducers; ++p) {
+      producers.emplace_back([&, p] {
+        go.arrive_and_wait();
+        for (int i = 0; i < kMaxPerProducer; ++i) {
+          accepted[p][i] = loop.Post([&ran, p, i] { ++ran[p][i]; }) ? 1 : 0;
+        }
+      });
+    }
+    go.arrive_and_wait();
+    std::this_thread::sleep_for(std::chrono::microseconds(200 * (round % 5)));
+    loop.Stop();
+    for (auto& t : producers) t.join();
+    loop.Join();
+    int accepted_count = 0;
+    for (int p = 0; p < kProducers; ++p) {
+      bool refused_seen = false;
+      for (int i = 0; i < kMaxPerProducer; ++i) {
+        ASSERT_EQ(ran[p][i], accepted[p][i]) << "producer " << p << " post " << i;
+        // Once a producer was refused, it is refused for good.
+        if (!accepted[p][i]) refused_seen = true;
+        if (refused_seen) {
+          ASSERT_FALSE(accepted[p][i]);
+        }
+        accepted_count += accepted[p][i];
+      }
+    }
+    EXPECT_LT(accepted_count, kProducers * kMaxPerProducer + 1);
+  }
+}
+
+// A burst of posts to a sleeping loop costs one eventfd write, not one per post.
+TEST(EventLoopTest, BurstOfPostsWakesTheLoopOnce) {
+  EventLoop loop;
+  loop.Start();
+  ASSERT_TRUE(WaitFor([&] { return loop.turn_started_ns() == 0; }));  // polling (asleep)
+  std::this_thread::sleep_for(5ms);
+  std::latch release(1);
+  std::atomic<bool> blocked{false};
+  const std::uint64_t before = loop.wakeups();
+  ASSERT_TRUE(loop.Post([&] {
+    blocked = true;
+    release.wait();
+  }));
+  ASSERT_TRUE(WaitFor([&] { return blocked.load(); }));
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 10000; ++i) ASSERT_TRUE(loop.Post([&] { ++ran; }));
+  EXPECT_EQ(loop.wakeups() - before, 1u);
+  release.count_down();
+  ASSERT_TRUE(WaitFor([&] { return ran.load() == 10000; }));
+  loop.Stop();
+  loop.Join();
+}
+
+TEST(EventLoopTest, StopRunsAcceptedCallbacksThenCancelsRootTasks) {
+  EventLoop loop;
+  int accepted_ran = 0;
+  bool root_task_saw_cancel = false;
+  int frames_destroyed = 0;
+  loop.Run([&] {
+    loop.Spawn([](bool* saw, int* destroyed) -> Task<void> {
+      DestructionCounter guard(destroyed);
+      try {
+        co_await SleepFor(1h);
+      } catch (const CancelledError&) {
+        *saw = true;
+      }
+    }(&root_task_saw_cancel, &frames_destroyed));
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(loop.Post([&] { ++accepted_ran; }));
+    loop.Stop();
+    EXPECT_FALSE(loop.Post([&] { accepted_ran += 1000; }));
+  });
+  EXPECT_EQ(accepted_ran, 100);
+  EXPECT_TRUE(root_task_saw_cancel);
+  EXPECT_EQ(frames_destroyed, 1);
+  EXPECT_EQ(loop.state(), LoopState::kStopped);
+}
+
+// A root task that ignores cancellation is not resumed after Stop's grace period; its frame is
+// destroyed by the loop's destructor, and its pending timer never fires.
+TEST(EventLoopTest, TasksThatIgnoreCancellationAreDestroyedNotResumed) {
+  int destroyed = 0;
+  int resumed_after_stop = 0;
+  {
+    EventLoopOptions options;
+    options.stop_grace = 20ms;
+    EventLoop loop(options);
+    loop.Run([&] {
+      loop.Spawn([](int* destroyed_count, int* resumed) -> Task<void> {
+        DestructionCounter guard(destroyed_count);
+        try {
+          co_await SleepFor(1h);
+        } catch (const CancelledError&) {
+          ++*resumed;
+        }
+        // Ignores the cancellation: waits on something only it could complete.
+        co_await std::suspend_always{};
+        ++*resumed;
+      }(&destroyed, &resumed_after_stop));
+      loop.Stop();
+    });
+    EXPECT_EQ(destroyed, 0);  // suspended, not destroyed yet
+    EXPECT_EQ(resumed_after_stop, 1);
+  }
+  EXPECT_EQ(destroyed, 1);
+  EXPECT_EQ(resumed_after_stop, 1);
+}
+
+TEST(EventLoopTest, RunUntilCompleteReturnsValueAndRethrows) {
+  {
+    EventLoop loop;
+    EXPECT_EQ(loop.RunUntilComplete([]() -> Task<int> { co_return 42; }()), 42);
+  }
+  {
+    EventLoop loop;
+    EXPECT_THROW(loop.RunUntilComplete([]() -> Task<int> {
+                   throw std::runtime_error("boom");
+                   co_return 0;
+                 }()),
+                 std::runtime_error);
+  }
+}
+
+TEST(EventLoopTest, StopBeforeRunMakesRunReturnAtOnce) {
+  EventLoop loop;
+  loop.Stop();
+  EXPECT_EQ(loop.state(), LoopState::kStopped);
+  bool ran = false;
+  loop.Run([&] { ran = true; });
+  EXPECT_FALSE(ran);
+}
+
+TEST(EventLoopTest, YieldLetsOtherWorkRunFirst) {
+  EventLoop loop;
+  std::vector<int> order;
+  loop.RunUntilComplete([](std::vector<int>* out) -> Task<void> {
+    EventLoop* l = EventLoop::Current();
+    l->Spawn([](std::vector<int>* o) -> Task<void> {
+      o->push_back(1);
+      co_await Yield();
+      o->push_back(3);
+    }(out));
+    out->push_back(2);
+    co_await Yield();
+    co_await Yield();
+    out->push_back(4);
+  }(&order));
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4}));
+}
+
+}  // namespace
+}  // namespace rankd::rt
