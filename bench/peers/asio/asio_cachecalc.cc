@@ -13,6 +13,8 @@
 //
 // Waits are steady_timers (timerfd-backed, non-blocking). The pool, strand and io_context live
 // across iterations, as a server's would; the map, timers and tasks are new in each iteration.
+// The pool variants launch their tasks from a pool thread, so that the benchmark thread, which
+// only waits, does not compete with the pool for cores (measured: up to 1.5x faster on 2 cores).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -64,18 +66,20 @@ void BM_cachecalc_boost_threadpool(benchmark::State& state) {
     // Timers must not move while waiting: reserve once.
     std::vector<Timer> timers;
     timers.reserve(kTasks);
-    for (int i = 0; i < kTasks; ++i) {
-      // The timer's executor is the strand, so its completion handler runs on the strand too.
-      Timer* timer = &timers.emplace_back(strand);
-      asio::post(strand, [&cache, &remaining, &done, timer, delay] {
-        Calc(cache);
-        timer->expires_after(delay);
-        timer->async_wait([&cache, &remaining, &done](const boost::system::error_code&) {
+    asio::post(pool, [&] {
+      for (int i = 0; i < kTasks; ++i) {
+        // The timer's executor is the strand, so its completion handler runs on the strand too.
+        Timer* timer = &timers.emplace_back(strand);
+        asio::post(strand, [&cache, &remaining, &done, timer, delay] {
           Calc(cache);
-          if (--remaining == 0) done.Set();
+          timer->expires_after(delay);
+          timer->async_wait([&cache, &remaining, &done](const boost::system::error_code&) {
+            Calc(cache);
+            if (--remaining == 0) done.Set();
+          });
         });
-      });
-    }
+      }
+    });
     done.Wait();
     if (!Verify(state, cache)) break;
   }
@@ -103,9 +107,11 @@ void BM_cachecalc_boost_coroutine(benchmark::State& state) {
     Cache cache;
     int remaining = kTasks;  // strand only
     done.Reset();
-    for (int i = 0; i < kTasks; ++i) {
-      asio::co_spawn(strand, StrandTask(cache, delay, remaining, done), asio::detached);
-    }
+    asio::post(pool, [&] {
+      for (int i = 0; i < kTasks; ++i) {
+        asio::co_spawn(strand, StrandTask(cache, delay, remaining, done), asio::detached);
+      }
+    });
     done.Wait();
     if (!Verify(state, cache)) break;
   }

@@ -9,6 +9,9 @@
 // Conventions (rankd's benchmark mode uses the same ones):
 //   * Times come from std::chrono::steady_clock (CLOCK_MONOTONIC), kept as integer nanoseconds
 //     while measuring and turned into floating-point ms/us only when reporting.
+//   * A timed wait reads the clock right before it is armed (start) and first thing in its
+//     callback or after its resumption (fire); wall runs from before the first wait is set up
+//     to the last fire, so it includes arming them all.
 //   * Percentiles use the nearest-rank method on the sorted samples: pXX is the sample at
 //     index ceil(XX/100 * count) - 1.
 //   * RSS: rss_start_kb / rss_end_kb are VmRSS before and after a mode; rss_peak_kb is VmHWM at
