@@ -3,7 +3,9 @@
 // files; any other import (node modules, "fs", URLs) is a compile error.
 
 import path from "node:path";
+import { readFileSync } from "node:fs";
 import * as esbuild from "esbuild";
+import ts from "typescript";
 import { AUTHORING_INDEX, AUTHORING_PLAN, GENERATED_REGISTRY, isDslSource } from "./paths.js";
 import type { Diagnostic } from "./errors.js";
 import type { SourceMapJson } from "./sourcemap.js";
@@ -68,8 +70,17 @@ export async function bundlePlan(file: string, registryModule: string): Promise<
       logLevel: "silent",
       charset: "utf8",
       legalComments: "none",
+      metafile: true,
+      // Plans are ES modules, which are strict; the IIFE keeps them strict, so
+      // writing to a frozen built-in throws instead of failing silently.
+      banner: { js: '"use strict";' },
       plugins: [guard],
     });
+    // A computed import() or require() is not resolved by esbuild (it stays
+    // in the bundle), so the plan's own files are scanned for them.
+    const inputs = Object.keys(result.metafile?.inputs ?? {}).map((f) => path.resolve(dir, f)).filter((f) => !isDslSource(f) && !f.endsWith("<stdin>"));
+    const forbidden = inputs.flatMap((f) => scanForbidden(f));
+    if (forbidden.length) return { ok: false, diagnostics: forbidden };
     const js = result.outputFiles.find((f) => f.path.endsWith(".js"));
     const mapFile = result.outputFiles.find((f) => f.path.endsWith(".map"));
     if (!js || !mapFile) throw new Error("esbuild produced no output");
@@ -90,4 +101,22 @@ export async function bundlePlan(file: string, registryModule: string): Promise<
       }),
     };
   }
+}
+
+/** import(), require() and import.meta in a plan source file, as diagnostics. */
+export function scanForbidden(file: string): Diagnostic[] {
+  const sf = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.ES2022, true);
+  const out: Diagnostic[] = [];
+  const report = (node: ts.Node, what: string) => {
+    const { line, character } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+    out.push({ file, line: line + 1, col: character + 1, message: `plans cannot use ${what}: import only "@rankd/dsl" and relative .ts files` });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) report(node, "dynamic import()");
+    else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "require") report(node, "require()");
+    else if (ts.isMetaProperty(node) && node.keywordToken === ts.SyntaxKind.ImportKeyword) report(node, "import.meta");
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return out;
 }

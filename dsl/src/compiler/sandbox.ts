@@ -4,8 +4,12 @@
 // compile code at run time (eval and every Function constructor throw).
 //
 // Limits: a wall-clock deadline enforced by QuickJS's interrupt handler, a
-// heap limit and a stack limit. Each run gets a fresh runtime and context.
+// heap limit and a stack limit. Each run gets a fresh runtime and context in
+// a worker thread of its own, which the host terminates if the run outlives
+// its deadline by HARD_KILL_GRACE_MS (a single long builtin call, such as a
+// huge Array.fill, is not interruptible from inside QuickJS).
 
+import { Worker } from "node:worker_threads";
 import { newQuickJSWASMModuleFromVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
 
 export interface SandboxLimits {
@@ -19,11 +23,15 @@ export interface SandboxLimits {
 export const DEFAULT_LIMITS: SandboxLimits = { timeMs: 2_000, memoryBytes: 64 * 1024 * 1024 };
 
 /**
- * QuickJS's own stack limit. The interpreter runs on the host's native stack,
- * so this stays well under Node's default (about 1 MB) to fail inside QuickJS
- * with a catchable "stack overflow" rather than crash the host.
+ * QuickJS's own stack limit. The interpreter runs on the worker's native
+ * stack (WORKER_STACK_MB), so this stays well under it to fail inside QuickJS
+ * with a catchable "stack overflow" rather than overflow the worker.
  */
-const STACK_BYTES = 128 * 1024;
+const STACK_BYTES = 256 * 1024;
+const WORKER_STACK_MB = 8;
+
+/** How long past its deadline a run may go before its worker is terminated. */
+export const HARD_KILL_GRACE_MS = 3_000;
 
 /** Time and extra heap allowed for reading a result or an error out of the sandbox. */
 const READBACK_MS = 500;
@@ -78,8 +86,41 @@ function quickjs(): Promise<QuickJSWASMModule> {
   return modulePromise;
 }
 
-/** Evaluates `code` (a bundle that sets `outputGlobal` to a string) and returns that string. */
-export async function runInSandbox(code: string, filename: string, outputGlobal: string, limits: SandboxLimits = DEFAULT_LIMITS): Promise<SandboxResult> {
+/**
+ * Evaluates `code` (a bundle that sets `outputGlobal` to a string) in a fresh
+ * worker thread and returns that string, or why it failed.
+ */
+export function runInSandbox(code: string, filename: string, outputGlobal: string, limits: SandboxLimits = DEFAULT_LIMITS): Promise<SandboxResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./sandbox-worker.js", import.meta.url), {
+      workerData: { code, filename, outputGlobal, limits },
+      resourceLimits: { stackSizeMb: WORKER_STACK_MB },
+    });
+    let settled = false;
+    const settle = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      f();
+      void worker.terminate();
+    };
+    const timer = setTimeout(
+      () =>
+        settle(() =>
+          resolve({ ok: false, kind: "time", name: "InternalError", message: `the plan ran longer than its time limit of ${limits.timeMs} ms and was stopped`, stack: "" }),
+        ),
+      limits.timeMs + HARD_KILL_GRACE_MS,
+    );
+    worker.once("message", (r: SandboxResult) => settle(() => resolve(r)));
+    worker.once("error", (e) => settle(() => reject(e)));
+    worker.once("exit", (code) =>
+      settle(() => resolve({ ok: false, kind: "error", name: "Error", message: `the sandbox stopped unexpectedly (exit code ${code})`, stack: "" })),
+    );
+  });
+}
+
+/** Evaluates `code` in this thread: what the worker runs. */
+export async function runInSandboxHere(code: string, filename: string, outputGlobal: string, limits: SandboxLimits = DEFAULT_LIMITS): Promise<SandboxResult> {
   const mod = await quickjs();
   const rt = mod.newRuntime();
   let broken = false;
@@ -104,14 +145,9 @@ export async function runInSandbox(code: string, filename: string, outputGlobal:
       rt.setInterruptHandler(() => Date.now() > readDeadline);
       rt.setMemoryLimit(limits.memoryBytes + READBACK_HEADROOM_BYTES);
       if (result.error) {
-        let raw: unknown;
-        try {
-          raw = ctx.dump(result.error);
-        } catch {
-          raw = { name: "Error", message: "the plan threw a value that cannot be read" };
-        }
+        const raw = readThrown(ctx, result.error);
         result.error.dispose();
-        return failure(raw, limits);
+        return failure(raw, limits, heapUsed(rt, ctx) >= limits.memoryBytes * 0.9);
       }
       result.value.dispose();
       let value: string | undefined;
@@ -154,7 +190,41 @@ export async function runInSandbox(code: string, filename: string, outputGlobal:
   }
 }
 
-function failure(raw: unknown, limits: SandboxLimits): SandboxResult {
+type Ctx = ReturnType<QuickJSWASMModule["newContext"]>;
+
+/** The name, message and stack of a thrown value, read property by property. */
+function readThrown(ctx: Ctx, err: Parameters<Ctx["typeof"]>[0]): unknown {
+  try {
+    if (ctx.typeof(err) !== "object") return ctx.dump(err);
+    const prop = (k: string): string | undefined => {
+      const h = ctx.getProp(err, k);
+      const v = ctx.typeof(h) === "string" ? ctx.getString(h) : undefined;
+      h.dispose();
+      return v;
+    };
+    const message = prop("message");
+    if (message === undefined) {
+      const whole = ctx.dump(err) as unknown;
+      return whole === null ? null : { name: "Error", message: JSON.stringify(whole) ?? String(whole) };
+    }
+    return { name: prop("name") ?? "Error", message, stack: prop("stack") ?? "" };
+  } catch {
+    return { name: "Error", message: "the plan threw a value that cannot be read" };
+  }
+}
+
+function heapUsed(rt: ReturnType<QuickJSWASMModule["newRuntime"]>, ctx: ReturnType<QuickJSWASMModule["newContext"]>): number {
+  try {
+    const h = rt.computeMemoryUsage();
+    const usage = ctx.dump(h) as { memory_used_size?: number };
+    h.dispose();
+    return usage.memory_used_size ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+function failure(raw: unknown, limits: SandboxLimits, nearMemoryLimit: boolean): SandboxResult {
   const e = (raw && typeof raw === "object" ? raw : { message: String(raw) }) as { name?: string; message?: string; stack?: string };
   const name = e.name ?? "Error";
   const message = e.message ?? String(raw);
@@ -162,7 +232,10 @@ function failure(raw: unknown, limits: SandboxLimits): SandboxResult {
   if (name === "InternalError" && message === "interrupted") {
     return { ok: false, kind: "time", name, message: `the plan ran longer than its time limit of ${limits.timeMs} ms (an endless loop?)`, stack };
   }
-  if (name === "InternalError" && message === "out of memory") {
+  // When QuickJS runs out of memory while creating the "out of memory" error
+  // itself, the exception is a bare null. Plans have no reason to throw null,
+  // so a null is taken for exhausted memory too.
+  if ((name === "InternalError" && message === "out of memory") || raw === null || nearMemoryLimit) {
     return { ok: false, kind: "memory", name, message: `the plan used more than its memory limit of ${Math.round(limits.memoryBytes / (1024 * 1024))} MiB`, stack };
   }
   if (message === "stack overflow") {

@@ -81,6 +81,8 @@ function hintFor(message: string): string | undefined {
   if (m) return `"${m[1]}" is not a param in the registry (registry/params.toml)`;
   m = /Property '(add|sub|mul|div|neg|abs|log1p|exp|min|max|clamp)' does not exist on type '(StrExpr|BoolExpr)'/.exec(message);
   if (m) return `arithmetic needs a number; this expression is a ${m[2] === "StrExpr" ? "string" : "bool"}`;
+  m = /Property 'matches' does not exist on type '(NumExpr|BoolExpr)/.exec(message);
+  if (m) return `regex matching needs a string; this expression is a ${m[1] === "BoolExpr" ? "bool" : "number"}`;
   if (/Argument of type '"\w+"' is not assignable to parameter of type 'ParamName'/.test(message) || /parameter of type '"recency_weight"/.test(message)) {
     return "ctx.param takes the name of a param in the registry (registry/params.toml)";
   }

@@ -1,0 +1,115 @@
+// The sandbox: plan code gets standard ECMAScript and nothing else, within a
+// time and a memory limit. Most sources below would already be rejected by
+// the type checker; `skipTypecheck` reaches the sandbox to prove it holds alone.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { runInSandbox } from "../src/compiler/sandbox.js";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { compileSource, expectError, planWith, positionOf, tmpDir } from "./helpers.js";
+
+const raw = { skipTypecheck: true };
+
+/** A plan whose build first runs `attack`, then returns a valid one-node DAG. */
+function attackPlan(attack: string): string {
+  return planWith(`    ${attack}\n    return ctx.viewer();`);
+}
+
+test("a well-behaved plan runs in the sandbox", async () => {
+  const c = await compileSource(attackPlan("const x = [1, 2, 3].map((v) => v * 2);"), raw);
+  assert.equal(c.plan.nodes[0]?.op, "viewer");
+});
+
+const escapes: Array<[string, string, RegExp]> = [
+  ["eval", `eval("1 + 1");`, /uncaught TypeError: eval is not available in rankd plans/],
+  ["indirect eval", `(0, globalThis["ev" + "al"])("1");`, /eval is not available in rankd plans/],
+  ["Function", `Function("return 1")();`, /Function is not available in rankd plans/],
+  ["new Function", `new Function("return this")();`, /Function is not available in rankd plans/],
+  ["the Function constructor via a prototype", `(() => 0).constructor("return globalThis")();`, /the Function constructor is not available/],
+  ["the Function constructor via getPrototypeOf", `Object.getPrototypeOf(function () {}).constructor("return 1")();`, /the Function constructor is not available/],
+  ["the async function constructor", `(async () => 0).constructor("return 1");`, /the Function constructor is not available/],
+  ["the generator function constructor", `(function* () {}).constructor("yield 1");`, /the Function constructor is not available/],
+  ["restoring the constructor", `Object.defineProperty(Function.prototype, "constructor", { value: 1 });`, /uncaught TypeError: .*(not configurable|read-only|frozen)/i],
+  ["prototype pollution", `(Object.prototype as any).polluted = 1;`, /uncaught TypeError: .*(read-only|not extensible|frozen)/i],
+  ["array prototype tampering", `(Array.prototype as any).map = () => [];`, /uncaught TypeError: .*read-only/i],
+  ["__proto__ tricks", `({} as any).__proto__.x = 1;`, /uncaught TypeError/],
+  ["process", `(globalThis as any).process.exit(1);`, /uncaught TypeError: .*(undefined|not an object)/i],
+  ["require", `(globalThis as any).require("fs");`, /uncaught TypeError: .*(undefined|not a function)/i],
+  ["bare require", `// @ts-ignore\n    require("fs");`, /plans cannot use require\(\)/],
+  ["the clock", `Date.now();`, /Date.now is not available in rankd plans/],
+  ["new Date", `new Date();`, /Date \(the clock\) is not available in rankd plans/],
+  ["randomness", `Math.random();`, /Math.random is not available in rankd plans/],
+  ["fetch", `(globalThis as any).fetch("http://x");`, /uncaught TypeError: .*(undefined|not a function)/i],
+  ["std/os modules", `(globalThis as any).std.open("/etc/passwd", "r");`, /uncaught TypeError/],
+];
+
+for (const [what, attack, message] of escapes) {
+  test(`sandbox rejects ${what}`, async () => {
+    const source = attackPlan(attack);
+    const d = await expectError(source, message, null, raw);
+    // Runtime errors point at the line of the attack.
+    if (d.message.startsWith("uncaught")) assert.equal(d.line, positionOf(source, attack.split("\n").pop() as string).line);
+  });
+}
+
+test("static imports of anything but @rankd/dsl and relative .ts files are rejected", async () => {
+  const source = `import { readFileSync } from "fs";\n` + attackPlan(`readFileSync("/etc/passwd");`);
+  const d = await expectError(source, /plans may import only "@rankd\/dsl" and relative .ts files, not "fs"/, `"fs"`, raw);
+  assert.equal(d.col, positionOf(source, `"fs"`).col);
+  await expectError(`import os from "node:os";\n` + attackPlan("os.cpus();"), /not "node:os"/, `"node:os"`, raw);
+  await expectError(`import ts from "typescript";\n` + attackPlan("ts.sys.exit(1);"), /not "typescript"/, `"typescript"`, raw);
+  writeFileSync(path.join(tmpDir(), "secrets.json"), '{"token": "x"}');
+  await expectError(`import data from "./secrets.json";\n` + attackPlan("void data;"), /not "\.\/secrets\.json"|only \.ts files/, null, raw);
+});
+
+test("dynamic import is rejected, literal or computed", async () => {
+  await expectError(attackPlan(`void import("fs");`), /plans cannot use dynamic import\(\)/, `import("fs")`, raw);
+  await expectError(attackPlan(`const m = "f" + "s"; void import(m);`), /plans cannot use dynamic import\(\)/, "import(m)", raw);
+  await expectError(attackPlan(`const m = "f" + "s"; // @ts-ignore\n    require(m);`), /plans cannot use require\(\)/, "require(m)", raw);
+  // Even if an import() reached the sandbox, there is no module loader to serve it.
+  const r = await runInSandbox(`globalThis.out = "x"; import("fs").then(() => { throw new Error("loaded"); });`, "x.js", "out");
+  assert.deepEqual(r, { ok: true, output: "x" });
+});
+
+test("an endless loop hits the time limit with a clear error", async () => {
+  const source = attackPlan("while (true) {}");
+  const started = Date.now();
+  const d = await expectError(source, /the plan ran longer than its time limit of 300 ms \(an endless loop\?\)/, null, { ...raw, limits: { timeMs: 300 } });
+  assert.ok(Date.now() - started < 10_000);
+  // QuickJS reports an interrupted loop at its line or at the enclosing function's.
+  assert.ok([positionOf(source, "while (true)").line, positionOf(source, "build(ctx)").line].includes(d.line as number), `line ${d.line}`);
+});
+
+test("a memory bomb hits the memory limit with a clear error", async () => {
+  const source = attackPlan(`const a: unknown[] = []; for (let i = 0; ; i++) a.push({ i, s: [i, i, i] });`);
+  await expectError(source, /the plan used more than its memory limit of 16 MiB/, null, { ...raw, limits: { memoryBytes: 16 * 1024 * 1024 } });
+});
+
+test("endless recursion overflows the sandbox stack with a clear error", async () => {
+  const source = attackPlan(`const f = (n: number): number => f(n + 1) + 1; f(0);`);
+  await expectError(source, /overflowed the sandbox stack/, null, raw);
+});
+
+test("the sandbox recovers after hitting a limit", async () => {
+  await expectError(attackPlan("for (;;) {}"), /time limit/, null, { ...raw, limits: { timeMs: 100 } });
+  const c = await compileSource(attackPlan(""), raw);
+  assert.equal(c.plan.nodes.length, 1);
+});
+
+test("a builtin call that outlives the deadline is stopped from outside", async () => {
+  const started = Date.now();
+  const r = await runInSandbox(`const a = []; for (;;) a.push(new Array(200000).fill(1));`, "x.js", "out", { timeMs: 200, memoryBytes: 256 << 20 });
+  assert.equal(r.ok, false);
+  if (!r.ok) assert.equal(r.kind, "time");
+  assert.ok(Date.now() - started < 200 + 3_000 + 2_000);
+});
+
+test("runInSandbox returns the output global or a classified failure", async () => {
+  const ok = await runInSandbox(`globalThis.out = JSON.stringify([typeof process, typeof require, typeof fetch, typeof Date.now]);`, "x.js", "out");
+  assert.deepEqual(ok, { ok: true, output: '["undefined","undefined","undefined","function"]' });
+  const none = await runInSandbox(`1`, "x.js", "out");
+  assert.equal(none.ok, false);
+  const thrown = await runInSandbox(`throw { get message() { for (;;) {} } }`, "x.js", "out", { timeMs: 200, memoryBytes: 8 << 20 });
+  assert.equal(thrown.ok, false);
+});
