@@ -16,8 +16,10 @@ function attackPlan(attack: string): string {
   return planWith(`    ${attack}\n    return ctx.viewer();`);
 }
 
-test("a well-behaved plan runs in the sandbox", async () => {
-  const c = await compileSource(attackPlan("const x = [1, 2, 3].map((v) => v * 2);"), raw);
+test("a well-behaved plan runs in the sandbox, custom errors included", async () => {
+  const c = await compileSource(attackPlan(`const x = [1, 2, 3].map((v) => v * 2);
+    class Oops extends Error { constructor() { super("oops"); this.name = "Oops"; } }
+    try { throw new Oops(); } catch (e) { if ((e as Error).name !== "Oops") throw e; }`), raw);
   assert.equal(c.plan.nodes[0]?.op, "viewer");
 });
 

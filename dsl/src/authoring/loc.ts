@@ -28,8 +28,12 @@ export function parseFrames(stack: string): Array<[number, number]> {
  * id). The compiler reports it at the plan line that made the call.
  */
 export class PlanError extends Error {
-  constructor(message: string) {
+  /** `frames`, when given, replace the stack: the error is reported where they point. */
+  constructor(message: string, frames?: Array<[number, number]>) {
     super(message);
     this.name = "PlanError";
+    if (frames) {
+      Object.defineProperty(this, "stack", { value: frames.map(([l, c]) => `    at plan (plan:${l}:${c})`).join("\n") + "\n" });
+    }
   }
 }

@@ -327,28 +327,28 @@ export function materialize(moduleExports: unknown): BuildOutput {
   const builder = new Builder();
   const declaredParams = spec.params ?? {};
   if (typeof declaredParams !== "object" || declaredParams === null) {
-    throw new PlanError(`definePlan params must be an object of param defaults, got ${describe(declaredParams)}`);
+    throw new PlanError(`definePlan params must be an object of param defaults, got ${describe(declaredParams)}`, def.frames);
   }
   const params: Record<string, ParamDeclJson> = {};
   for (const [name, value] of Object.entries(declaredParams)) {
     const reg = (PARAMS as Record<string, { type: ValueType; min?: number; max?: number }>)[name];
-    if (!reg) throw new PlanError(`unknown param "${name}": it is not in registry/params.toml`);
+    if (!reg) throw new PlanError(`unknown param "${name}": it is not in registry/params.toml`, def.frames);
     const decl: ParamDeclJson = { type: reg.type, default: value as number | string | boolean };
     if (reg.min !== undefined) decl.min = reg.min;
     if (reg.max !== undefined) decl.max = reg.max;
     params[name] = decl;
   }
-  if (typeof spec.build !== "function") throw new PlanError("definePlan needs a build(ctx) function");
+  if (typeof spec.build !== "function") throw new PlanError("definePlan needs a build(ctx) function", def.frames);
   const ctx = new PlanContext(builder);
   const result = spec.build(ctx);
   if (result !== null && typeof result === "object" && typeof (result as { then?: unknown }).then === "function") {
-    throw new PlanError("build must return candidate sets synchronously, not a Promise");
+    throw new PlanError("build must return candidate sets synchronously, not a Promise", def.frames);
   }
   const outs = Array.isArray(result) ? result : [result];
-  if (outs.length === 0) throw new PlanError("build must return at least one candidate set");
+  if (outs.length === 0) throw new PlanError("build must return at least one candidate set", def.frames);
   for (const o of outs) {
     if (!(o instanceof Candidates) || o.builder !== builder) {
-      throw new PlanError(`build must return the plan's candidate sets, got ${describe(o)}`);
+      throw new PlanError(`build must return the plan's candidate sets, got ${describe(o)}`, def.frames);
     }
   }
   for (const [id, frames] of Object.entries(builder.locs)) locs[id] = frames;

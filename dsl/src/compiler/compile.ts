@@ -100,9 +100,9 @@ function locator(bundle: Bundle, planFile: string): (frames: Array<[number, numb
       if (!o) continue;
       const idx = map.sources.indexOf(o.source);
       const file = bundle.sources[idx] ?? o.source;
-      if (isDslSource(file) || file.endsWith("<stdin>")) continue;
+      if (isDslSource(file) || /(<stdin>|%3Cstdin%3E)$/.test(file)) continue;
       return { file, line: o.line, col: o.col };
     }
-    return { file: planFile };
+    return { file: planFile, line: 1, col: 1 };
   };
 }

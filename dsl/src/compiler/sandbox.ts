@@ -67,8 +67,10 @@ const HARDEN = String.raw`
   for (const k of ["WeakRef", "FinalizationRegistry", "Atomics", "SharedArrayBuffer"]) {
     if (k in globalThis) lock(globalThis, k, undefined);
   }
-  const intrinsics = [Object, Function, Array, String, Number, Boolean, Symbol, RegExp, Error, TypeError, RangeError,
-    SyntaxError, ReferenceError, EvalError, URIError, Promise, Map, Set, WeakMap, WeakSet, JSON, Math, Reflect,
+  // Error prototypes stay writable: freezing them would make the common
+  // \`this.name = "..."\` in an Error subclass throw (the "override mistake").
+  const intrinsics = [Object, Function, Array, String, Number, Boolean, Symbol, RegExp, Promise, Map, Set, WeakMap,
+    WeakSet, JSON, Math, Reflect,
     ArrayBuffer, DataView, Proxy, BigInt, (function* () {}).constructor, (async function () {}).constructor,
     Object.getPrototypeOf(Int8Array), Object.getPrototypeOf([][Symbol.iterator]()), Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()))];
   for (const x of intrinsics) {

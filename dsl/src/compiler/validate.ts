@@ -41,10 +41,19 @@ export function checkSchema(value: unknown): PlanIssue[] {
 function schemaIssue(value: unknown, e: ErrorObject): PlanIssue {
   const where = e.instancePath || "/";
   let node = "$plan";
+  const plan = value as Partial<PlanJson> | null;
+  const nodes = Array.isArray(plan?.nodes) ? plan.nodes : [];
   const m = /^\/nodes\/(\d+)/.exec(e.instancePath);
   if (m) {
-    const n = (value as PlanJson).nodes?.[Number(m[1])];
+    const n = nodes[Number(m[1])];
     if (n && typeof n.id === "string") node = n.id;
+  }
+  // A bad expression or predicate is reported at the first node that uses it.
+  const t = /^\/(exprs|preds)\/([^/]+)/.exec(e.instancePath);
+  if (t) {
+    const field = t[1] === "exprs" ? "expr" : "pred";
+    const user = nodes.find((n) => n && typeof n === "object" && (n.params as Record<string, unknown> | undefined)?.[field] === t[2]);
+    if (user && typeof user.id === "string") node = user.id;
   }
   let detail = e.message ?? "is invalid";
   if (e.keyword === "additionalProperties") detail = `has unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
