@@ -1,1 +1,22 @@
-int main() { return 0; }
+// rankd: the ranking engine's binary. Today it carries the runtime's benchmark mode; the ranking
+// service (HTTP API, plans, Redis) is wired in here as it lands.
+#include <cstdio>
+#include <string_view>
+
+#include "bench_eventloop.h"
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (arg == "--bench_eventloop" || arg.starts_with("--bench_eventloop=")) {
+      return rankd::bench::RunBenchEventLoop(argc, argv);
+    }
+  }
+  std::fprintf(stderr,
+               "usage: rankd --bench_eventloop [--bench_eventloop_mode posts|timers|coro_timers|"
+               "sleep_vs_pool|all] [--bench_n N] [--bench_producers N] [--bench_sleep_ms N] "
+               "[--bench_tasks N] [--bench_json]\n"
+               "The ranking service is not part of this build yet; rankd runs its runtime "
+               "benchmarks.\n");
+  return argc > 1 ? 2 : 0;
+}

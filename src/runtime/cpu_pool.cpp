@@ -48,9 +48,9 @@ void CpuPool::Submit(PoolJob* job) {
 }
 
 void CpuPool::WakeOne() {
-  // Pairs with the fence in WorkerMain: either the parking worker sees the job, or we see it idle.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (idle_.load(std::memory_order_relaxed) > 0) {
+  // A read-modify-write on idle_ pairs with the parking worker's increment: both are ordered in
+  // idle_'s modification order, so either the worker's re-check sees our job, or we see it idle.
+  if (idle_.fetch_add(0, std::memory_order_seq_cst) > 0) {
     wake_epoch_.fetch_add(1, std::memory_order_release);
     wake_epoch_.notify_one();
   }
@@ -100,7 +100,6 @@ void CpuPool::WorkerMain(std::size_t index) {
     // Park: announce idleness, then re-check, then sleep until the epoch moves.
     const std::uint32_t epoch = wake_epoch_.load(std::memory_order_acquire);
     idle_.fetch_add(1, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     if (AnyWork()) {
       idle_.fetch_sub(1, std::memory_order_relaxed);
       continue;

@@ -23,6 +23,15 @@ using testing::MillisSince;
 
 Task<int> Add(int a, int b) { co_return a + b; }
 
+// g++ turns symmetric transfer into a tail call only in optimized builds without sanitizer
+// instrumentation (which keeps frames alive across calls); elsewhere each transfer uses stack.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__OPTIMIZE__) || \
+    __OPTIMIZE__ == 0
+constexpr bool kTailCallsGuaranteed = false;
+#else
+constexpr bool kTailCallsGuaranteed = true;
+#endif
+
 TEST(TaskTest, IsLazyUntilAwaited) {
   bool started = false;
   auto make = [](bool* s) -> Task<int> {
@@ -58,6 +67,7 @@ TEST(TaskTest, ReturnsMoveOnlyValuesAndPropagatesExceptions) {
 
 // Symmetric transfer: a long chain of synchronously completing awaits must not grow the stack.
 TEST(TaskTest, MillionSynchronousAwaitsDoNotOverflowTheStack) {
+  if (!kTailCallsGuaranteed) GTEST_SKIP() << "sanitized or unoptimized build: no tail calls";
   EventLoop loop;
   const long long sum = loop.RunUntilComplete([]() -> Task<long long> {
     long long s = 0;
@@ -68,6 +78,7 @@ TEST(TaskTest, MillionSynchronousAwaitsDoNotOverflowTheStack) {
 }
 
 TEST(TaskTest, DeepRecursionUsesSymmetricTransfer) {
+  if (!kTailCallsGuaranteed) GTEST_SKIP() << "sanitized or unoptimized build: no tail calls";
   struct Rec {
     static Task<int> Depth(int n) {
       if (n == 0) co_return 0;

@@ -28,10 +28,10 @@ class WorkStealingDeque {
 
   T* Pop() noexcept {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
-    bottom_.store(b, std::memory_order_relaxed);
-    // The owner's claim on b must be visible before it reads top (races with Steal's CAS).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t t = top_.load(std::memory_order_relaxed);
+    // The owner's claim on b must be visible before it reads top (races with Steal's CAS): a
+    // seq_cst exchange and load rather than a fence, which ThreadSanitizer cannot model.
+    bottom_.exchange(b, std::memory_order_seq_cst);
+    std::int64_t t = top_.load(std::memory_order_seq_cst);
     if (t > b) {  // empty
       bottom_.store(b + 1, std::memory_order_relaxed);
       return nullptr;
@@ -48,9 +48,8 @@ class WorkStealingDeque {
   }
 
   T* Steal() noexcept {
-    std::int64_t t = top_.load(std::memory_order_acquire);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    const std::int64_t b = bottom_.load(std::memory_order_acquire);
+    std::int64_t t = top_.load(std::memory_order_seq_cst);
+    const std::int64_t b = bottom_.load(std::memory_order_seq_cst);
     if (t >= b) return nullptr;
     T* item = slots_[t & kMask].load(std::memory_order_relaxed);
     // Claim it; losing means another thief or the owner took it.

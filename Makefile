@@ -1,0 +1,66 @@
+# rankd: `make demo` runs the main job, `make test` runs every test. Both install what they need.
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+BUILD ?= build
+
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts demo bench setup-build setup-test setup-bench clean format
+
+all: build
+
+setup-build:
+	@scripts/setup.sh build
+setup-test:
+	@scripts/setup.sh test
+setup-bench:
+	@scripts/setup.sh bench
+
+# configure BUILD_DIR BUILD_TYPE [extra cmake args]
+define configure
+	@if [ ! -f $(1)/build.ninja ]; then \
+	  cmake -S . -B $(1) -G Ninja -DCMAKE_BUILD_TYPE=$(2) $(3) >/dev/null; fi
+endef
+
+build: setup-build
+	$(call configure,$(BUILD),Release)
+	@ninja -C $(BUILD) -j$(JOBS) --quiet
+
+test: setup-test test-cpp test-sanitizers test-ts
+	@echo "make test: all suites passed"
+
+test-cpp: setup-test
+	$(call configure,$(BUILD),Release)
+	@ninja -C $(BUILD) -j$(JOBS) --quiet
+	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
+
+# The runtime's tests under AddressSanitizer + UBSan, then ThreadSanitizer.
+test-sanitizers: test-asan test-tsan
+
+test-asan: setup-test
+	$(call configure,build-asan,asan)
+	@ninja -C build-asan -j$(JOBS) --quiet rankd_runtime_tests
+	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest -j$(JOBS) -L runtime --output-on-failure
+
+test-tsan: setup-test
+	$(call configure,build-tsan,tsan)
+	@ninja -C build-tsan -j$(JOBS) --quiet rankd_runtime_tests
+	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest -j$(JOBS) -L runtime --output-on-failure
+
+# TypeScript: plan authoring (DSL, compiler) tests with node's test runner.
+test-ts: setup-test
+	@if [ -f package.json ]; then npm test --silent; else echo "no TypeScript workspace yet"; fi
+
+demo: setup-bench
+	@scripts/demo.sh
+
+bench: setup-bench
+	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
+	@ninja -C build-bench -j$(JOBS) --quiet
+	@echo "benchmarks built in build-bench/"
+
+format:
+	@clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan build-bench
