@@ -66,7 +66,7 @@ export function explainPlan(plan: PlanJson, a: PlanAnalysis): string {
   const line = (r: typeof head) =>
     `  ${pad(r.node, w("node"))}  ${pad(r.inputs, w("inputs"))}  ${pad(r.op, w("op"))}  ${padLeft(r.rows, w("rows"))}  ${padLeft(r.cmds, w("cmds"))}  ${r.notes}`.trimEnd();
   let s = `plan ${plan.name}  digest ${plan.digest?.slice(0, 16)}  registry ${plan.registry_digest?.slice(0, 16)}  (${plan.built_by})\n`;
-  const params = Object.entries(plan.params).map(([k, v]) => `${k}=${JSON.stringify(v.default)}`);
+  const params = Object.entries(plan.params).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${JSON.stringify(v.default)}`);
   s += `params: ${params.length ? params.join(", ") : "none"}\n\n`;
   s += `DAG (dependency order):\n`;
   s += line(head) + "\n";

@@ -1,0 +1,85 @@
+// The artifact validator: the rules the engine applies when it loads a plan,
+// exercised on hand-edited artifacts (what a compiler would never write).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import type { PlanJson } from "../src/authoring/json.js";
+import { REPO_DIR } from "../src/compiler/paths.js";
+import { checkPlan, planDigest } from "../src/compiler/validate.js";
+import { registry } from "./helpers.js";
+
+const golden = (): PlanJson => JSON.parse(readFileSync(path.join(REPO_DIR, "dsl", "test", "golden", "feed.json"), "utf8")) as PlanJson;
+
+/** Edits a copy of the feed artifact, re-digests it, and returns the issues. */
+function issuesAfter(edit: (p: PlanJson) => void, redigest = true): string[] {
+  const p = golden();
+  edit(p);
+  if (redigest) p.digest = planDigest(p);
+  return checkPlan(p, registry, { checkDigest: true }).issues.map((i) => `${i.node}: ${i.message}`);
+}
+
+test("the golden feed artifact is valid as loaded from disk", () => {
+  assert.deepEqual(issuesAfter(() => {}, false), []);
+});
+
+test("a changed artifact no longer matches its digest", () => {
+  const issues = issuesAfter((p) => {
+    p.budgets.max_rows_per_node = 6000;
+  }, false);
+  assert.equal(issues.length, 1);
+  assert.match(issues[0] as string, /\$plan: digest [0-9a-f]{12} does not match the plan's content/);
+});
+
+test("an artifact built against another registry is rejected", () => {
+  const issues = issuesAfter((p) => {
+    p.registry_digest = "0".repeat(64);
+  });
+  assert.match(issues.join("\n"), /compiled against registry 000000000000, but this registry is/);
+});
+
+test("unknown fields, ops and wrong types are rejected with the node named", () => {
+  assert.match(issuesAfter((p) => ((p as unknown as Record<string, unknown>)["extra"] = 1)).join("\n"), /plan JSON \/ has unknown field "extra"/);
+  assert.match(issuesAfter((p) => ((p.nodes[1] as unknown as Record<string, unknown>)["retries"] = 3)).join("\n"), /^follow: plan JSON \/nodes\/1 has unknown field "retries"/);
+  assert.match(issuesAfter((p) => ((p.nodes[1] as { op: string }).op = "teleport")).join("\n"), /^follow: plan JSON \/nodes\/1\/op must be one of "viewer"/);
+  assert.match(issuesAfter((p) => ((p.nodes[1]?.params as Record<string, unknown>)["fanout"] = "100")).join("\n"), /^follow: plan JSON \/nodes\/1\/params\/fanout must be integer/);
+  assert.match(issuesAfter((p) => ((p.nodes[1]?.params as Record<string, unknown>)["schema"] = "follow")).join("\n"), /^follow: plan JSON \/nodes\/1\/params has unknown field "schema"/);
+  assert.match(issuesAfter((p) => ((p as { schema_version: number }).schema_version = 2)).join("\n"), /\/schema_version must be equal to constant/);
+});
+
+test("inputs must exist and the graph must be acyclic", () => {
+  assert.match(issuesAfter((p) => (p.nodes[2] as { inputs: string[] }).inputs.splice(0, 1, "ghost")).join("\n"), /media: node "media" reads from "ghost", which is not a node of this plan/);
+  const cyc = issuesAfter((p) => {
+    (p.nodes[1] as { inputs: string[] }).inputs = ["media"];
+  });
+  assert.match(cyc.join("\n"), /the nodes form a cycle: (follow -> media -> follow|media -> follow -> media)/);
+  assert.match(issuesAfter((p) => ((p.nodes[2] as { id: string }).id = "follow")).join("\n"), /node id "follow" is used by more than one node/);
+  assert.match(issuesAfter((p) => (p.outputs = ["nowhere"])).join("\n"), /output "nowhere" is not a node of this plan/);
+  assert.match(issuesAfter((p) => (p.nodes[0] as { inputs: string[] }).inputs.push("viewer")).join("\n"), /viewer: plan JSON \/nodes\/0\/inputs must NOT have more than 0 items/);
+});
+
+test("expression and predicate tables must be complete and all used", () => {
+  assert.match(issuesAfter((p) => ((p.nodes[4]?.params as Record<string, unknown>)["expr"] = "e9")).join("\n"), /score: vm uses expression "e9", which is not in the plan's exprs[\s\S]*expression "e0" is not used by any node/);
+  assert.match(issuesAfter((p) => (p.preds["p1"] = { op: "is_null", arg: { op: "key", key: "ctr" } })).join("\n"), /predicate "p1" is not used by any node/);
+  assert.match(issuesAfter((p) => (p.exprs["e0"] = { op: "key", key: "title" })).join("\n"), /score: vm cannot assign a string expression to float key "final_score"/);
+  assert.match(issuesAfter((p) => (p.exprs["e0"] = { op: "const", type: "int", value: 1.5 })).join("\n"), /\/exprs\/e0\/value must be integer/);
+  assert.match(issuesAfter((p) => (p.exprs["e0"] = { op: "add", args: [{ op: "key", key: "title" }, { op: "null" }] })).join("\n"), /expression e0: add needs numbers, but operand 1 is a string/);
+  assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "eq", args: [{ op: "key", key: "title" }, { op: "key", key: "ctr" }] })).join("\n"), /predicate p0: eq compares a string with a float/);
+  assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "in", arg: { op: "key", key: "ctr" }, type: "string", values: ["a"] })).join("\n"), /in tests a float against a list of string values/);
+  assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "regex", arg: { op: "key", key: "likes" }, pattern: "x", flags: "" })).join("\n"), /regex matches strings, but its operand is a int/);
+  assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "regex", arg: { op: "key", key: "title" }, param: "min_score", flags: "" })).join("\n"), /regex pattern param "min_score" must be a string param, but it is a float/);
+  assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "regex", arg: { op: "key", key: "title" }, pattern: "x", param: "blocklist_regex", flags: "" } as never)).join("\n"), /must match exactly one schema in oneOf/);
+});
+
+test("deeply nested expressions are rejected", () => {
+  let e: unknown = { op: "key", key: "ctr" };
+  for (let i = 0; i < 70; i++) e = { op: "neg", args: [e] };
+  assert.match(issuesAfter((p) => (p.exprs["e0"] = e as never)).join("\n"), /expression e0 nests deeper than 64 levels/);
+});
+
+test("declared params must match the registry", () => {
+  assert.match(issuesAfter((p) => ((p.params["like_weight"] as { type: string }).type = "int")).join("\n"), /param "like_weight" is declared as int, but the registry says float/);
+  assert.match(issuesAfter((p) => ((p.params["like_weight"] as { max?: number }).max = 1e9)).join("\n"), /param "like_weight" bounds \[0, 1000000000\] differ from the registry's \[0, 100\]/);
+  assert.match(issuesAfter((p) => (p.params["shoe_size"] = { type: "int", default: 1 })).join("\n"), /param "shoe_size" is not in the registry/);
+});
