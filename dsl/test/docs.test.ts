@@ -1,0 +1,39 @@
+// The docs quote the feed plan and rankc's output; these tests keep them true.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { compilePlanFile } from "../src/compiler/compile.js";
+import { canonicalJson, sha256Hex } from "../src/compiler/canonical.js";
+import { explainPlan } from "../src/compiler/explain.js";
+import { REPO_DIR } from "../src/compiler/paths.js";
+import { registry } from "./helpers.js";
+
+const guide = readFileSync(path.join(REPO_DIR, "docs", "authoring.md"), "utf8");
+const format = readFileSync(path.join(REPO_DIR, "docs", "plan-format.md"), "utf8");
+const feedSource = readFileSync(path.join(REPO_DIR, "plans", "feed.plan.ts"), "utf8");
+
+test("every code excerpt of the feed walk-through is in plans/feed.plan.ts", () => {
+  const walk = guide.slice(guide.indexOf("## The feed plan, step by step"), guide.indexOf("## All operations"));
+  const blocks = [...walk.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+  assert.ok(blocks.length >= 8);
+  const squash = (s: string) => s.replace(/\s+/g, " ").trim();
+  for (const b of blocks) assert.ok(squash(feedSource).includes(squash(b)), `not in feed.plan.ts:\n${b}`);
+});
+
+test("the guide's explain output is what rankc prints for the feed plan", async () => {
+  const c = await compilePlanFile(path.join(REPO_DIR, "plans", "feed.plan.ts"), { registry });
+  const m = /\$ npm run explain -- plans\/feed.plan.ts\n([\s\S]*?)```/.exec(guide);
+  assert.ok(m);
+  assert.equal(m[1], explainPlan(c.plan, c.analysis));
+});
+
+test("the canonical JSON example in plan-format.md holds", () => {
+  const m = /Example: `(.*?)`\ncanonicalizes to `(.*?)`,\nwhose digest is `([0-9a-f]{64})`/.exec(format);
+  assert.ok(m);
+  const value = { b: [1, 2.5, -0, 1e21, 1e-7], a: { y: 'é\n"', x: true }, c: null };
+  assert.equal(m[1], '{"b":[1,2.5,-0,1e21,1e-7],"a":{"y":"é\\n\\"","x":true},"c":null}');
+  assert.equal(canonicalJson(value), m[2]);
+  assert.equal(sha256Hex(m[2] as string), m[3]);
+});
