@@ -1,5 +1,7 @@
 #include "rankd/runtime/event_loop.h"
 
+#include <sys/prctl.h>
+
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -107,6 +109,9 @@ void EventLoop::Run(Callback on_running) {
                            current_loop->name() + "'");
   }
   current_loop = this;
+  // Microsecond timers: the kernel's default 50 us timer slack would otherwise delay every
+  // timed wait of this thread by up to that much.
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   if (options_.stall_threshold.count() > 0) {
     StallDetector::Register(this, options_.stall_threshold);
   }

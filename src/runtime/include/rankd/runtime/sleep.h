@@ -2,12 +2,16 @@
 #pragma once
 
 #include <coroutine>
+#include <exception>
+#include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "rankd/runtime/callback.h"
 #include "rankd/runtime/cancellation.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/log.h"
 #include "rankd/runtime/ready_queue.h"
 #include "rankd/runtime/task.h"
 #include "rankd/runtime/timer_heap.h"
@@ -130,7 +134,15 @@ class Timer : private TimerNode {
   bool armed() const noexcept { return queued(); }
 
  private:
-  static void OnFire(TimerNode* node) noexcept { static_cast<Timer*>(node)->callback_(); }
+  static void OnFire(TimerNode* node) noexcept {
+    try {
+      static_cast<Timer*>(node)->callback_();
+    } catch (const std::exception& e) {
+      LogLine(std::string("rankd: a timer callback threw and was abandoned: ") + e.what());
+    } catch (...) {
+      LogLine("rankd: a timer callback threw a non-standard exception and was abandoned");
+    }
+  }
   EventLoop* loop_;
   Callback callback_;
 };

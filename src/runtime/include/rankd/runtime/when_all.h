@@ -81,6 +81,21 @@ bool StartChildren(JoinState& st, std::coroutine_handle<P> awaiter, JoinChild* c
   return --st.remaining != 0;
 }
 
+// StartChildren for a vector of tasks.
+template <class P, class T>
+bool StartRange(JoinState& st, std::coroutine_handle<P> awaiter, std::vector<Task<T>>& tasks,
+                std::vector<JoinChild>& children) {
+  const std::size_t n = tasks.size();
+  children.resize(n);
+  std::vector<PromiseBase*> promises(n);
+  std::vector<std::coroutine_handle<>> handles(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    promises[i] = &tasks[i].promise();
+    handles[i] = tasks[i].handle();
+  }
+  return StartChildren(st, awaiter, children.data(), promises.data(), handles.data(), n);
+}
+
 template <class T>
 NonVoid<T> TakeNonVoid(Promise<T>& p) {
   if constexpr (std::is_void_v<T>) {
@@ -104,15 +119,7 @@ class WhenAllRange {
   bool await_ready() const noexcept { return tasks_.empty(); }
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
-    const std::size_t n = tasks_.size();
-    children_.resize(n);
-    std::vector<PromiseBase*> promises(n);
-    std::vector<std::coroutine_handle<>> handles(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      promises[i] = &tasks_[i].promise();
-      handles[i] = tasks_[i].handle();
-    }
-    return detail::StartChildren(state_, h, children_.data(), promises.data(), handles.data(), n);
+    return detail::StartRange(state_, h, tasks_, children_);
   }
   std::vector<NonVoid<T>> await_resume() {
     if (state_.first_error) std::rethrow_exception(state_.first_error);
@@ -192,15 +199,7 @@ class WhenAnyRange {
   bool await_ready() const noexcept { return false; }
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
-    const std::size_t n = tasks_.size();
-    children_.resize(n);
-    std::vector<PromiseBase*> promises(n);
-    std::vector<std::coroutine_handle<>> handles(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      promises[i] = &tasks_[i].promise();
-      handles[i] = tasks_[i].handle();
-    }
-    return detail::StartChildren(state_, h, children_.data(), promises.data(), handles.data(), n);
+    return detail::StartRange(state_, h, tasks_, children_);
   }
   WhenAnyResult<T> await_resume() {
     const std::size_t w = state_.winner;
