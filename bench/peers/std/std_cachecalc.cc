@@ -10,6 +10,8 @@
 //   BM_cachecalc_simple_threadpool_class  A condition-variable thread pool of
 //                                         kBlockingConcurrency workers, created once; all tasks
 //                                         submitted at once, the last to finish signalling.
+//   BM_cachecalc_floor                    The lower bound for every variant: the 2 * kTasks
+//                                         Calcs back to back on one thread, no waits, no tasks.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -157,6 +159,14 @@ void BM_cachecalc_simple_threadpool_class(benchmark::State& state) {
   }
 }
 
+void BM_cachecalc_floor(benchmark::State& state) {
+  for (auto _ : state) {
+    Cache cache;
+    for (int i = 0; i < 2 * kTasks; ++i) Calc(cache);
+    if (!Verify(state, cache)) break;
+  }
+}
+
 // D = 8 and 64 microseconds. Real time: the work happens on other threads and in waits.
 BENCHMARK(BM_cachecalc_mutex)->Arg(8)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_cachecalc_async)->Arg(8)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -165,6 +175,7 @@ BENCHMARK(BM_cachecalc_simple_threadpool_class)
     ->Arg(64)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_cachecalc_floor)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace rankd::bench_peers
