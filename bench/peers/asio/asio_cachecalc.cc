@@ -31,6 +31,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "common/cachecalc.h"
+#include "common/timer_slack.h"
 
 namespace rankd::bench_peers {
 namespace {
@@ -163,4 +164,11 @@ BENCHMARK(BM_cachecalc_boost_single_context)
 }  // namespace
 }  // namespace rankd::bench_peers
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  rankd::bench_peers::UseFineTimerSlack();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -38,6 +38,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "common/peer_bench.h"
+#include "common/timer_slack.h"
 
 namespace rankd::bench_peers {
 namespace {
@@ -231,6 +232,7 @@ SleepVsPoolResult RunSleepVsPool(int tasks, int sleep_ms) {
 
 int main(int argc, char** argv) {
   using namespace rankd::bench_peers;
+  UseFineTimerSlack();
   const Flags flags = ParseFlags(argc, argv, kModes);
   Report report(flags.json);
   if (flags.Runs("posts")) report.Add(RunPosts(flags.PostsN(), flags.producers));

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/peer_bench.h"
+#include "common/timer_slack.h"
 
 namespace rankd::bench_peers {
 namespace {
@@ -263,6 +264,7 @@ TimersResult RunTimers(int64_t n, int timeout_ms) {
 
 int main(int argc, char** argv) {
   using namespace rankd::bench_peers;
+  UseFineTimerSlack();
   const Flags flags = ParseFlags(argc, argv, kModes);
   Report report(flags.json);
   if (flags.Runs("posts")) report.Add(RunPosts(flags.PostsN(), flags.producers));

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/cachecalc.h"
+#include "common/timer_slack.h"
 
 namespace rankd::bench_peers {
 namespace {
@@ -180,4 +181,11 @@ BENCHMARK(BM_cachecalc_floor)->UseRealTime()->Unit(benchmark::kMillisecond);
 }  // namespace
 }  // namespace rankd::bench_peers
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  rankd::bench_peers::UseFineTimerSlack();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
