@@ -2,15 +2,20 @@
 
 import { readFileSync, writeFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { compilePlanFile } from "../compiler/compile.js";
 import { CompileError, formatDiagnostic } from "../compiler/errors.js";
 import { explainPlan } from "../compiler/explain.js";
 import { generateRegistryModule } from "../compiler/gentypes.js";
 import { BUILT_BY, DEFAULT_REGISTRY_DIR, GENERATED_REGISTRY } from "../compiler/paths.js";
 import { loadRegistry } from "../compiler/registry.js";
-import { DEFAULT_LIMITS } from "../compiler/sandbox.js";
-import { buildStore, findPlanFiles } from "../compiler/store.js";
-import { checkPlan } from "../compiler/validate.js";
+
+// The compiler (TypeScript, esbuild, QuickJS) and the validator (ajv) load
+// only for the commands that need them, so quick commands start quickly.
+const compiler = () => import("../compiler/compile.js");
+const store = () => import("../compiler/store.js");
+const validator = () => import("../compiler/validate.js");
+
+/** Mirrors the sandbox's defaults (sandbox.ts DEFAULT_LIMITS) without loading it. */
+const DEFAULT_LIMITS = { timeMs: 2_000, memoryBytes: 64 * 1024 * 1024 };
 
 const USAGE = `usage:
   rankc [build] <plan.ts|dir>... [--out DIR]   compile plans; a directory compiles its *.plan.ts
@@ -142,7 +147,7 @@ async function main(argv: string[]): Promise<number> {
           failed = true;
           continue;
         }
-        const { issues } = checkPlan(value, registry, { checkDigest: true });
+        const { issues } = (await validator()).checkPlan(value, registry, { checkDigest: true });
         for (const i of issues) console.error(formatDiagnostic({ file: path.resolve(f), message: `${i.node === "$plan" ? "" : `node "${i.node}": `}${i.message}` }));
         if (issues.length) failed = true;
         else console.log(`${f}: ok`);
@@ -154,7 +159,7 @@ async function main(argv: string[]): Promise<number> {
       const f = a.files[0] as string;
       if (f.endsWith(".json")) {
         const value = JSON.parse(readFileSync(f, "utf8")) as unknown;
-        const { issues, analysis } = checkPlan(value, registry, { checkDigest: true });
+        const { issues, analysis } = (await validator()).checkPlan(value, registry, { checkDigest: true });
         if (!analysis) {
           for (const i of issues) console.error(formatDiagnostic({ file: path.resolve(f), message: i.message }));
           return 1;
@@ -162,7 +167,7 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(explainPlan(value as never, analysis));
         return 0;
       }
-      const c = await compilePlanFile(f, { registry, limits });
+      const c = await (await compiler()).compilePlanFile(f, { registry, limits });
       process.stdout.write(explainPlan(c.plan, c.analysis));
       return 0;
     }
@@ -173,7 +178,7 @@ async function main(argv: string[]): Promise<number> {
       for (const f of a.files) {
         const isDir = statSafe(f)?.isDirectory() ?? false;
         if (isDir) {
-          const found = findPlanFiles(f);
+          const found = (await store()).findPlanFiles(f);
           if (found.length === 0) throw new UsageError(`${f} has no *.plan.ts files`);
           files.push(...found);
           outDefault ??= path.join(f, "build");
@@ -183,7 +188,7 @@ async function main(argv: string[]): Promise<number> {
         }
       }
       const outDir = path.resolve(a.out ?? (outDefault as string));
-      const { plans } = await buildStore(files, outDir, { registry, limits });
+      const { plans } = await (await store()).buildStore(files, outDir, { registry, limits });
       for (const p of plans) {
         console.log(`${path.relative(process.cwd(), p.file)} -> ${path.relative(process.cwd(), path.join(outDir, p.plan.name + ".json"))}  digest ${p.plan.digest}`);
       }

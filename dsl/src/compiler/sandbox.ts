@@ -92,7 +92,13 @@ function quickjs(): Promise<QuickJSWASMModule> {
  * Evaluates `code` (a bundle that sets `outputGlobal` to a string) in a fresh
  * worker thread and returns that string, or why it failed.
  */
-export function runInSandbox(code: string, filename: string, outputGlobal: string, limits: SandboxLimits = DEFAULT_LIMITS): Promise<SandboxResult> {
+export function runInSandbox(
+  code: string,
+  filename: string,
+  outputGlobal: string,
+  limits: SandboxLimits = DEFAULT_LIMITS,
+  graceMs = HARD_KILL_GRACE_MS,
+): Promise<SandboxResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./sandbox-worker.js", import.meta.url), {
       workerData: { code, filename, outputGlobal, limits },
@@ -111,7 +117,7 @@ export function runInSandbox(code: string, filename: string, outputGlobal: strin
         settle(() =>
           resolve({ ok: false, kind: "time", name: "InternalError", message: `the plan ran longer than its time limit of ${limits.timeMs} ms and was stopped`, stack: "" }),
         ),
-      limits.timeMs + HARD_KILL_GRACE_MS,
+      limits.timeMs + graceMs,
     );
     worker.once("message", (r: SandboxResult) => settle(() => resolve(r)));
     worker.once("error", (e) => settle(() => reject(e)));
