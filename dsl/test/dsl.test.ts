@@ -8,7 +8,10 @@ import { Candidates, E, Key, Pred, PlanError, defineFragment, definePlan, type P
 import type { NodeJson, PlanJson } from "../src/authoring/json.js";
 import { materialize } from "../src/authoring/plan.js";
 import { checkSchema } from "../src/compiler/validate.js";
-import { compileSource, planWith } from "./helpers.js";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { CompileError } from "../src/compiler/errors.js";
+import { compileSource, planWith, tmpDir } from "./helpers.js";
 
 /** Builds a plan in this process (no sandbox) and returns its JSON. */
 function build(fn: (ctx: PlanContext) => Candidates | Candidates[], params: Record<string, number | string> = {}): PlanJson {
@@ -309,4 +312,29 @@ test("every op compiles end to end and validates against the schema", async () =
   // Static cost: 1 viewer + (1 + 10) follow + 10 media + (1 + 10) recommendation + 10 fetch_list + 63 fetch_features.
   assert.equal(c.analysis.redis_commands, 1 + 11 + 10 + 11 + 10 + 63);
   assert.equal(c.analysis.cost.get("dedupe")?.rows, 63);
+});
+
+test("a fragment in its own file is imported relatively, and its errors point into that file", async () => {
+  writeFileSync(
+    path.join(tmpDir(), "fresh_fragment.ts"),
+    `import { Key, defineFragment, type Candidates } from "@rankd/dsl";
+export const fresh = defineFragment({
+  name: "fresh",
+  build: (input: Candidates, args: { hours: number }) =>
+    input.fetchFeatures("media_features", ["age_hours"]).filter(Key.age_hours.lt(args.hours), { id: args.hours < 0 ? "Bad" : "recent" }),
+});
+`,
+  );
+  const header = `import { fresh } from "./fresh_fragment";`;
+  const ok = await compileSource(planWith(`    return ctx.viewer().follow({ fanout: 2 }).media({ fanout: 2 }).use(fresh, { hours: 24 });`, header));
+  assert.deepEqual(ok.plan.nodes.map((n) => n.id).slice(-2), ["fresh.fetch_features", "fresh.recent"]);
+  await assert.rejects(compileSource(planWith(`    return ctx.viewer().follow({ fanout: 2 }).media({ fanout: 2 }).use(fresh, { hours: -1 });`, header)), (e: unknown) => {
+    assert.ok(e instanceof CompileError);
+    const d = e.diagnostics[0];
+    assert.ok(d);
+    assert.equal(path.basename(d.file), "fresh_fragment.ts");
+    assert.equal(d.line, 5);
+    assert.match(d.message, /node id "Bad" must be lower_snake_case/);
+    return true;
+  });
 });
