@@ -1,5 +1,6 @@
 #include "rankd/runtime/event_loop.h"
 
+#include <sched.h>
 #include <sys/prctl.h>
 
 #include <cstdio>
@@ -17,6 +18,10 @@ thread_local EventLoop* current_loop = nullptr;
 // While a reserved slot is still being written by a producer, the loop polls with this timeout
 // instead of blocking: the producer may have checked sleeping_ before the loop set it.
 constexpr std::int64_t kUnpublishedSlotPollNs = 50'000;
+
+// While spinning before sleep, the loop waits for this many posts (or for the producers to
+// pause) before draining: two cache lines' worth of slots per line transfer instead of one.
+constexpr std::uint64_t kSpinBatch = 64;
 
 }  // namespace
 
@@ -70,26 +75,22 @@ void EventLoop::ReportStall(Duration stalled_for) const {
   LogLine(line);
 }
 
-bool EventLoop::PostCallback(Callback callback, LoopState last_accepting) {
-  // First check: cheap rejection once stopping (the callback is destroyed, never run).
-  const LoopState before = state_.load(std::memory_order_acquire);
-  if (before < LoopState::kRunning || before > last_accepting) return false;
-  PostQueue::Slot* slot = posts_.Reserve();  // seq_cst
-  slot->callback = std::move(callback);
-  // Second check, after reserving (seq_cst, pairs with the final drain in FinishStop).
-  const LoopState after = state_.load(std::memory_order_seq_cst);
-  if (after > last_accepting) {
-    slot->callback.Reset();
-    PostQueue::Publish(slot, PostQueue::kRevoked);
+bool EventLoop::FinishPost(PostQueue::Slot* slot, std::uint64_t index, LoopState last_accepting) {
+  if (state_.load(std::memory_order_seq_cst) > last_accepting) {
+    PostQueue::Revoke(slot, index);
     return false;
   }
-  PostQueue::Publish(slot, PostQueue::kReady);
+  PostQueue::Publish(slot, index);
   // Wake only a loop that may be blocked, and only once per sleep.
+  // (A plain load first: while a wake is pending, posts skip the locked exchange.)
   if (sleeping_.load(std::memory_order_seq_cst) &&
+      !wake_pending_.load(std::memory_order_relaxed) &&
       !wake_pending_.exchange(true, std::memory_order_acq_rel)) {
     wakeups_.fetch_add(1, std::memory_order_relaxed);
     reactor_->Wake();
   }
+  // Checked once per block: the consumer's progress counter is a contended line.
+  if (index % PostQueue::kLap == 0 && posts_.Congested(index)) sched_yield();
   return true;
 }
 
@@ -194,6 +195,7 @@ void EventLoop::RunTurns() {
       timeout = timeout < 0 ? left : std::min(timeout, left);
     }
 
+    if (timeout != 0 && options_.idle_spin.count() > 0 && SpinForPosts(timeout)) timeout = 0;
     if (timeout != 0) {
       sleeping_.store(true, std::memory_order_seq_cst);
       if (posts_.HasPending()) {  // seq_cst read of the tail: the other half of the Dekker pair
@@ -209,6 +211,24 @@ void EventLoop::RunTurns() {
     const PollResult polled = reactor_->Poll(timeout);
     sleeping_.store(false, std::memory_order_relaxed);
     if (polled.woken) wake_pending_.store(false, std::memory_order_release);
+  }
+}
+
+bool EventLoop::SpinForPosts(std::int64_t timeout_ns) const {
+  const std::int64_t start = MonotonicNanos();
+  std::int64_t limit = options_.idle_spin.count();
+  if (timeout_ns >= 0 && timeout_ns < limit) limit = timeout_ns;
+  std::uint64_t last = 0;
+  for (int i = 0;; ++i) {
+    // Return with a batch, or as soon as the producers pause: draining slots right behind a
+    // producer that is still writing their cache lines makes both sides miss on every line.
+    const std::uint64_t reserved = posts_.Reserved();
+    if (reserved != 0 && (reserved >= kSpinBatch || reserved == last)) return true;
+    last = reserved;
+    // Each poll pulls the queue's tail line away from the producers: poll about every
+    // microsecond (32 pauses) so that a busy producer keeps it most of the time.
+    for (int k = 0; k < 32; ++k) __builtin_ia32_pause();
+    if ((i & 7) == 7 && MonotonicNanos() - start >= limit) return reserved != 0;
   }
 }
 

@@ -36,7 +36,7 @@ PostQueue::PostQueue() {
 }
 
 PostQueue::~PostQueue() {
-  // Destroy callbacks that were published but never consumed, then free the blocks.
+  // Destroy callables that were published but never consumed, then free the blocks.
   Block* block = head_block_;
   std::uint64_t index = head_index_;
   const std::uint64_t tail = tail_index_.load(std::memory_order_acquire);
@@ -49,7 +49,10 @@ PostQueue::~PostQueue() {
       block = next;
       continue;
     }
-    block->slots[offset].callback.Reset();
+    Slot& slot = block->slots[offset];
+    if (slot.seq.load(std::memory_order_acquire) == index + 1 && slot.ops != nullptr) {
+      slot.ops->destroy(slot.storage);
+    }
     ++index;
   }
   while (block != nullptr) {
@@ -57,21 +60,41 @@ PostQueue::~PostQueue() {
     delete block;
     block = next;
   }
-  delete spare_.load(std::memory_order_acquire);
+  for (auto& spare : spares_) delete spare.load(std::memory_order_acquire);
+}
+
+void PostQueue::ReportThrow(std::exception_ptr e) noexcept {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    LogLine(std::string("rankd: a posted callback threw and was abandoned: ") + ex.what());
+  } catch (...) {
+    LogLine("rankd: a posted callback threw a non-standard exception and was abandoned");
+  }
 }
 
 PostQueue::Block* PostQueue::NewBlock() {
-  if (Block* b = spare_.exchange(nullptr, std::memory_order_acquire)) return b;
+  for (auto& spare : spares_) {
+    if (spare.load(std::memory_order_relaxed) == nullptr) continue;
+    if (Block* b = spare.exchange(nullptr, std::memory_order_acquire)) return b;
+  }
   return new Block();
 }
 
 void PostQueue::RecycleBlock(Block* block) noexcept {
-  // Every slot was reset to kEmpty by the consumer; the spare exchange publishes those resets.
+  // Slots keep their old seq values, which never match a future index: no reset needed.
   block->next.store(nullptr, std::memory_order_relaxed);
-  delete spare_.exchange(block, std::memory_order_acq_rel);
+  for (auto& spare : spares_) {
+    Block* expected = nullptr;
+    if (spare.compare_exchange_strong(expected, block, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+      return;
+    }
+  }
+  delete block;
 }
 
-PostQueue::Slot* PostQueue::Reserve() {
+PostQueue::Slot* PostQueue::Reserve(std::uint64_t* index) {
   Backoff backoff;
   Block* next_block = nullptr;
   for (;;) {
@@ -97,6 +120,7 @@ PostQueue::Slot* PostQueue::Reserve() {
         next_block = nullptr;
       }
       if (next_block != nullptr) RecycleBlock(next_block);
+      *index = tail;
       return &block->slots[offset];
     }
   }
@@ -111,31 +135,18 @@ bool PostQueue::AdvancePastMarker() noexcept {
   return true;
 }
 
-void PostQueue::RunSlot(Slot& slot) noexcept {
-  if (slot.state.load(std::memory_order_relaxed) == kReady) {
-    try {
-      slot.callback();
-    } catch (const std::exception& e) {
-      LogLine(std::string("rankd: a posted callback threw and was abandoned: ") + e.what());
-    } catch (...) {
-      LogLine("rankd: a posted callback threw a non-standard exception and was abandoned");
-    }
-    slot.callback.Reset();
-  }
-  slot.state.store(kEmpty, std::memory_order_relaxed);
-}
-
 std::size_t PostQueue::Drain(std::size_t max) {
   std::size_t n = 0;
   while (n < max) {
     if (head_index_ % kLap == kBlockSlots && !AdvancePastMarker()) break;
     Slot& slot = head_block_->slots[head_index_ % kLap];
-    if (slot.state.load(std::memory_order_acquire) == kEmpty) break;
-    // Advance first: the callback may post again, and nothing here depends on it.
+    if (slot.seq.load(std::memory_order_acquire) != head_index_ + 1) break;
+    // Advance first: the callable may post again, and nothing here depends on it.
     ++head_index_;
-    RunSlot(slot);
+    if (const Ops* ops = slot.ops) ops->run(slot.storage);
     ++n;
   }
+  consumed_index_.store(head_index_, std::memory_order_relaxed);
   return n;
 }
 
@@ -148,13 +159,14 @@ void PostQueue::DrainAllReserved() {
       continue;
     }
     Slot& slot = head_block_->slots[head_index_ % kLap];
-    if (slot.state.load(std::memory_order_acquire) == kEmpty) {
+    if (slot.seq.load(std::memory_order_acquire) != head_index_ + 1) {
       backoff.Pause();  // reserved by a producer that has not published yet
       continue;
     }
     ++head_index_;
-    RunSlot(slot);
+    if (const Ops* ops = slot.ops) ops->run(slot.storage);
   }
+  consumed_index_.store(head_index_, std::memory_order_relaxed);
 }
 
 }  // namespace rankd::rt
