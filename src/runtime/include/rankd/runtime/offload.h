@@ -115,15 +115,17 @@ struct OffloadJob final : PoolJob {
 
 }  // namespace detail
 
-template <class F>
+// Executor: anything with Submit(PoolJob*) callable from the loop thread (CpuPool, Strand).
+template <class F, class Executor = CpuPool>
 class OffloadAwaiter : private ReadyNode {
   using Job = detail::OffloadJob<F>;
 
  public:
   using R = typename Job::R;
 
-  OffloadAwaiter(CpuPool& pool, F fn) : ReadyNode(&OffloadAwaiter::OnCancelledResume),
-                                        pool_(&pool), job_(new Job(std::move(fn))) {}
+  OffloadAwaiter(Executor& executor, F fn)
+      : ReadyNode(&OffloadAwaiter::OnCancelledResume), executor_(&executor),
+        job_(new Job(std::move(fn))) {}
   OffloadAwaiter(const OffloadAwaiter&) = delete;
   OffloadAwaiter& operator=(const OffloadAwaiter&) = delete;
   ~OffloadAwaiter() {
@@ -157,7 +159,7 @@ class OffloadAwaiter : private ReadyNode {
     job_->waiting = true;
     cancel_.Register(token, &OffloadAwaiter::OnCancel, this);
     submitted_ = true;
-    pool_->Submit(job_);
+    executor_->Submit(job_);
     return true;
   }
 
@@ -185,7 +187,7 @@ class OffloadAwaiter : private ReadyNode {
     static_cast<OffloadAwaiter*>(node)->job_->handle.resume();
   }
 
-  CpuPool* pool_;
+  Executor* executor_;
   Job* job_;
   EventLoop* loop_ = nullptr;
   CancelCallback cancel_;
