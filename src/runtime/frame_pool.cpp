@@ -56,7 +56,7 @@ void FramePool::Deallocate(void* p, std::size_t bytes) noexcept {
   }
   const std::size_t c = ClassOf(bytes);
   ThreadFreeLists& lists = Lists();
-  if (lists.counts[c] >= kMaxFreePerClass) {
+  if (lists.counts[c] >= kMaxCachedBytesPerClass / ((c + 1) * kGranule)) {
     ::operator delete(p);
     return;
   }

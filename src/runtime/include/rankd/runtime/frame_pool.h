@@ -1,7 +1,7 @@
 // FramePool: per-thread recycling allocator for coroutine frames.
 //
 // Frames are grouped in 64-byte size classes up to kMaxPooledBytes; each thread keeps a free list
-// per class (capped at kMaxFreePerClass blocks) so a steady stream of short-lived tasks allocates
+// per class (capped at kMaxCachedBytesPerClass) so a steady stream of short-lived tasks allocates
 // from the system only while the pool warms up. Larger frames go straight to operator new.
 // A block freed on another thread joins that thread's list: memory migrates, it never leaks.
 // Thread affinity: any thread; each thread touches only its own lists.
@@ -24,8 +24,9 @@ class FramePool {
   // coroutines (a few hundred bytes) are pooled; rare large ones are not.
   static constexpr std::size_t kGranule = 64;
   static constexpr std::size_t kMaxPooledBytes = 2048;
-  // Bounds what an idle thread keeps: 4096 blocks of a class at most (under 8 MiB worst case).
-  static constexpr std::size_t kMaxFreePerClass = 4096;
+  // Bounds what an idle thread keeps: 2 MiB per class (32 classes: 64 MiB at the very worst),
+  // enough for tens of thousands of typical frames, so a burst's frames are reused, not freed.
+  static constexpr std::size_t kMaxCachedBytesPerClass = 2 << 20;
 
   static void* Allocate(std::size_t bytes);
   static void Deallocate(void* p, std::size_t bytes) noexcept;

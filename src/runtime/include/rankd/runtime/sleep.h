@@ -31,13 +31,22 @@ inline EventLoop& RequireLoop(const char* what) {
 // does not suspend. Loop thread only; lives in the awaiting coroutine's frame.
 class SleepAwaiter : private TimerNode, private ReadyNode {
  public:
+  // A deadline meaning "already passed" (SleepFor of zero or less).
+  static constexpr std::int64_t kNow = std::numeric_limits<std::int64_t>::min();
+
   explicit SleepAwaiter(std::int64_t deadline_ns) noexcept
       : TimerNode(&SleepAwaiter::OnFire), ReadyNode(&SleepAwaiter::OnResume),
         deadline_ns_(deadline_ns) {}
   SleepAwaiter(const SleepAwaiter&) = delete;
   SleepAwaiter& operator=(const SleepAwaiter&) = delete;
 
-  bool await_ready() const noexcept { return deadline_ns_ <= MonotonicNanos(); }
+  // Compared with the time the loop read at the start of its turn (no clock read per sleep): a
+  // deadline that passed since then still suspends, and fires on the loop's next turn.
+  bool await_ready() const noexcept {
+    if (deadline_ns_ == kNow) return true;
+    const EventLoop* loop = EventLoop::Current();
+    return deadline_ns_ <= (loop != nullptr ? loop->turn_now_ns() : MonotonicNanos());
+  }
 
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
@@ -83,8 +92,7 @@ inline SleepAwaiter SleepUntil(TimePoint deadline) noexcept { return SleepAwaite
 
 // SleepFor(0) (or any non-positive duration) completes without suspending.
 inline SleepAwaiter SleepFor(Duration d) noexcept {
-  return SleepAwaiter(d.count() <= 0 ? std::numeric_limits<std::int64_t>::min()
-                                     : MonotonicNanos() + d.count());
+  return SleepAwaiter(d.count() <= 0 ? SleepAwaiter::kNow : MonotonicNanos() + d.count());
 }
 
 // Yields to the loop: resumes after the work already queued for this turn. Completes early with
