@@ -80,9 +80,9 @@ bool EventLoop::FinishPost(PostQueue::Slot* slot, std::uint64_t index, LoopState
     PostQueue::Revoke(slot, index);
     return false;
   }
-  PostQueue::Publish(slot, index);
-  // Wake only a loop that may be blocked, and only once per sleep.
-  // (A plain load first: while a wake is pending, posts skip the locked exchange.)
+  // Wake only a loop that may be blocked, and only once per sleep (a plain load first: while a
+  // wake is pending, posts skip the locked exchange). The wake may reach the loop before the
+  // slot is published; the loop then sees a reserved slot and polls briefly instead of sleeping.
   if (sleeping_.load(std::memory_order_seq_cst) &&
       !wake_pending_.load(std::memory_order_relaxed) &&
       !wake_pending_.exchange(true, std::memory_order_acq_rel)) {
@@ -90,16 +90,19 @@ bool EventLoop::FinishPost(PostQueue::Slot* slot, std::uint64_t index, LoopState
     reactor_->Wake();
   }
   // Checked once per block: the consumer's progress counter is a contended line.
-  if (index % PostQueue::kLap == 0 && posts_.Congested(index)) sched_yield();
+  const bool congested = index % PostQueue::kLap == 0 && posts_.Congested(index);
+  PostQueue::Publish(slot, index);  // the last touch of the loop's memory
+  if (congested) sched_yield();
   return true;
 }
 
 void EventLoop::Spawn(Task<void> task) { root_scope_->Spawn(std::move(task)); }
 
-void EventLoop::Run(Callback on_running) {
+void EventLoop::RunOnThisThread(Callback on_running, bool started_by_start) {
   LoopState expected = LoopState::kIdle;
   if (!state_.compare_exchange_strong(expected, LoopState::kStarting)) {
-    if (expected == LoopState::kStopped && !thread_.joinable()) return;  // stopped before start
+    // Stopped before it started (a Stop() that raced with Start() lands here too).
+    if (expected == LoopState::kStopped && (started_by_start || !ran_)) return;
     throw std::logic_error("EventLoop::Run: loop '" + options_.name + "' is " +
                            LoopStateName(expected) + ", not Idle");
   }
@@ -110,6 +113,7 @@ void EventLoop::Run(Callback on_running) {
                            current_loop->name() + "'");
   }
   current_loop = this;
+  ran_ = true;
   // Microsecond timers: the kernel's default 50 us timer slack would otherwise delay every
   // timed wait of this thread by up to that much.
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
@@ -137,7 +141,7 @@ void EventLoop::Run(Callback on_running) {
 
 void EventLoop::Start() {
   if (thread_.joinable()) throw std::logic_error("EventLoop::Start: already started");
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] { RunOnThisThread({}, true); });
   LoopState s = state_.load(std::memory_order_acquire);
   while (s == LoopState::kIdle || s == LoopState::kStarting) {
     state_.wait(s, std::memory_order_acquire);
@@ -223,12 +227,14 @@ bool EventLoop::SpinForPosts(std::int64_t timeout_ns) const {
     // Return with a batch, or as soon as the producers pause: draining slots right behind a
     // producer that is still writing their cache lines makes both sides miss on every line.
     const std::uint64_t reserved = posts_.Reserved();
-    if (reserved != 0 && (reserved >= kSpinBatch || reserved == last)) return true;
+    if (reserved != 0 && (reserved >= kSpinBatch || reserved == last) && posts_.HeadPublished()) {
+      return true;
+    }
     last = reserved;
     // Each poll pulls the queue's tail line away from the producers: poll about every
     // microsecond (32 pauses) so that a busy producer keeps it most of the time.
     for (int k = 0; k < 32; ++k) __builtin_ia32_pause();
-    if ((i & 7) == 7 && MonotonicNanos() - start >= limit) return reserved != 0;
+    if ((i & 7) == 7 && MonotonicNanos() - start >= limit) return false;
   }
 }
 

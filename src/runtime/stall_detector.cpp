@@ -27,25 +27,16 @@ class Watchdog {
   void Add(const EventLoop* loop, std::int64_t threshold_ns) {
     std::unique_lock lock(mu_);
     loops_.push_back({loop, threshold_ns});
-    if (!thread_.joinable()) {
-      stop_ = false;
-      thread_ = std::thread([this] { Watch(); });
-    }
+    // One thread for the process, started once and parked while no loop is watched: restarting
+    // it per loop would let a stopping watchdog and a new one overlap.
+    if (!thread_.joinable()) thread_ = std::thread([this] { Watch(); });
     cv_.notify_all();
   }
 
+  // Holding mu_ excludes a scan in progress, so the watchdog never touches `loop` afterwards.
   void Remove(const EventLoop* loop) {
-    std::thread finished;
-    {
-      std::unique_lock lock(mu_);
-      std::erase_if(loops_, [loop](const Watched& w) { return w.loop == loop; });
-      if (loops_.empty() && thread_.joinable()) {
-        stop_ = true;
-        cv_.notify_all();
-        finished = std::move(thread_);
-      }
-    }
-    if (finished.joinable()) finished.join();
+    std::unique_lock lock(mu_);
+    std::erase_if(loops_, [loop](const Watched& w) { return w.loop == loop; });
   }
 
   ~Watchdog() {
@@ -63,6 +54,10 @@ class Watchdog {
   void Watch() {
     std::unique_lock lock(mu_);
     while (!stop_) {
+      if (loops_.empty()) {
+        cv_.wait(lock);
+        continue;
+      }
       std::int64_t min_threshold = 40'000'000;
       for (const Watched& w : loops_) min_threshold = std::min(min_threshold, w.threshold_ns);
       const auto period = std::chrono::nanoseconds(std::max<std::int64_t>(min_threshold / 4, 1'000'000));

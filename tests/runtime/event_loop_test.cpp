@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <latch>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "rankd/runtime/ready_queue.h"
 #include "rankd/runtime/sleep.h"
+#include "rankd/runtime/task_scope.h"
 #include "test_util.h"
 
 namespace rankd::rt {
@@ -282,6 +286,123 @@ TEST(EventLoopTest, YieldLetsOtherWorkRunFirst) {
     out->push_back(4);
   }(&order));
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4}));
+}
+
+// A callable whose copy throws: Post rethrows, and the queue is not left stuck behind the slot.
+TEST(EventLoopTest, PostOfACallableWhoseCopyThrowsLeavesTheQueueWorking) {
+  struct ThrowsOnCopy {
+    std::atomic<int>* ran;
+    ThrowsOnCopy(std::atomic<int>* r) : ran(r) {}
+    ThrowsOnCopy(const ThrowsOnCopy&) { throw std::runtime_error("copy failed"); }
+    ThrowsOnCopy(ThrowsOnCopy&&) noexcept = default;
+    void operator()() const { ++*ran; }
+  };
+  EventLoop loop;
+  loop.Start();
+  std::atomic<int> ran{0};
+  ThrowsOnCopy lvalue(&ran);
+  EXPECT_THROW(loop.Post(lvalue), std::runtime_error);
+  ASSERT_TRUE(loop.Post([&] { ran += 10; }));
+  ASSERT_TRUE(WaitFor([&] { return ran.load() == 10; }));
+  loop.Stop();
+  loop.Join();  // would hang if the drain waited for the abandoned slot
+  EXPECT_EQ(ran.load(), 10);
+}
+
+// Shutdown arriving during start-up: Stop() before or racing Start() must neither crash nor hang.
+TEST(EventLoopTest, StopRacingStartIsClean) {
+  for (int i = 0; i < 200; ++i) {
+    EventLoop loop;
+    std::thread stopper([&] { loop.Stop(); });
+    loop.Start();
+    stopper.join();
+    loop.Stop();
+    loop.Join();
+    EXPECT_EQ(loop.state(), LoopState::kStopped);
+  }
+  EventLoop stopped_first;
+  stopped_first.Stop();
+  stopped_first.Start();
+  stopped_first.Join();
+  EXPECT_EQ(stopped_first.state(), LoopState::kStopped);
+}
+
+// The producer does not touch the loop after its callback became visible, so the owner may
+// destroy the loop as soon as Run() returns, with producers still returning from Post.
+TEST(EventLoopTest, LoopDestroyedRightAfterRunWhileProducersReturn) {
+  for (int round = 0; round < 50; ++round) {
+    auto loop = std::make_unique<EventLoop>();
+    loop->Start();
+    std::atomic<bool> go{false};
+    std::vector<std::thread> producers;
+    for (int p = 0; p < 2; ++p) {
+      producers.emplace_back([&loop, &go] {
+        while (!go.load()) {
+        }
+        for (int i = 0; i < 2000; ++i) {
+          if (!loop->Post([] {})) break;
+        }
+      });
+    }
+    go = true;
+    std::this_thread::sleep_for(std::chrono::microseconds(50 * (round % 4)));
+    EventLoop* raw = loop.get();
+    raw->Stop();
+    raw->Join();
+    for (auto& t : producers) t.join();  // Post calls all returned; destroy afterwards
+    loop.reset();
+  }
+}
+
+TEST(ReadyQueueTest, RunQueuedStopsAtItsSentinelWhenTheLastNodeIsUnlinked) {
+  ReadyQueue q;
+  struct Node : ReadyNode {
+    Node() : ReadyNode(nullptr) {}
+    std::function<void()> fn;
+  };
+  auto run = [](ReadyNode* n) { static_cast<Node*>(n)->fn(); };
+  Node a, b, again;
+  auto c = std::make_unique<Node>();
+  int runs_of_again = 0;
+  a.set_run(run);
+  b.set_run(run);
+  c->set_run(run);
+  again.set_run(run);
+  a.fn = [&] { c.reset(); };  // destroys the node that was last when the call started
+  b.fn = [&] { q.Push(&again); };
+  again.fn = [&] {
+    ++runs_of_again;
+    q.Push(&again);  // re-queues itself: must wait for the next call
+  };
+  q.Push(&a);
+  q.Push(&b);
+  q.Push(c.get());
+  EXPECT_EQ(q.RunQueued(), 2u);
+  EXPECT_EQ(runs_of_again, 0);
+  EXPECT_EQ(q.RunQueued(), 1u);
+  EXPECT_EQ(runs_of_again, 1);
+  q.Clear();
+}
+
+TEST(EventLoopTest, YieldCancelledWhileQueuedThrows) {
+  EventLoop loop;
+  loop.RunUntilComplete([]() -> Task<void> {
+    CancelSource source;
+    auto t = []() -> Task<void> { co_await Yield(); }();
+    t.promise().set_cancel_token(source.token());
+    TaskScope scope;
+    bool threw = false;
+    scope.Spawn([](Task<void> inner, bool* th) -> Task<void> {
+      try {
+        co_await std::move(inner);
+      } catch (const CancelledError&) {
+        *th = true;
+      }
+    }(std::move(t), &threw));
+    source.RequestCancel();  // the yield is queued now
+    co_await scope.Join();
+    EXPECT_TRUE(threw);
+  }());
 }
 
 }  // namespace

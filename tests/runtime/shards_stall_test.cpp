@@ -137,6 +137,22 @@ TEST(StallDetectorTest, DefaultReportIsOneLogLineNamingTheLoop) {
   EXPECT_NE(lines[0].find("event loop 'shard-7' stalled"), std::string::npos) << lines[0];
 }
 
+// Loops starting and stopping in overlapping windows: a stopping loop must not wait for others.
+TEST(StallDetectorTest, OverlappingLoopLifetimesDoNotBlockEachOther) {
+  for (int round = 0; round < 20; ++round) {
+    EventLoop first;
+    first.Start();
+    first.Stop();
+    EventLoop second;
+    second.Start();
+    const auto start = std::chrono::steady_clock::now();
+    first.Join();  // the first loop's shutdown unregisters it while the second is registered
+    EXPECT_LT(testing::MillisSince(start), 500.0);
+    second.Stop();
+    second.Join();
+  }
+}
+
 TEST(StallDetectorTest, IdleLoopIsNotReported) {
   std::atomic<int> reports{0};
   EventLoopOptions options;

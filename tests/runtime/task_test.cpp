@@ -11,6 +11,7 @@
 #include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task.h"
 #include "rankd/runtime/task_scope.h"
+#include "rankd/runtime/deadline.h"
 #include "rankd/runtime/when_all.h"
 #include "test_util.h"
 
@@ -320,6 +321,53 @@ TEST(WhenAnyTest, FirstToFinishWinsAndLosersAreCancelled) {
     EXPECT_EQ(losers_cancelled, 2);
     EXPECT_LT(MillisSince(start), 200.0);
   }());
+}
+
+TEST(WhenAnyTest, WinnerExceptionIsRethrownAfterLosersFinish) {
+  EventLoop loop;
+  loop.RunUntilComplete([]() -> Task<void> {
+    int losers_done = 0;
+    auto loser = [](int* d) -> Task<int> {
+      try {
+        co_await SleepFor(1s);
+      } catch (const CancelledError&) {
+        ++*d;
+        throw;
+      }
+      co_return 0;
+    };
+    auto failing = []() -> Task<int> {
+      co_await SleepFor(1ms);
+      throw std::logic_error("first to finish, with an error");
+    };
+    EXPECT_THROW(co_await WhenAny(loser(&losers_done), failing()), std::logic_error);
+    EXPECT_EQ(losers_done, 1);
+  }());
+}
+
+// A WithDeadline frame destroyed while its child is suspended: the child goes first.
+TEST(DeadlineScopeTest, FrameDestroyedWhileSuspendedIsClean) {
+  EventLoop loop;
+  int destroyed = 0;
+  loop.RunUntilComplete([](int* d) -> Task<void> {
+    {
+      TaskScope scope;
+      scope.Spawn([](int* dd) -> Task<void> {
+        co_await WithTimeout(1s, [](int* ddd) -> Task<void> {
+          DestructionCounter guard(ddd);
+          co_await SleepFor(1s);
+        }(dd));
+      }(d));
+      scope.Spawn([](int* dd) -> Task<void> {
+        co_await WhenAll([](int* ddd) -> Task<void> {
+          DestructionCounter guard(ddd);
+          co_await SleepFor(1s);
+        }(dd));
+      }(d));
+    }
+    co_return;
+  }(&destroyed));
+  EXPECT_EQ(destroyed, 2);
 }
 
 TEST(WhenAllTest, ParentCancellationReachesChildren) {

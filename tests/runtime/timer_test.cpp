@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "rankd/runtime/deadline.h"
@@ -81,6 +82,47 @@ TEST(TimerTest, RawTimerFiresOnceAndCancelAfterFireIsHarmless) {
   }(&fired, &cancel_result));
   EXPECT_EQ(fired, 1);
   EXPECT_FALSE(cancel_result);
+}
+
+// A periodic timer re-arms itself from its own callback (which replaces the running callback).
+TEST(TimerTest, RearmFromItsOwnCallback) {
+  EventLoop loop;
+  int fired = 0;
+  loop.RunUntilComplete([](int* count) -> Task<void> {
+    Timer t(*EventLoop::Current());
+    struct Rearm {
+      Timer* timer;
+      int* count;
+      std::string payload = std::string(64, 'p');  // heap-allocated capture
+      void operator()() {
+        EXPECT_EQ(payload.size(), 64u);
+        if (++*count < 5) timer->Start(std::chrono::microseconds(100), Rearm{timer, count});
+      }
+    };
+    t.Start(std::chrono::microseconds(100), Rearm{&t, count});
+    co_await SleepFor(20ms);
+  }(&fired));
+  EXPECT_EQ(fired, 5);
+}
+
+TEST(TimerHeapTest, LaneAndHeapInterleaveInDeadlineOrder) {
+  TimerHeap heap;
+  std::vector<int> fired;
+  std::vector<std::unique_ptr<RecordingNode>> nodes;
+  // Increasing deadlines take the lane; the out-of-order ones take the heap.
+  const std::int64_t deadlines[] = {10, 20, 30, 15, 40, 5, 25, 50, 50, 1};
+  for (int i = 0; i < 10; ++i) {
+    nodes.push_back(std::make_unique<RecordingNode>(&fired, i));
+    heap.Add(nodes.back().get(), deadlines[i]);
+  }
+  EXPECT_EQ(heap.NextDeadline(), 1);
+  EXPECT_TRUE(heap.Remove(nodes[1].get()));  // a lane timer (20)
+  EXPECT_TRUE(heap.Remove(nodes[3].get()));  // a heap timer (15)
+  EXPECT_FALSE(heap.Remove(nodes[3].get()));
+  EXPECT_EQ(heap.size(), 8u);
+  heap.FireExpired(100);
+  EXPECT_EQ(fired, (std::vector<int>{9, 5, 0, 6, 2, 4, 7, 8}));
+  EXPECT_TRUE(heap.empty());
 }
 
 TEST(TimerTest, CancelledRawTimerNeverFires) {

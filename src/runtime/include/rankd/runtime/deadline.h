@@ -50,14 +50,17 @@ template <class T>
 Task<T> WithDeadline(TimePoint deadline, Task<T> task) {
   CancelSource source(co_await CurrentCancelToken());
   detail::DeadlineTimer timer(source);
+  // Owned by a local declared after `source`, so a frame destroyed while suspended destroys the
+  // child (and its callbacks on `source`) before `source` itself.
+  Task<T> inner = std::move(task);
   timer.Arm(detail::RequireLoop("WithDeadline"), ToNanos(deadline));
-  task.promise().set_cancel_token(source.token());
+  inner.promise().set_cancel_token(source.token());
   try {
     if constexpr (std::is_void_v<T>) {
-      co_await std::move(task);
+      co_await std::move(inner);
       co_return;
     } else {
-      co_return co_await std::move(task);
+      co_return co_await std::move(inner);
     }
   } catch (const CancelledError&) {
     if (timer.expired()) throw DeadlineExceeded();

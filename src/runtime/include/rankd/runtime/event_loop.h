@@ -32,9 +32,15 @@
 //      destructors, which unregister timers and I/O) by their owner — the TaskScope or Task that
 //      owns them, or the loop's destructor for the root scope — on the thread that owns it.
 //
+// Callbacks accepted before the state became Stopped run in the final drain even if they resume
+// tasks (a CPU-pool completion posted while Stopping); work those tasks start then (a timer, an
+// I/O operation) never completes, and their frames are destroyed by their owners as in 4.
+//
 // Thread affinity: Post, Stop, state, name and InLoopThread from any thread; everything else on
 // the loop thread. Ownership: owns its reactor, timers, queues and root scope. Destroy it after
-// Run() has returned (or without ever running it), on the thread that owns it.
+// Run() has returned (or without ever running it), on the thread that owns it. A thread still
+// inside Post() at that point is safe (it no longer touches the loop once its callback is
+// visible); a thread calling Stop() must keep the loop alive until Stop() returns.
 #pragma once
 
 #include <atomic>
@@ -88,9 +94,9 @@ class EventLoop {
   static EventLoop* Current() noexcept;
 
   // Runs the loop on the calling thread until it has stopped. `on_running` runs on the loop
-  // thread once the loop is Running (before any posted callback). Throws std::logic_error if the
-  // loop was already started.
-  void Run(Callback on_running = {});
+  // thread once the loop is Running (before any posted callback). Returns at once if the loop was
+  // stopped before it started; throws std::logic_error if it is running or ran already.
+  void Run(Callback on_running = {}) { RunOnThisThread(std::move(on_running), false); }
   // Starts a thread that runs the loop; returns once the loop is Running (or has stopped).
   void Start();
   // Any thread. Idempotent. See the drain contract above. Does not wait.
@@ -150,12 +156,22 @@ class EventLoop {
     if (!Accepting(state_.load(std::memory_order_acquire), last_accepting)) return false;
     std::uint64_t index;
     PostQueue::Slot* slot = posts_.Reserve(&index);  // seq_cst
-    PostQueue::Emplace(slot, std::forward<F>(fn));
+    try {
+      PostQueue::Emplace(slot, std::forward<F>(fn));
+    } catch (...) {
+      // The callable could not be built (its copy threw, or no memory): publish the slot as
+      // empty so the queue moves on, and let the caller see the exception.
+      PostQueue::PublishEmpty(slot, index);
+      throw;
+    }
     return FinishPost(slot, index, last_accepting);
   }
-  // Second check (after reserving; seq_cst, pairs with the final drain in FinishStop), publish
-  // or revoke, wake the loop if it may sleep, apply backpressure.
+  // Second check (after reserving; seq_cst, pairs with the final drain in FinishStop), wake the
+  // loop if it may sleep, apply backpressure, then publish or revoke. Publishing is the last
+  // thing a producer does to the loop's memory: once the slot is visible the loop may run it,
+  // stop, and be destroyed.
   bool FinishPost(PostQueue::Slot* slot, std::uint64_t index, LoopState last_accepting);
+  void RunOnThisThread(Callback on_running, bool started_by_start);
   void RunTurns();
   void FinishStop();
   // Polls the post queue for up to idle_spin (bounded by timeout_ns). True if a post arrived.
@@ -167,6 +183,7 @@ class EventLoop {
   ReadyQueue ready_;
   std::unique_ptr<TaskScope> root_scope_;
   std::int64_t turn_now_ns_ = 0;
+  bool ran_ = false;  // Run() got past start-up once (loop thread, then the owner after Join)
   std::thread thread_;
 
   alignas(64) std::atomic<LoopState> state_{LoopState::kIdle};

@@ -92,6 +92,10 @@ class PostQueue {
   // Producer: destroys the callable without running it and publishes the slot as empty.
   static void Revoke(Slot* slot, std::uint64_t index) noexcept {
     slot->ops->destroy(slot->storage);
+    PublishEmpty(slot, index);
+  }
+  // Producer: publishes a slot that holds no callable (the consumer skips it).
+  static void PublishEmpty(Slot* slot, std::uint64_t index) noexcept {
     slot->ops = nullptr;
     Publish(slot, index);
   }
@@ -105,6 +109,18 @@ class PostQueue {
   // Consumer: how many slots were reserved and not yet consumed (markers count as slots).
   std::uint64_t Reserved() const noexcept {
     return tail_index_.load(std::memory_order_seq_cst) - head_index_;
+  }
+
+  // Consumer: true when the next slot to consume has been published.
+  bool HeadPublished() const noexcept {
+    std::uint64_t index = head_index_;
+    const Block* block = head_block_;
+    if (index % kLap == kBlockSlots) {
+      block = block->next.load(std::memory_order_acquire);
+      if (block == nullptr) return false;
+      ++index;
+    }
+    return block->slots[index % kLap].seq.load(std::memory_order_acquire) == index + 1;
   }
 
   // Consumer: runs up to `max` published callables in FIFO order, stopping at the first slot

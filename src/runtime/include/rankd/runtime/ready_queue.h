@@ -58,16 +58,18 @@ class ReadyQueue {
   // Runs the nodes queued when the call started, in order. Nodes queued while running wait for
   // the next call, so a node that re-queues itself cannot starve the loop. Returns the count.
   std::size_t RunQueued() noexcept {
-    ReadyNode* last = tail_;
+    if (head_ == nullptr) return 0;
+    // A sentinel marks where this call stops (a node of our own: any node queued before it may
+    // be destroyed, and so unlinked, by an earlier node's run). Not reentrant.
+    Push(&end_);
     std::size_t n = 0;
-    while (head_ != nullptr) {
+    while (head_ != &end_) {
       ReadyNode* node = head_;
-      const bool was_last = node == last;
       Remove(node);
       node->run_(node);
       ++n;
-      if (was_last) break;
     }
+    Remove(&end_);
     return n;
   }
 
@@ -95,6 +97,7 @@ class ReadyQueue {
 
   ReadyNode* head_ = nullptr;
   ReadyNode* tail_ = nullptr;
+  ReadyNode end_{nullptr};
 };
 
 inline void ReadyNode::Unlink() noexcept {

@@ -105,19 +105,18 @@ class YieldAwaiter : private ReadyNode {
   bool await_ready() const noexcept { return false; }
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
-    cancelled_ = TokenOf(h).StopRequested();
-    if (cancelled_) return false;
+    token_ = TokenOf(h);
+    if (token_.StopRequested()) return false;
     handle_ = h;
     detail::RequireLoop("Yield").ready().Push(this);
     return true;
   }
-  void await_resume() const {
-    if (cancelled_) throw CancelledError();
-  }
+  // Cancellation requested before or while queued completes with CancelledError.
+  void await_resume() const { token_.ThrowIfStopRequested(); }
 
  private:
   static void OnRun(ReadyNode* node) noexcept { static_cast<YieldAwaiter*>(node)->handle_.resume(); }
-  bool cancelled_ = false;
+  CancelToken token_;
   std::coroutine_handle<> handle_;
 };
 
@@ -143,8 +142,10 @@ class Timer : private TimerNode {
 
  private:
   static void OnFire(TimerNode* node) noexcept {
+    // Moved out first: the callback may re-arm this timer with a new callback.
+    Callback callback = std::move(static_cast<Timer*>(node)->callback_);
     try {
-      static_cast<Timer*>(node)->callback_();
+      callback();
     } catch (const std::exception& e) {
       LogLine(std::string("rankd: a timer callback threw and was abandoned: ") + e.what());
     } catch (...) {

@@ -130,9 +130,11 @@ class WhenAllRange {
   }
 
  private:
-  std::vector<Task<T>> tasks_;
-  std::vector<detail::JoinChild> children_;
+  // Declared in this order so the children (and their callbacks on state_.source) are
+  // destroyed first.
   detail::JoinState state_;
+  std::vector<detail::JoinChild> children_;
+  std::vector<Task<T>> tasks_;
 };
 
 template <class T>
@@ -167,9 +169,9 @@ class WhenAllTuple {
     std::coroutine_handle<> handles[] = {std::get<I>(tasks_).handle()...};
     return detail::StartChildren(state_, h, children_, promises, handles, sizeof...(Ts));
   }
-  std::tuple<Task<Ts>...> tasks_;
-  detail::JoinChild children_[sizeof...(Ts)];
   detail::JoinState state_;
+  detail::JoinChild children_[sizeof...(Ts)];
+  std::tuple<Task<Ts>...> tasks_;
 };
 
 template <class... Ts>
@@ -207,9 +209,11 @@ class WhenAnyRange {
   }
 
  private:
-  std::vector<Task<T>> tasks_;
-  std::vector<detail::JoinChild> children_;
+  // Declared in this order so the children (and their callbacks on state_.source) are
+  // destroyed first.
   detail::JoinState state_;
+  std::vector<detail::JoinChild> children_;
+  std::vector<Task<T>> tasks_;
 };
 
 template <class T>
