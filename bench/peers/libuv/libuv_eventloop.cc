@@ -109,9 +109,10 @@ class PostQueue {
   }
 
   // Backpressure: a producer that leaves this many callbacks waiting yields its core after
-  // posting. Without it, a loop thread that shares a core with producers (2 cores, 4 producers)
-  // can be kept off the CPU until every post is queued, and the queue grows without bound
-  // (measured: 1M queued callbacks, 20 MB of RSS and half the throughput). 16384 x 16 B = 256 KiB.
+  // posting. Without it, the loop thread can lose every race for the lock to a producer posting
+  // in a tight loop, or be kept off a shared core, and the queue grows until the producers stop
+  // (measured with 1 producer: all 1M callbacks drained in one batch, 20 MB of RSS, about half
+  // the throughput). 16384 x 16 B = 256 KiB per vector.
   static constexpr size_t kMaxPending = 16384;
 
   // Any thread.
