@@ -43,6 +43,7 @@ const char* LoopStateName(LoopState state) noexcept {
 
 EventLoop::EventLoop(EventLoopOptions options)
     : options_(std::move(options)), root_scope_(std::make_unique<TaskScope>()) {
+  InitAsymmetricFences();
   std::string note;
   reactor_ = MakeReactor(options_.backend, &note);
   if (!note.empty()) LogLine("rankd: loop '" + options_.name + "': " + note);
@@ -75,23 +76,23 @@ void EventLoop::ReportStall(Duration stalled_for) const {
   LogLine(line);
 }
 
-bool EventLoop::FinishPost(PostQueue::Slot* slot, std::uint64_t index, LoopState last_accepting) {
-  if (state_.load(std::memory_order_seq_cst) > last_accepting) {
-    PostQueue::Revoke(slot, index);
+bool EventLoop::FinishPost(PostRing& ring, PostRing::Slot* slot, LoopState last_accepting) {
+  LightFence();
+  if (DekkerLoad(state_) > last_accepting) {
+    PostQueue::Revoke(slot);
+    ring.Publish();
     return false;
   }
   // Wake only a loop that may be blocked, and only once per sleep (a plain load first: while a
   // wake is pending, posts skip the locked exchange). The wake may reach the loop before the
-  // slot is published; the loop then sees a reserved slot and polls briefly instead of sleeping.
-  if (sleeping_.load(std::memory_order_seq_cst) &&
-      !wake_pending_.load(std::memory_order_relaxed) &&
+  // slot is published; the loop then sees an announced post and polls briefly.
+  if (DekkerLoad(sleeping_) && !wake_pending_.load(std::memory_order_relaxed) &&
       !wake_pending_.exchange(true, std::memory_order_acq_rel)) {
     wakeups_.fetch_add(1, std::memory_order_relaxed);
     reactor_->Wake();
   }
-  // Checked once per block: the consumer's progress counter is a contended line.
-  const bool congested = index % PostQueue::kLap == 0 && posts_.Congested(index);
-  PostQueue::Publish(slot, index);  // the last touch of the loop's memory
+  const bool congested = ring.Congested();
+  ring.Publish();  // the last touch of the loop's memory
   if (congested) sched_yield();
   return true;
 }
@@ -201,8 +202,9 @@ void EventLoop::RunTurns() {
 
     if (timeout != 0 && options_.idle_spin.count() > 0 && SpinForPosts(timeout)) timeout = 0;
     if (timeout != 0) {
-      sleeping_.store(true, std::memory_order_seq_cst);
-      if (posts_.HasPending()) {  // seq_cst read of the tail: the other half of the Dekker pair
+      DekkerStore(sleeping_, true);
+      HeavyFence();
+      if (posts_.HasPending()) {  // the other half of the Dekker pair
         sleeping_.store(false, std::memory_order_relaxed);
         timeout = 0;
         // A slot may be reserved but not yet published; don't spin hard on it.
@@ -227,7 +229,7 @@ bool EventLoop::SpinForPosts(std::int64_t timeout_ns) const {
     // Return with a batch, or as soon as the producers pause: draining slots right behind a
     // producer that is still writing their cache lines makes both sides miss on every line.
     const std::uint64_t reserved = posts_.Reserved();
-    if (reserved != 0 && (reserved >= kSpinBatch || reserved == last) && posts_.HeadPublished()) {
+    if (reserved != 0 && (reserved >= kSpinBatch || reserved == last) && posts_.AnyPublished()) {
       return true;
     }
     last = reserved;
@@ -239,9 +241,10 @@ bool EventLoop::SpinForPosts(std::int64_t timeout_ns) const {
 }
 
 void EventLoop::FinishStop() {
-  // Stopped first (seq_cst), then read the queue tail: see the header for why every Post that
-  // returned true is below that tail.
+  // Stopped first, then the heavy fence, then every ring's announced posts: see the header for
+  // why every Post that returned true is among them.
   state_.store(LoopState::kStopped, std::memory_order_seq_cst);
+  HeavyFence();
   posts_.DrainAllReserved();
   ready_.Clear();
   turn_started_ns_.store(0, std::memory_order_relaxed);

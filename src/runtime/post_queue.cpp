@@ -2,16 +2,58 @@
 
 #include <sched.h>
 
-#include <exception>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
+#include "rankd/runtime/asymmetric_fence.h"
 #include "rankd/runtime/log.h"
 
 namespace rankd::rt {
 namespace {
 
-// Spins briefly, then yields the CPU: used only while another thread is inside a few
-// instructions of a block install or a slot publish.
+std::atomic<std::uint64_t> next_queue_id{1};
+
+// Ids of queues alive now, so thread caches can drop entries of destroyed queues.
+struct LiveQueues {
+  std::mutex mu;
+  std::unordered_set<std::uint64_t> ids;
+};
+LiveQueues& Live() {
+  static LiveQueues* live = new LiveQueues;  // never destroyed: threads may outlive statics
+  return *live;
+}
+
+// The calling thread's rings: a 4-entry cache in front of a map, keyed by queue id.
+struct ThreadRings {
+  struct Entry {
+    std::uint64_t id = 0;
+    PostRing* ring = nullptr;
+  };
+  Entry recent[4];
+  unsigned next_victim = 0;
+  std::unordered_map<std::uint64_t, PostRing*> all;
+
+  // Drops entries of queues that no longer exist (their rings died with them).
+  void Prune();
+};
+thread_local ThreadRings thread_rings;
+
+}  // namespace
+
+void ThreadRings::Prune() {
+  std::lock_guard lock(Live().mu);
+  std::erase_if(all, [](const auto& kv) { return !Live().ids.contains(kv.first); });
+  for (Entry& e : recent) {
+    if (e.id != 0 && !all.contains(e.id)) e = Entry{};
+  }
+  // The last-used entry may name a dead queue too; ids are never reused, so it cannot match.
+}
+
+namespace {
+
+// Spins briefly, then yields the CPU: used only while a producer is between two stores.
 class Backoff {
  public:
   void Pause() noexcept {
@@ -29,38 +71,67 @@ class Backoff {
 
 }  // namespace
 
-PostQueue::PostQueue() {
-  Block* first = new Block();
-  tail_block_.store(first, std::memory_order_relaxed);
-  head_block_ = first;
+PostRing::PostRing() {
+  tail_block_ = new Block();
+  head_block_ = tail_block_;
 }
 
-PostQueue::~PostQueue() {
-  // Destroy callables that were published but never consumed, then free the blocks.
+PostRing::~PostRing() {
   Block* block = head_block_;
-  std::uint64_t index = head_index_;
-  const std::uint64_t tail = tail_index_.load(std::memory_order_acquire);
-  while (index < tail && block != nullptr) {
-    const std::uint64_t offset = index % kLap;
-    if (offset == kBlockSlots) {
-      ++index;
-      Block* next = block->next.load(std::memory_order_acquire);
-      delete block;
-      block = next;
-      continue;
-    }
-    Slot& slot = block->slots[offset];
-    if (slot.seq.load(std::memory_order_acquire) == index + 1 && slot.ops != nullptr) {
-      slot.ops->destroy(slot.storage);
-    }
-    ++index;
-  }
   while (block != nullptr) {
-    Block* next = block->next.load(std::memory_order_acquire);
+    Block* next = block->next;
     delete block;
     block = next;
   }
   for (auto& spare : spares_) delete spare.load(std::memory_order_acquire);
+}
+
+PostRing::Block* PostRing::TakeSpare() {
+  for (auto& spare : spares_) {
+    if (spare.load(std::memory_order_relaxed) == nullptr) continue;
+    if (Block* b = spare.exchange(nullptr, std::memory_order_acquire)) {
+      b->next = nullptr;
+      return b;
+    }
+  }
+  return new Block();
+}
+
+void PostRing::Recycle(Block* block) noexcept {
+  for (auto& spare : spares_) {
+    Block* expected = nullptr;
+    if (spare.compare_exchange_strong(expected, block, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+      return;
+    }
+  }
+  delete block;
+}
+
+PostQueue::PostQueue() : id_(next_queue_id.fetch_add(1, std::memory_order_relaxed)) {
+  std::lock_guard lock(Live().mu);
+  Live().ids.insert(id_);
+}
+
+PostQueue::~PostQueue() {
+  {
+    std::lock_guard lock(Live().mu);
+    Live().ids.erase(id_);
+  }
+  PostRing* ring = rings_.load(std::memory_order_acquire);
+  while (ring != nullptr) {
+    // Destroy callables that were published but never consumed.
+    const std::uint64_t published = ring->published_.load(std::memory_order_acquire);
+    PostRing::Block* block = ring->head_block_;
+    for (std::uint64_t i = ring->head_index_; i < published; ++i) {
+      if (i % PostRing::kBlockSlots == 0 && i != 0) block = block->next;
+      PostRing::Slot& slot = block->slots[i % PostRing::kBlockSlots];
+      if (slot.ops != nullptr) slot.ops->destroy(slot.storage);
+    }
+    PostRing* next = ring->next_ring_;
+    delete ring;
+    ring = next;
+  }
 }
 
 void PostQueue::ReportThrow(std::exception_ptr e) noexcept {
@@ -73,100 +144,93 @@ void PostQueue::ReportThrow(std::exception_ptr e) noexcept {
   }
 }
 
-PostQueue::Block* PostQueue::NewBlock() {
-  for (auto& spare : spares_) {
-    if (spare.load(std::memory_order_relaxed) == nullptr) continue;
-    if (Block* b = spare.exchange(nullptr, std::memory_order_acquire)) return b;
-  }
-  return new Block();
-}
+constinit thread_local PostQueue::LastUsed PostQueue::last_used_ = {0, nullptr};
 
-void PostQueue::RecycleBlock(Block* block) noexcept {
-  // Slots keep their old seq values, which never match a future index: no reset needed.
-  block->next.store(nullptr, std::memory_order_relaxed);
-  for (auto& spare : spares_) {
-    Block* expected = nullptr;
-    if (spare.compare_exchange_strong(expected, block, std::memory_order_release,
-                                      std::memory_order_relaxed)) {
-      return;
+PostRing& PostQueue::ForThisThreadSlow() {
+  ThreadRings& t = thread_rings;
+  for (const auto& e : t.recent) {
+    if (e.id == id_) {
+      last_used_ = {e.id, e.ring};
+      return *e.ring;
     }
   }
-  delete block;
-}
-
-PostQueue::Slot* PostQueue::Reserve(std::uint64_t* index) {
-  Backoff backoff;
-  Block* next_block = nullptr;
-  for (;;) {
-    std::uint64_t tail = tail_index_.load(std::memory_order_acquire);
-    const std::uint64_t offset = tail % kLap;
-    if (offset == kBlockSlots) {  // another producer is installing the next block
-      backoff.Pause();
-      continue;
-    }
-    // Loaded after the index: if the CAS below succeeds, no install happened in between, so
-    // this is the block that holds `offset`.
-    Block* block = tail_block_.load(std::memory_order_acquire);
-    const bool takes_last_slot = offset + 1 == kBlockSlots;
-    if (takes_last_slot && next_block == nullptr) next_block = NewBlock();
-    if (tail_index_.compare_exchange_weak(tail, tail + 1, std::memory_order_seq_cst,
-                                          std::memory_order_relaxed)) {
-      if (takes_last_slot) {
-        // Block pointer first, then the index past the marker (releases the spinning producers),
-        // then the link the consumer follows.
-        tail_block_.store(next_block, std::memory_order_release);
-        tail_index_.store(tail + 2, std::memory_order_release);
-        block->next.store(next_block, std::memory_order_release);
-        next_block = nullptr;
-      }
-      if (next_block != nullptr) RecycleBlock(next_block);
-      *index = tail;
-      return &block->slots[offset];
-    }
+  PostRing* ring;
+  if (auto it = t.all.find(id_); it != t.all.end()) {
+    ring = it->second;
+  } else {
+    if (t.all.size() >= 64) t.Prune();
+    ring = Register();
+    t.all.emplace(id_, ring);
   }
+  t.recent[t.next_victim++ % 4] = {id_, ring};
+  last_used_ = {id_, ring};
+  return *ring;
 }
 
-bool PostQueue::AdvancePastMarker() noexcept {
-  Block* next = head_block_->next.load(std::memory_order_acquire);
-  if (next == nullptr) return false;
-  RecycleBlock(head_block_);
-  head_block_ = next;
-  ++head_index_;
-  return true;
+PostRing* PostQueue::Register() {
+  auto* ring = new PostRing();
+  PostRing* head = rings_.load(std::memory_order_relaxed);
+  do {
+    ring->next_ring_ = head;
+  } while (!rings_.compare_exchange_weak(head, ring, std::memory_order_release,
+                                         std::memory_order_relaxed));
+  return ring;
+}
+
+std::uint64_t PostQueue::Reserved() const noexcept {
+  std::uint64_t n = 0;
+  for (PostRing* r = rings_.load(std::memory_order_acquire); r != nullptr; r = r->next_ring_) {
+    n += DekkerLoad(r->reserved_) - r->head_index_;
+  }
+  return n;
+}
+
+bool PostQueue::AnyPublished() const noexcept {
+  for (PostRing* r = rings_.load(std::memory_order_acquire); r != nullptr; r = r->next_ring_) {
+    if (r->published_.load(std::memory_order_acquire) != r->head_index_) return true;
+  }
+  return false;
+}
+
+std::size_t PostQueue::DrainRing(PostRing& ring, std::uint64_t until, std::size_t max) {
+  std::size_t n = 0;
+  while (ring.head_index_ < until && n < max) {
+    const std::uint64_t offset = ring.head_index_ % PostRing::kBlockSlots;
+    if (offset == 0 && ring.head_index_ != 0) {
+      PostRing::Block* done = ring.head_block_;
+      ring.head_block_ = done->next;  // linked before the slot that needed it was published
+      ring.Recycle(done);
+    }
+    PostRing::Slot& slot = ring.head_block_->slots[offset];
+    // Advance first: the callable may post again, and nothing here depends on it.
+    ++ring.head_index_;
+    if (const PostOps* ops = slot.ops) ops->run(slot.storage);
+    ++n;
+  }
+  ring.consumed_.store(ring.head_index_, std::memory_order_relaxed);
+  return n;
 }
 
 std::size_t PostQueue::Drain(std::size_t max) {
   std::size_t n = 0;
-  while (n < max) {
-    if (head_index_ % kLap == kBlockSlots && !AdvancePastMarker()) break;
-    Slot& slot = head_block_->slots[head_index_ % kLap];
-    if (slot.seq.load(std::memory_order_acquire) != head_index_ + 1) break;
-    // Advance first: the callable may post again, and nothing here depends on it.
-    ++head_index_;
-    if (const Ops* ops = slot.ops) ops->run(slot.storage);
-    ++n;
+  for (PostRing* r = rings_.load(std::memory_order_acquire); r != nullptr && n < max;
+       r = r->next_ring_) {
+    const std::uint64_t published = r->published_.load(std::memory_order_acquire);
+    if (published != r->head_index_) n += DrainRing(*r, published, max - n);
   }
-  consumed_index_.store(head_index_, std::memory_order_relaxed);
   return n;
 }
 
 void PostQueue::DrainAllReserved() {
-  const std::uint64_t tail = tail_index_.load(std::memory_order_seq_cst);
-  Backoff backoff;
-  while (head_index_ < tail) {
-    if (head_index_ % kLap == kBlockSlots) {
-      if (!AdvancePastMarker()) backoff.Pause();
-      continue;
+  for (PostRing* r = rings_.load(std::memory_order_acquire); r != nullptr; r = r->next_ring_) {
+    const std::uint64_t reserved = DekkerLoad(r->reserved_);
+    Backoff backoff;
+    std::uint64_t published;
+    while ((published = r->published_.load(std::memory_order_acquire)) < reserved) {
+      backoff.Pause();  // the producer is between announcing and publishing
     }
-    Slot& slot = head_block_->slots[head_index_ % kLap];
-    if (slot.seq.load(std::memory_order_acquire) != head_index_ + 1) {
-      backoff.Pause();  // reserved by a producer that has not published yet
-      continue;
-    }
-    ++head_index_;
-    if (const Ops* ops = slot.ops) ops->run(slot.storage);
+    DrainRing(*r, published, SIZE_MAX);
   }
-  consumed_index_.store(head_index_, std::memory_order_relaxed);
 }
 
 }  // namespace rankd::rt

@@ -5,21 +5,25 @@
 //
 // Post(fn), from any thread, fails closed: it returns false and never runs fn unless the loop is
 // Running, checked before and after enqueueing. Post returning true guarantees fn runs on the
-// loop thread before Run() returns. The second check is made after the slot is reserved and
-// before it is published, with the reserve and the check sequentially consistent; the final
-// drain reads the queue tail after storing Stopped (also seq_cst), so any producer whose second
-// check saw an accepting state reserved a slot below that tail and is waited for, and any
-// producer that reserved above it sees Stopped and publishes its slot as revoked.
+// loop thread before Run() returns. Each posting thread has its own ring (post_queue.h); a post
+// announces itself in its ring (`reserved`), builds the callable, then makes the second check.
+// The final drain stores Stopped, then reads every ring's `reserved` and waits for those posts
+// to be published: these are Dekker handshakes (asymmetric_fence.h: free on the producer side,
+// a membarrier on the loop side), so a producer whose second check saw an accepting state was
+// seen by the drain, and one the drain did not see sees Stopped and revokes its post.
 //
 // Wakeup (Seastar/Folly style): producers write the eventfd only when the loop may be asleep.
 //
-//   loop, before blocking:  sleeping_ = 1 ; if queue tail != head → sleeping_ = 0, don't block
-//   producer, after publish: if sleeping_ && !wake_pending_.exchange(1) → eventfd write
-//   loop, after waking:     read eventfd ; wake_pending_ = 0 ; sleeping_ = 0
+//   loop, before blocking:   poll the rings for up to idle_spin first (no syscall), then
+//                            sleeping_ = 1 ; heavy fence ; if a ring has an announced post →
+//                            sleeping_ = 0, don't block
+//   producer, announcing:    reserved = i+1 ; light fence ; if sleeping_ &&
+//                            !wake_pending_.exchange(1) → eventfd write
+//   loop, after waking:      read eventfd ; wake_pending_ = 0 ; sleeping_ = 0
 //
-// sleeping_ and the queue tail form a Dekker pair (both seq_cst): either the loop sees the new
-// slot and does not block, or the producer sees sleeping_ and wakes it; wake_pending_ collapses a
-// burst of posts into one eventfd write.
+// sleeping_ and the rings' `reserved` form the Dekker pair: either the loop sees the post and
+// does not block, or the producer sees sleeping_ and wakes it; wake_pending_ collapses a burst
+// of posts into one eventfd write.
 //
 // Stop's drain contract (Stop() may be called from any thread, any number of times):
 //   1. From the moment Stop() is called, Post returns false (and fn never runs).
@@ -51,6 +55,7 @@
 #include <string_view>
 #include <thread>
 
+#include "rankd/runtime/asymmetric_fence.h"
 #include "rankd/runtime/callback.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/post_queue.h"
@@ -154,23 +159,25 @@ class EventLoop {
   bool PostImpl(F&& fn, LoopState last_accepting) {
     // First check: cheap rejection once stopping (fn is destroyed by the caller, never run).
     if (!Accepting(state_.load(std::memory_order_acquire), last_accepting)) return false;
-    std::uint64_t index;
-    PostQueue::Slot* slot = posts_.Reserve(&index);  // seq_cst
+    PostRing& ring = posts_.ForThisThread();
+    PostRing::Slot* slot = ring.Begin();
+    DekkerStore(ring.reserved(), ring.next_index() + 1);  // announce (the Dekker store)
     try {
       PostQueue::Emplace(slot, std::forward<F>(fn));
     } catch (...) {
       // The callable could not be built (its copy threw, or no memory): publish the slot as
-      // empty so the queue moves on, and let the caller see the exception.
-      PostQueue::PublishEmpty(slot, index);
+      // empty so the ring moves on, and let the caller see the exception.
+      slot->ops = nullptr;
+      ring.Publish();
       throw;
     }
-    return FinishPost(slot, index, last_accepting);
+    return FinishPost(ring, slot, last_accepting);
   }
-  // Second check (after reserving; seq_cst, pairs with the final drain in FinishStop), wake the
-  // loop if it may sleep, apply backpressure, then publish or revoke. Publishing is the last
-  // thing a producer does to the loop's memory: once the slot is visible the loop may run it,
-  // stop, and be destroyed.
-  bool FinishPost(PostQueue::Slot* slot, std::uint64_t index, LoopState last_accepting);
+  // Second check (after announcing; pairs with the final drain in FinishStop), wake the loop if
+  // it may sleep, apply backpressure, then publish or revoke. Publishing is the last thing a
+  // producer does to the loop's memory: once the slot is visible the loop may run it, stop, and
+  // be destroyed.
+  bool FinishPost(PostRing& ring, PostRing::Slot* slot, LoopState last_accepting);
   void RunOnThisThread(Callback on_running, bool started_by_start);
   void RunTurns();
   void FinishStop();

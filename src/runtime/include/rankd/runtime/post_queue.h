@@ -1,32 +1,29 @@
-// PostQueue: the unbounded lock-free multi-producer, single-consumer queue behind EventLoop::Post.
+// PostQueue: the queue behind EventLoop::Post — one single-producer ring per posting thread.
 //
-// Callables are constructed in place in 32-byte slots (two per cache line) of 255-slot blocks, so
-// a post allocates nothing for callables of up to 16 bytes (a block is taken from a few recycled
-// spares, or allocated, once per 255 posts). The consumer only reads slots: a slot is published
-// by storing its queue index + 1 into `seq`, so a recycled block needs no reset and the producers
-// never miss on lines the consumer wrote.
+// Each thread that posts to a loop gets its own PostRing (found through a thread-local cache),
+// so producers never contend with each other and a post needs no atomic read-modify-write:
 //
-//   producer                                      consumer (the loop thread)
-//   --------                                      --------
-//   Reserve(): CAS tail_index_ += 1   ─┐          HasPending(): tail_index_ != head
-//   construct the callable in the slot │          slot.seq != head + 1 → not yet published
-//   Publish(): ops (or null: revoked), │                                 (stop here: FIFO)
-//              then seq = index + 1   ─┘          ops != null → run (and destroy) the callable
+//   producer (owner thread of the ring)            consumer (the loop thread)
+//   --------                                       --------
+//   reserved_ = i + 1        (announce the post)   p = published_ (one load per ring per drain)
+//   construct the callable in slot i               run slots [head, p) in order, no atomics
+//   ... checks (see EventLoop) ...                 recycle finished blocks into the ring's spares
+//   published_ = i + 1       (release: visible)
 //
-// Block boundary (tail offset == kBlockSlots is a marker meaning "next block being installed"):
-// the producer that reserves the last slot of a block installs the next block (stores the block
-// pointer, then moves tail_index_ past the marker, then links block->next); producers that see
-// the marker spin until it is gone. A block pointer is dereferenced only after a successful CAS
-// on tail_index_, which proves it is the current block, so blocks can be freed and reused.
+// Slots are 32 bytes (two per cache line) in 256-slot blocks linked by the producer; a block is
+// taken from the ring's spares or allocated once per 256 posts. Callables up to kInlineBytes
+// live in the slot; larger ones go to the heap. The consumer reads only `published_` and the
+// slots, and writes only its own fields, so a producer's lines stay in its cache.
 //
-// Backpressure: a producer that finds more than kBackpressureSlots posts not yet consumed yields
-// its core after posting, so that a flood of posts from threads sharing cores with the loop
-// cannot keep the loop off the CPU and grow the queue without bound.
+// reserved_ != published_ means the producer is between announcing and publishing a post; the
+// loop's sleep and stop handshakes read reserved_ (see EventLoop and asymmetric_fence.h).
+// Backpressure: a producer more than kBackpressureSlots ahead of the consumer yields its core
+// once per block, so a flood of posts cannot keep the loop off the CPU.
 //
-// Thread affinity: Reserve/Emplace/Publish/Revoke/Congested from any thread; everything else on
-// the consumer thread only. Ownership: owns its blocks and the callables published into it; the
-// destructor destroys callables that never ran. No producer may be inside a post when it is
-// destroyed.
+// Thread affinity: ForThisThread and the producer calls from any thread (each thread uses only
+// its own ring); everything else on the consumer thread. Ownership: the queue owns its rings,
+// their blocks and the callables published into them; the destructor destroys callables that
+// never ran. No producer may be inside a post when it is destroyed.
 #pragma once
 
 #include <atomic>
@@ -39,44 +36,96 @@
 
 namespace rankd::rt {
 
-class PostQueue {
- public:
-  // 255 slots of 32 bytes: a block is 8 KiB, so block installs (the only slow path on the
-  // producer side) happen once per 255 posts.
-  static constexpr std::uint64_t kLap = 256;
-  static constexpr std::uint64_t kBlockSlots = kLap - 1;
-  static constexpr std::size_t kInlineBytes = 16;
-  // 64 blocks of unconsumed posts before producers start yielding.
-  static constexpr std::uint64_t kBackpressureSlots = 64 * kLap;
-  // Consumed blocks kept for reuse instead of being freed.
-  static constexpr int kSpareBlocks = 8;
+class PostQueue;
 
-  // How the consumer runs (then destroys) a callable, and how a producer destroys a revoked one.
-  struct Ops {
-    void (*run)(void* storage) noexcept;
-    void (*destroy)(void* storage) noexcept;
-  };
+// How the consumer runs (then destroys) a callable, and how a producer destroys a revoked one.
+struct PostOps {
+  void (*run)(void* storage) noexcept;
+  void (*destroy)(void* storage) noexcept;
+};
+
+class PostRing {
+ public:
+  static constexpr std::uint64_t kBlockSlots = 256;
+  static constexpr std::size_t kInlineBytes = 24;
+  static constexpr int kSpareBlocks = 4;
 
   struct alignas(32) Slot {
-    std::atomic<std::uint64_t> seq{0};  // queue index + 1 once published
-    const Ops* ops = nullptr;           // null: revoked (nothing to run)
+    const PostOps* ops;  // null: nothing to run (revoked, or the callable failed to build)
     alignas(8) unsigned char storage[kInlineBytes];
   };
 
+  // Producer: announces the next post and returns its slot.
+  Slot* Begin() {
+    const std::uint64_t offset = tail_index_ % kBlockSlots;
+    if (offset == 0 && tail_index_ != 0) {
+      Block* next = TakeSpare();
+      tail_block_->next = next;  // published with the first slot of `next`
+      tail_block_ = next;
+    }
+    return &tail_block_->slots[offset];
+  }
+  std::uint64_t next_index() const noexcept { return tail_index_; }
+  std::atomic<std::uint64_t>& reserved() noexcept { return reserved_; }
+  // Producer: makes the slot visible. The last touch of the ring by this post.
+  void Publish() noexcept {
+    const std::uint64_t published = ++tail_index_;
+    published_.store(published, std::memory_order_release);
+  }
+  // Producer: true (once per block) when the consumer is far behind.
+  bool Congested() const noexcept {
+    return tail_index_ % kBlockSlots == 0 &&
+           tail_index_ - consumed_.load(std::memory_order_relaxed) > kBackpressureSlots;
+  }
+
+ private:
+  friend class PostQueue;
+  struct Block {
+    Slot slots[kBlockSlots];
+    Block* next = nullptr;
+  };
+  // Unconsumed posts (64 blocks, 512 KiB) before a producer starts yielding.
+  static constexpr std::uint64_t kBackpressureSlots = 64 * kBlockSlots;
+
+  PostRing();
+  ~PostRing();
+  Block* TakeSpare();
+  void Recycle(Block* block) noexcept;
+
+  // Producer side.
+  alignas(64) std::atomic<std::uint64_t> reserved_{0};
+  std::uint64_t tail_index_ = 0;
+  Block* tail_block_ = nullptr;
+  // Written by the producer, read by the consumer once per drain.
+  alignas(64) std::atomic<std::uint64_t> published_{0};
+  // Consumer side.
+  alignas(64) std::uint64_t head_index_ = 0;
+  Block* head_block_ = nullptr;
+  std::atomic<std::uint64_t> consumed_{0};
+  // Shared: blocks the consumer finished, for the producer to reuse.
+  alignas(64) std::atomic<Block*> spares_[kSpareBlocks] = {};
+  PostRing* next_ring_ = nullptr;  // the queue's list; immutable once registered
+};
+
+class PostQueue {
+ public:
   PostQueue();
   ~PostQueue();
   PostQueue(const PostQueue&) = delete;
   PostQueue& operator=(const PostQueue&) = delete;
 
-  // Producer: claims the next slot (sequentially consistent, see EventLoop's stop protocol).
-  // `index` receives the slot's position in the queue.
-  Slot* Reserve(std::uint64_t* index);
+  // Producer: the calling thread's ring for this queue (created and registered on first use).
+  // The thread's most recent queue is checked first, in a constant-initialized thread_local
+  // (a plain %fs-relative load, no TLS init call).
+  PostRing& ForThisThread() {
+    if (last_used_.id == id_) return *last_used_.ring;
+    return ForThisThreadSlow();
+  }
 
-  // Producer: constructs `fn` in the slot (inline when small, else on the heap).
   template <class F>
-  static void Emplace(Slot* slot, F&& fn) {
+  static void Emplace(PostRing::Slot* slot, F&& fn) {
     using Fn = std::decay_t<F>;
-    if constexpr (sizeof(Fn) <= kInlineBytes && alignof(Fn) <= 8 &&
+    if constexpr (sizeof(Fn) <= PostRing::kInlineBytes && alignof(Fn) <= 8 &&
                   std::is_nothrow_move_constructible_v<Fn>) {
       ::new (static_cast<void*>(slot->storage)) Fn(std::forward<F>(fn));
       slot->ops = &kInlineOps<Fn>;
@@ -85,59 +134,24 @@ class PostQueue {
       slot->ops = &kHeapOps<Fn>;
     }
   }
-  // Producer: hands the slot (with its callable) to the consumer.
-  static void Publish(Slot* slot, std::uint64_t index) noexcept {
-    slot->seq.store(index + 1, std::memory_order_release);
-  }
-  // Producer: destroys the callable without running it and publishes the slot as empty.
-  static void Revoke(Slot* slot, std::uint64_t index) noexcept {
+  // Producer: destroys the slot's callable without running it.
+  static void Revoke(PostRing::Slot* slot) noexcept {
     slot->ops->destroy(slot->storage);
-    PublishEmpty(slot, index);
-  }
-  // Producer: publishes a slot that holds no callable (the consumer skips it).
-  static void PublishEmpty(Slot* slot, std::uint64_t index) noexcept {
     slot->ops = nullptr;
-    Publish(slot, index);
-  }
-  // Producer: true when the consumer is more than kBackpressureSlots behind `index`.
-  bool Congested(std::uint64_t index) const noexcept {
-    return index - consumed_index_.load(std::memory_order_relaxed) > kBackpressureSlots;
   }
 
-  // Consumer: true when some slot was reserved and not yet consumed (published or not).
+  // Consumer: posts announced (reserved) and not yet consumed, over all rings.
+  std::uint64_t Reserved() const noexcept;
   bool HasPending() const noexcept { return Reserved() != 0; }
-  // Consumer: how many slots were reserved and not yet consumed (markers count as slots).
-  std::uint64_t Reserved() const noexcept {
-    return tail_index_.load(std::memory_order_seq_cst) - head_index_;
-  }
-
-  // Consumer: true when the next slot to consume has been published.
-  bool HeadPublished() const noexcept {
-    std::uint64_t index = head_index_;
-    const Block* block = head_block_;
-    if (index % kLap == kBlockSlots) {
-      block = block->next.load(std::memory_order_acquire);
-      if (block == nullptr) return false;
-      ++index;
-    }
-    return block->slots[index % kLap].seq.load(std::memory_order_acquire) == index + 1;
-  }
-
-  // Consumer: runs up to `max` published callables in FIFO order, stopping at the first slot
-  // that is reserved but not yet published. Returns how many slots were consumed.
+  // Consumer: true when some ring has a published slot not yet consumed.
+  bool AnyPublished() const noexcept;
+  // Consumer: runs up to `max` published callables, each ring in FIFO order. Returns how many.
   std::size_t Drain(std::size_t max);
-
-  // Consumer: drains everything reserved so far, waiting for producers that are between
-  // Reserve and Publish. Used once, when the loop stops.
+  // Consumer: drains everything announced so far, waiting for producers that are between
+  // announcing and publishing. Used once, when the loop stops (after its heavy fence).
   void DrainAllReserved();
 
  private:
-  struct Block {
-    Slot slots[kBlockSlots];
-    std::atomic<Block*> next{nullptr};
-  };
-
-  // Runs the callable and destroys it. A callable that throws is logged and abandoned.
   template <class Fn>
   static void RunInline(void* s) noexcept {
     Fn* fn = std::launder(static_cast<Fn*>(s));
@@ -159,24 +173,25 @@ class PostQueue {
     delete fn;
   }
   template <class Fn>
-  static constexpr Ops kInlineOps = {
+  static constexpr PostOps kInlineOps = {
       &RunInline<Fn>, [](void* s) noexcept { std::launder(static_cast<Fn*>(s))->~Fn(); }};
   template <class Fn>
-  static constexpr Ops kHeapOps = {
+  static constexpr PostOps kHeapOps = {
       &RunHeap<Fn>, [](void* s) noexcept { delete *std::launder(static_cast<Fn**>(s)); }};
 
-  static void ReportThrow(std::exception_ptr e) noexcept;
-  Block* NewBlock();
-  void RecycleBlock(Block* block) noexcept;
-  // Moves the head past a block marker when the next block is linked. False if not linked yet.
-  bool AdvancePastMarker() noexcept;
+  struct LastUsed {
+    std::uint64_t id;
+    PostRing* ring;
+  };
+  static constinit thread_local LastUsed last_used_;
 
-  alignas(64) std::atomic<std::uint64_t> tail_index_{0};
-  std::atomic<Block*> tail_block_{nullptr};
-  alignas(64) std::atomic<Block*> spares_[kSpareBlocks] = {};
-  alignas(64) std::atomic<std::uint64_t> consumed_index_{0};  // published by the consumer
-  std::uint64_t head_index_ = 0;
-  Block* head_block_ = nullptr;
+  static void ReportThrow(std::exception_ptr e) noexcept;
+  PostRing& ForThisThreadSlow();
+  PostRing* Register();
+  std::size_t DrainRing(PostRing& ring, std::uint64_t until, std::size_t max);
+
+  const std::uint64_t id_;  // unique for the process's lifetime: thread caches key on it
+  std::atomic<PostRing*> rings_{nullptr};
 };
 
 }  // namespace rankd::rt
