@@ -204,10 +204,16 @@ bp::SleepVsPoolResult RunSleepVsPool(const bp::Flags& flags) {
 int RunBenchEventLoop(int argc, char** argv) {
   const bp::Flags flags = bp::ParseFlags(argc, argv, kModes);
   bp::Report report(flags.json);
-  if (flags.Runs("posts")) report.Add(RunPosts(flags));
-  if (flags.Runs("timers")) report.Add("timers", RunTimers(flags));
-  if (flags.Runs("coro_timers")) report.Add("coro_timers", RunCoroTimers(flags));
-  if (flags.Runs("sleep_vs_pool")) report.Add(RunSleepVsPool(flags));
+  if (flags.Runs("posts")) report.Add(bp::Measured(flags, [&] { return RunPosts(flags); }));
+  if (flags.Runs("timers")) {
+    report.Add("timers", bp::Measured(flags, [&] { return RunTimers(flags); }));
+  }
+  if (flags.Runs("coro_timers")) {
+    report.Add("coro_timers", bp::Measured(flags, [&] { return RunCoroTimers(flags); }));
+  }
+  if (flags.Runs("sleep_vs_pool")) {
+    report.Add(bp::Measured(flags, [&] { return RunSleepVsPool(flags); }));
+  }
   report.Finish();
   return 0;
 }

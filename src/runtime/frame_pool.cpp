@@ -1,5 +1,7 @@
 #include "rankd/runtime/frame_pool.h"
 
+#include <sys/mman.h>
+
 #include <array>
 #include <new>
 
@@ -12,18 +14,28 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
-// The lists of one thread; returns every cached block to the system when the thread exits.
+// The free lists and the current slab of one thread. Blocks carved from slabs are never returned
+// to the system: a thread keeps its peak frame memory for reuse (bounded by its peak number of
+// live frames). Slabs are mapped with MAP_POPULATE, so a burst of new frames costs one mmap per
+// slab instead of a page fault per page.
 struct ThreadFreeLists {
   std::array<FreeBlock*, kClasses> heads{};
   std::array<std::size_t, kClasses> counts{};
+  char* slab_next = nullptr;
+  char* slab_end = nullptr;
 
-  ~ThreadFreeLists() {
-    for (std::size_t c = 0; c < kClasses; ++c) {
-      while (FreeBlock* b = heads[c]) {
-        heads[c] = b->next;
-        ::operator delete(static_cast<void*>(b));
-      }
+  void* Carve(std::size_t block_bytes) {
+    if (static_cast<std::size_t>(slab_end - slab_next) < block_bytes) {
+      void* slab = ::mmap(nullptr, FramePool::kSlabBytes, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+      if (slab == MAP_FAILED) return nullptr;
+      // The tail of the previous slab (less than one block) is abandoned.
+      slab_next = static_cast<char*>(slab);
+      slab_end = slab_next + FramePool::kSlabBytes;
     }
+    void* p = slab_next;
+    slab_next += block_bytes;
+    return p;
   }
 };
 
@@ -45,7 +57,8 @@ void* FramePool::Allocate(std::size_t bytes) {
     --lists.counts[c];
     return b;
   }
-  return ::operator new((c + 1) * kGranule);
+  if (void* p = lists.Carve((c + 1) * kGranule)) return p;
+  throw std::bad_alloc();
 }
 
 void FramePool::Deallocate(void* p, std::size_t bytes) noexcept {
@@ -56,10 +69,6 @@ void FramePool::Deallocate(void* p, std::size_t bytes) noexcept {
   }
   const std::size_t c = ClassOf(bytes);
   ThreadFreeLists& lists = Lists();
-  if (lists.counts[c] >= kMaxCachedBytesPerClass / ((c + 1) * kGranule)) {
-    ::operator delete(p);
-    return;
-  }
   auto* b = static_cast<FreeBlock*>(p);
   b->next = lists.heads[c];
   lists.heads[c] = b;

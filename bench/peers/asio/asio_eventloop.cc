@@ -235,12 +235,20 @@ int main(int argc, char** argv) {
   UseFineTimerSlack();
   const Flags flags = ParseFlags(argc, argv, kModes);
   Report report(flags.json);
-  if (flags.Runs("posts")) report.Add(RunPosts(flags.PostsN(), flags.producers));
-  if (flags.Runs("timers")) report.Add("timers", RunTimers(flags.TimersN(), flags.TimerMs()));
-  if (flags.Runs("coro_timers")) {
-    report.Add("coro_timers", RunCoroTimers(flags.TimersN(), flags.SleepMs()));
+  if (flags.Runs("posts")) {
+    report.Add(Measured(flags, [&] { return RunPosts(flags.PostsN(), flags.producers); }));
   }
-  if (flags.Runs("sleep_vs_pool")) report.Add(RunSleepVsPool(flags.tasks, flags.SleepMs()));
+  if (flags.Runs("timers")) {
+    report.Add("timers",
+               Measured(flags, [&] { return RunTimers(flags.TimersN(), flags.TimerMs()); }));
+  }
+  if (flags.Runs("coro_timers")) {
+    report.Add("coro_timers",
+               Measured(flags, [&] { return RunCoroTimers(flags.TimersN(), flags.SleepMs()); }));
+  }
+  if (flags.Runs("sleep_vs_pool")) {
+    report.Add(Measured(flags, [&] { return RunSleepVsPool(flags.tasks, flags.SleepMs()); }));
+  }
   report.Finish();
   return 0;
 }

@@ -167,6 +167,9 @@ struct Flags {
   int producers = 1;
   int sleep_ms = -1;  // -1: not given; each mode picks its default
   int tasks = kDefaultTasks;
+  // Unmeasured runs of each mode before the measured one, in the same process: the measured run
+  // sees warm allocators, page tables and caches, as a long-running server does.
+  int warmup = 1;
   bool json = false;
 
   int64_t PostsN() const { return n > 0 ? n : kDefaultPosts; }
@@ -193,6 +196,7 @@ inline void PrintUsage(const char* prog, std::span<const std::string_view> modes
       "  --bench_sleep_ms N    timer/sleep ms (default: timers 0, coro_timers and\n"
       "                        sleep_vs_pool 1)\n"
       "  --bench_tasks N       concurrent tasks for sleep_vs_pool (default 1000)\n"
+      "  --bench_warmup N      unmeasured runs of each mode before the measured one (default 1)\n"
       "  --bench_json          print JSON instead of text\n"
       "Flags take `--flag value` or `--flag=value`.\n",
       prog, list.c_str());
@@ -258,11 +262,20 @@ inline Flags ParseFlags(int argc, char** argv, std::span<const std::string_view>
       f.sleep_ms = static_cast<int>(ParseInt(prog, name, value, 0));
     } else if (name == "--bench_tasks") {
       f.tasks = static_cast<int>(ParseInt(prog, name, value, 1));
+    } else if (name == "--bench_warmup") {
+      f.warmup = static_cast<int>(ParseInt(prog, name, value, 0));
     } else {
       FlagError(prog, "unknown flag '" + std::string(name) + "'");
     }
   }
   return f;
+}
+
+// Runs a mode `flags.warmup` times unmeasured, then once more and returns that run's result.
+template <class Run>
+auto Measured(const Flags& flags, Run&& run) {
+  for (int i = 0; i < flags.warmup; ++i) (void)run();
+  return run();
 }
 
 // ---------------------------------------------------------------------------------------------

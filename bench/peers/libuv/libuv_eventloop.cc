@@ -268,8 +268,13 @@ int main(int argc, char** argv) {
   UseFineTimerSlack();
   const Flags flags = ParseFlags(argc, argv, kModes);
   Report report(flags.json);
-  if (flags.Runs("posts")) report.Add(RunPosts(flags.PostsN(), flags.producers));
-  if (flags.Runs("timers")) report.Add("timers", RunTimers(flags.TimersN(), flags.TimerMs()));
+  if (flags.Runs("posts")) {
+    report.Add(Measured(flags, [&] { return RunPosts(flags.PostsN(), flags.producers); }));
+  }
+  if (flags.Runs("timers")) {
+    report.Add("timers",
+               Measured(flags, [&] { return RunTimers(flags.TimersN(), flags.TimerMs()); }));
+  }
   report.Finish();
   return 0;
 }

@@ -1,8 +1,10 @@
 // FramePool: per-thread recycling allocator for coroutine frames.
 //
 // Frames are grouped in 64-byte size classes up to kMaxPooledBytes; each thread keeps a free list
-// per class (capped at kMaxCachedBytesPerClass) so a steady stream of short-lived tasks allocates
-// from the system only while the pool warms up. Larger frames go straight to operator new.
+// per class, refilled from its own slabs (kSlabBytes, mapped pre-faulted), so a steady stream of
+// short-lived tasks never calls malloc and a burst of new ones costs one mmap per slab rather
+// than a page fault per page. Pooled memory is kept for reuse, never returned to the system: a
+// thread holds its peak frame memory. Larger frames go straight to operator new.
 // A block freed on another thread joins that thread's list: memory migrates, it never leaks.
 // Thread affinity: any thread; each thread touches only its own lists.
 #pragma once
@@ -24,9 +26,8 @@ class FramePool {
   // coroutines (a few hundred bytes) are pooled; rare large ones are not.
   static constexpr std::size_t kGranule = 64;
   static constexpr std::size_t kMaxPooledBytes = 2048;
-  // Bounds what an idle thread keeps: 2 MiB per class (32 classes: 64 MiB at the very worst),
-  // enough for tens of thousands of typical frames, so a burst's frames are reused, not freed.
-  static constexpr std::size_t kMaxCachedBytesPerClass = 2 << 20;
+  // 1 MiB slabs: 4,096 frames of 256 bytes per mmap.
+  static constexpr std::size_t kSlabBytes = 1 << 20;
 
   static void* Allocate(std::size_t bytes);
   static void Deallocate(void* p, std::size_t bytes) noexcept;
