@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts demo bench setup-build setup-test setup-bench clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts demo bench bench-runtime setup-build setup-test setup-bench clean format
 
 all: build
 
@@ -58,6 +58,10 @@ bench: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@ninja -C build-bench -j$(JOBS) --quiet
 	@echo "benchmarks built in build-bench/"
+
+# Runtime benchmarks head-to-head (rankd vs libuv, Boost.Asio, std), recorded in docs/benchmarks.md.
+bench-runtime: bench
+	/usr/bin/python3 bench/scripts/runtime_bench.py --record $(ARGS)
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
