@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <array>
 #include <functional>
 #include <latch>
 #include <memory>
@@ -352,6 +353,77 @@ TEST(EventLoopTest, LoopDestroyedRightAfterRunWhileProducersReturn) {
     for (auto& t : producers) t.join();  // Post calls all returned; destroy afterwards
     loop.reset();
   }
+}
+
+// One thread posting to many loops in turn, each destroyed before the next is created (often at
+// the same address): rings are keyed by a loop id that is never reused, so a dead loop's ring is
+// never picked up again (ASan would see it), and the thread's ring table is pruned.
+TEST(EventLoopTest, OneThreadPostsToManyShortLivedLoops) {
+  for (int i = 0; i < 150; ++i) {
+    EventLoop loop;
+    loop.Start();
+    std::atomic<int> ran{0};
+    for (int k = 0; k < 300; ++k) ASSERT_TRUE(loop.Post([&] { ++ran; }));  // crosses a block
+    ASSERT_TRUE(WaitFor([&] { return ran.load() == 300; }));
+    loop.Stop();
+    loop.Join();
+  }
+}
+
+// Threads that post and exit at once: their rings outlive them and are still drained.
+TEST(EventLoopTest, PostsFromThreadsThatAlreadyExitedStillRun) {
+  EventLoop loop;
+  loop.Start();
+  std::atomic<int> ran{0};
+  for (int t = 0; t < 32; ++t) {
+    std::thread([&] {
+      for (int k = 0; k < 100; ++k) ASSERT_TRUE(loop.Post([&] { ++ran; }));
+    }).join();
+  }
+  ASSERT_TRUE(WaitFor([&] { return ran.load() == 3200; }));
+  loop.Stop();
+  loop.Join();
+}
+
+// Posting to two loops alternately from one thread keeps each loop's order.
+TEST(EventLoopTest, AlternatingBetweenLoopsKeepsEachLoopsOrder) {
+  EventLoop a, b;
+  a.Start();
+  b.Start();
+  std::vector<int> seen_a, seen_b;
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(a.Post([&seen_a, i] { seen_a.push_back(i); }));
+    ASSERT_TRUE(b.Post([&seen_b, i] { seen_b.push_back(i); }));
+  }
+  a.Stop();
+  b.Stop();
+  a.Join();
+  b.Join();
+  ASSERT_EQ(seen_a.size(), 5000u);
+  ASSERT_EQ(seen_b.size(), 5000u);
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_EQ(seen_a[i], i);
+    ASSERT_EQ(seen_b[i], i);
+  }
+}
+
+// Callables too big for a slot go to the heap; both kinds run and are destroyed exactly once.
+TEST(EventLoopTest, LargeAndSmallCallablesRunAndAreDestroyedOnce) {
+  EventLoop loop;
+  loop.Start();
+  int destroyed = 0;
+  std::atomic<int> ran{0};
+  {
+    auto guard = std::make_shared<DestructionCounter>(&destroyed);
+    std::array<char, 200> big{};
+    big[199] = 7;
+    ASSERT_TRUE(loop.Post([g = guard, big, &ran] { ran += big[199]; }));
+    ASSERT_TRUE(loop.Post([g = std::move(guard), &ran] { ran += 1; }));
+  }
+  ASSERT_TRUE(WaitFor([&] { return ran.load() == 8; }));
+  loop.Stop();
+  loop.Join();
+  EXPECT_EQ(destroyed, 1);
 }
 
 TEST(ReadyQueueTest, RunQueuedStopsAtItsSentinelWhenTheLastNodeIsUnlinked) {
