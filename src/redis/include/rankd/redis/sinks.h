@@ -1,0 +1,60 @@
+// What a reply is decoded into: the sink interface of ReplyParser.
+//
+// The parser calls one method per value, depth first. An aggregate is announced with
+// OnAggregateBegin(type, n), followed by its n values, then OnAggregateEnd(type); a map of k
+// entries announces n = 2k values (key, value, key, value, ...). Strings are views into the
+// read buffer, valid only during the call: a sink that keeps one copies it.
+//
+// A sink sees only complete, well-formed replies (the parser checks the whole reply first), but
+// it may still find a reply it did not expect (an error, a wrong type): it records that itself.
+//
+// NullSink ignores everything. Derive from it and define the methods you need (the parser is a
+// template over the sink, so such calls are direct and inline). Derive from ReplySink instead
+// when the sink must be chosen at run time.
+//
+// Thread affinity: a sink is used by the thread that parses into it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "rankd/redis/resp.h"
+
+namespace rankd::redis {
+
+struct NullSink {
+  void OnSimpleString(std::string_view) {}
+  // A simple error ('-') or a bulk error ('!'): the server's message, e.g. "WRONGTYPE ...".
+  void OnError(std::string_view) {}
+  void OnInteger(std::int64_t) {}
+  void OnBulk(std::string_view) {}
+  // format is the three-letter format ("txt", "mkd"); text follows the ':'.
+  void OnVerbatim(std::string_view /*format*/, std::string_view /*text*/) {}
+  void OnBigNumber(std::string_view /*digits*/) {}
+  void OnDouble(double) {}
+  void OnBoolean(bool) {}
+  void OnNull() {}
+  void OnAggregateBegin(Type, std::size_t /*values*/) {}
+  void OnAggregateEnd(Type) {}
+};
+
+// The same interface with virtual dispatch (for a sink picked at run time, e.g. by a command
+// waiting in a pipeline). Unhandled values are ignored.
+class ReplySink {
+ public:
+  virtual ~ReplySink() = default;
+  virtual void OnSimpleString(std::string_view) {}
+  virtual void OnError(std::string_view) {}
+  virtual void OnInteger(std::int64_t) {}
+  virtual void OnBulk(std::string_view) {}
+  virtual void OnVerbatim(std::string_view /*format*/, std::string_view /*text*/) {}
+  virtual void OnBigNumber(std::string_view /*digits*/) {}
+  virtual void OnDouble(double) {}
+  virtual void OnBoolean(bool) {}
+  virtual void OnNull() {}
+  virtual void OnAggregateBegin(Type, std::size_t /*values*/) {}
+  virtual void OnAggregateEnd(Type) {}
+};
+
+}  // namespace rankd::redis
