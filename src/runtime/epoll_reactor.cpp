@@ -5,7 +5,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <ctime>
 #include <system_error>
 #include <vector>
@@ -198,6 +202,7 @@ class EpollReactor final : public Reactor {
   }
 
   std::size_t pending() const noexcept override { return queued_ + deferred_count_; }
+  bool needs_poll() const noexcept override { return pending() > 0; }
   bool has_ready_completions() const noexcept override { return !deferred_.empty(); }
 
  private:
@@ -319,9 +324,28 @@ const char* IoBackendName(IoBackend backend) noexcept {
 
 std::unique_ptr<Reactor> MakeEpollReactor() { return std::make_unique<EpollReactor>(); }
 
-std::unique_ptr<Reactor> MakeReactor(IoBackend backend, std::string* note) {
-  if (backend == IoBackend::kIoUring && note != nullptr) {
-    *note = "io_uring backend is not built into this rankd; using epoll";
+std::unique_ptr<Reactor> MakeReactor(IoBackend backend, std::string* note,
+                                     unsigned uring_entries) {
+  if (backend == IoBackend::kIoUring) {
+    std::string why;
+    if (const char* v = std::getenv("RANKD_DISABLE_IO_URING"); v != nullptr && *v != '\0' &&
+                                                              std::string_view(v) != "0") {
+      why = "disabled by RANKD_DISABLE_IO_URING";
+    } else {
+      try {
+        return MakeUringReactor(uring_entries);
+      } catch (const std::system_error& e) {
+        why = e.what();
+        if (std::FILE* f = std::fopen("/proc/sys/kernel/io_uring_disabled", "r")) {
+          int level = 0;
+          if (std::fscanf(f, "%d", &level) == 1 && level != 0) {
+            why += " (kernel.io_uring_disabled=" + std::to_string(level) + ")";
+          }
+          std::fclose(f);
+        }
+      }
+    }
+    if (note != nullptr) *note = "io_uring unavailable: " + why + "; using epoll";
   }
   return MakeEpollReactor();
 }

@@ -211,7 +211,7 @@ void EventLoop::RunTurns() {
         if (posts_.Drain(options_.post_budget) == 0) timeout = kUnpublishedSlotPollNs;
       }
     }
-    if (timeout == 0 && reactor_->pending() == 0) continue;  // nothing to poll for
+    if (timeout == 0 && !reactor_->needs_poll()) continue;  // nothing to poll for
 
     turn_started_ns_.store(0, std::memory_order_relaxed);
     const PollResult polled = reactor_->Poll(timeout);

@@ -9,6 +9,10 @@
 
 #include <cstring>
 #include <string>
+#include <system_error>
+#include <vector>
+
+#include "rankd/runtime/log.h"
 
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/event_loop.h"
@@ -34,14 +38,46 @@ struct Fd {
   int fd;
 };
 
+// Every I/O test runs on both backends.
+bool IoUringAvailable() {
+  static const bool available = [] {
+    try {
+      MakeUringReactor(0);
+      return true;
+    } catch (const std::system_error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+class IoTest : public ::testing::TestWithParam<IoBackend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == IoBackend::kIoUring && !IoUringAvailable()) {
+      GTEST_SKIP() << "io_uring cannot be set up on this machine";
+    }
+  }
+  EventLoopOptions Options() const {
+    EventLoopOptions o;
+    o.backend = GetParam();
+    return o;
+  }
+};
+
+std::string BackendName(const ::testing::TestParamInfo<IoBackend>& info) {
+  return IoBackendName(info.param);
+}
+
 std::pair<int, int> NonBlockingSocketPair() {
   int sv[2];
   EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
   return {sv[0], sv[1]};
 }
 
-TEST(IoTest, RecvWaitsForDataSentLater) {
-  EventLoop loop;
+TEST_P(IoTest, RecvWaitsForDataSentLater) {
+  EventLoop loop(Options());
+  ASSERT_EQ(loop.reactor().backend(), GetParam());
   loop.RunUntilComplete([]() -> Task<void> {
     auto [a, b] = NonBlockingSocketPair();
     Fd fa(a), fb(b);
@@ -61,8 +97,9 @@ TEST(IoTest, RecvWaitsForDataSentLater) {
   }());
 }
 
-TEST(IoTest, PeerCloseGivesZeroAndLargeTransfersComplete) {
-  EventLoop loop;
+TEST_P(IoTest, PeerCloseGivesZeroAndLargeTransfersComplete) {
+  EventLoop loop(Options());
+  ASSERT_EQ(loop.reactor().backend(), GetParam());
   loop.RunUntilComplete([]() -> Task<void> {
     auto [a, b] = NonBlockingSocketPair();
     Fd fa(a);
@@ -95,8 +132,9 @@ TEST(IoTest, PeerCloseGivesZeroAndLargeTransfersComplete) {
   }());
 }
 
-TEST(IoTest, CancelDuringABlockedReadThrowsPromptly) {
-  EventLoop loop;
+TEST_P(IoTest, CancelDuringABlockedReadThrowsPromptly) {
+  EventLoop loop(Options());
+  ASSERT_EQ(loop.reactor().backend(), GetParam());
   loop.RunUntilComplete([]() -> Task<void> {
     auto [a, b] = NonBlockingSocketPair();
     Fd fa(a), fb(b);
@@ -115,8 +153,9 @@ TEST(IoTest, CancelDuringABlockedReadThrowsPromptly) {
   }());
 }
 
-TEST(IoTest, AcceptAndConnectOnLoopback) {
-  EventLoop loop;
+TEST_P(IoTest, AcceptAndConnectOnLoopback) {
+  EventLoop loop(Options());
+  ASSERT_EQ(loop.reactor().backend(), GetParam());
   loop.RunUntilComplete([]() -> Task<void> {
     Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     sockaddr_in addr{};
@@ -149,8 +188,9 @@ TEST(IoTest, AcceptAndConnectOnLoopback) {
   }());
 }
 
-TEST(IoTest, ConnectToAClosedPortFailsWithConnectionRefused) {
-  EventLoop loop;
+TEST_P(IoTest, ConnectToAClosedPortFailsWithConnectionRefused) {
+  EventLoop loop(Options());
+  ASSERT_EQ(loop.reactor().backend(), GetParam());
   loop.RunUntilComplete([]() -> Task<void> {
     // Find a free port by binding and closing.
     int probe = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -167,8 +207,9 @@ TEST(IoTest, ConnectToAClosedPortFailsWithConnectionRefused) {
   }());
 }
 
-TEST(IoTest, ForgetCompletesPendingOpsWithCancelled) {
-  EventLoop loop;
+TEST_P(IoTest, ForgetCompletesPendingOpsWithCancelled) {
+  EventLoop loop(Options());
+  ASSERT_EQ(loop.reactor().backend(), GetParam());
   loop.RunUntilComplete([]() -> Task<void> {
     auto [a, b] = NonBlockingSocketPair();
     Fd fb(b);
@@ -185,8 +226,9 @@ TEST(IoTest, ForgetCompletesPendingOpsWithCancelled) {
   }());
 }
 
-TEST(IoTest, FrameDestroyedWithPendingRecvReleasesTheOperation) {
-  EventLoop loop;
+TEST_P(IoTest, FrameDestroyedWithPendingRecvReleasesTheOperation) {
+  EventLoop loop(Options());
+  ASSERT_EQ(loop.reactor().backend(), GetParam());
   loop.RunUntilComplete([]() -> Task<void> {
     auto [a, b] = NonBlockingSocketPair();
     Fd fa(a), fb(b);
@@ -204,6 +246,46 @@ TEST(IoTest, FrameDestroyedWithPendingRecvReleasesTheOperation) {
     co_await SleepFor(2ms);
   }());
 }
+
+// When io_uring cannot be set up, rankd falls back to epoll and says why in one line.
+TEST(IoBackendTest, FailedIoUringSetupFallsBackToEpollWithAReason) {
+  // A real setup failure: a queue size the kernel refuses.
+  EXPECT_THROW(MakeUringReactor(1u << 31), std::system_error);
+  std::string note;
+  auto reactor = MakeReactor(IoBackend::kIoUring, &note, 1u << 31);
+  EXPECT_EQ(reactor->backend(), IoBackend::kEpoll);
+  EXPECT_NE(note.find("io_uring unavailable"), std::string::npos) << note;
+  EXPECT_NE(note.find("using epoll"), std::string::npos) << note;
+}
+
+TEST(IoBackendTest, OperatorCanDisableIoUringAndTheLoopLogsOneLine) {
+  std::vector<std::string> lines;
+  SetLogSink([&](std::string_view line) { lines.emplace_back(line); });
+  ::setenv("RANKD_DISABLE_IO_URING", "1", 1);
+  {
+    EventLoopOptions o;
+    o.name = "shard-3";
+    o.backend = IoBackend::kIoUring;
+    EventLoop loop(o);
+    EXPECT_EQ(loop.reactor().backend(), IoBackend::kEpoll);
+  }
+  ::unsetenv("RANKD_DISABLE_IO_URING");
+  SetLogSink({});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("shard-3"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("RANKD_DISABLE_IO_URING"), std::string::npos) << lines[0];
+}
+
+TEST(IoBackendTest, IoUringIsUsedWhenAvailable) {
+  if (!IoUringAvailable()) GTEST_SKIP() << "io_uring cannot be set up on this machine";
+  EventLoopOptions o;
+  o.backend = IoBackend::kIoUring;
+  EventLoop loop(o);
+  EXPECT_EQ(loop.reactor().backend(), IoBackend::kIoUring);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, IoTest,
+                         ::testing::Values(IoBackend::kEpoll, IoBackend::kIoUring), BackendName);
 
 }  // namespace
 }  // namespace rankd::rt

@@ -77,15 +77,23 @@ class Reactor {
 
   // Operations submitted and not yet completed, plus completions waiting to be delivered.
   virtual std::size_t pending() const noexcept = 0;
+  // True when a Poll with a zero timeout has work to do (ops to submit or reap).
+  virtual bool needs_poll() const noexcept = 0;
   // True when completions are waiting to be delivered (so the next Poll must not block).
   virtual bool has_ready_completions() const noexcept = 0;
 };
 
 // Creates the epoll backend. Throws std::system_error if the kernel refuses.
 std::unique_ptr<Reactor> MakeEpollReactor();
+// Creates the io_uring backend with `entries` submission entries (0: the default). Throws
+// std::system_error when the ring cannot be set up (old kernel, seccomp, sysctl
+// kernel.io_uring_disabled, or a size the kernel refuses).
+std::unique_ptr<Reactor> MakeUringReactor(unsigned entries);
 
-// Creates the requested backend. Backends that are not available here fall back to epoll, and
-// `note` (if given) receives one line saying why.
-std::unique_ptr<Reactor> MakeReactor(IoBackend backend, std::string* note = nullptr);
+// Creates the requested backend. When io_uring cannot be set up (or RANKD_DISABLE_IO_URING is set
+// to anything but 0) it falls back to epoll and `note` (if given) receives one line saying why.
+// `uring_entries` sizes the io_uring submission queue (0: the default).
+std::unique_ptr<Reactor> MakeReactor(IoBackend backend, std::string* note = nullptr,
+                                     unsigned uring_entries = 0);
 
 }  // namespace rankd::rt

@@ -1,0 +1,279 @@
+// The io_uring backend: every operation is a submission, every result a completion.
+//
+// Submissions queue up in the ring during a loop turn and go to the kernel in one
+// io_uring_submit_and_wait_timeout call from Poll, which also waits for completions (so a turn
+// costs one system call however many operations it starts). The ring is set up with
+// SINGLE_ISSUER | DEFER_TASKRUN (completion work runs only when the loop asks for it, on the
+// loop thread) and COOP_TASKRUN when the kernel accepts them; it is created disabled and enabled
+// by the first Poll, so the loop thread (not the constructing thread) is its single issuer.
+// Cross-thread wake: a read of an eventfd stays armed in the ring; Wake() writes the eventfd.
+// Abandon (an awaiter destroyed mid-operation) cancels the operation and waits for its
+// completion before returning, because the kernel may still be writing into the buffer.
+#include <errno.h>
+#include <liburing.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "rankd/runtime/reactor.h"
+
+namespace rankd::rt {
+namespace {
+
+// Submission queue entries: ops started in one turn beyond this force an early submit.
+constexpr unsigned kRingEntries = 1024;
+// user_data tags for the ring's own submissions (op pointers are 8-byte aligned, never these).
+constexpr std::uint64_t kWakeTag = 1;
+constexpr std::uint64_t kCancelTag = 3;
+
+enum OpState : std::uint8_t { kIdle = 0, kInFlight = 1, kCancelling = 2, kAbandoned = 4 };
+
+struct Completion {
+  IoOp* op;
+  int res;
+};
+
+class UringReactor final : public Reactor {
+ public:
+  explicit UringReactor(unsigned entries) {
+    io_uring_params params{};
+    params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+                   IORING_SETUP_COOP_TASKRUN | IORING_SETUP_R_DISABLED;
+    int rc = io_uring_queue_init_params(entries, &ring_, &params);
+    if (rc == -EINVAL) {
+      // Older kernels: no DEFER_TASKRUN / SINGLE_ISSUER.
+      params = io_uring_params{};
+      params.flags = IORING_SETUP_COOP_TASKRUN;
+      rc = io_uring_queue_init_params(entries, &ring_, &params);
+      disabled_ = false;
+    }
+    if (rc == -EINVAL) {
+      params = io_uring_params{};
+      rc = io_uring_queue_init_params(entries, &ring_, &params);
+      disabled_ = false;
+    }
+    if (rc < 0) throw std::system_error(-rc, std::system_category(), "io_uring_queue_init");
+    wakefd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wakefd_ < 0) {
+      const int err = errno;
+      io_uring_queue_exit(&ring_);
+      throw std::system_error(err, std::system_category(), "eventfd");
+    }
+  }
+
+  ~UringReactor() override {
+    io_uring_queue_exit(&ring_);
+    ::close(wakefd_);
+  }
+
+  IoBackend backend() const noexcept override { return IoBackend::kIoUring; }
+
+  // Completion model: nothing is attempted outside the ring.
+  bool TryComplete(IoOp*) override { return false; }
+
+  void Submit(IoOp* op) override {
+    EnsureEnabled();
+    io_uring_sqe* sqe = GetSqe();
+    switch (op->kind) {
+      case IoKind::kRecv:
+        io_uring_prep_recv(sqe, op->fd, op->buffer, op->length, 0);
+        break;
+      case IoKind::kSend:
+        io_uring_prep_send(sqe, op->fd, op->buffer, op->length, MSG_NOSIGNAL);
+        break;
+      case IoKind::kAccept:
+        op->backend_state = 0;
+        io_uring_prep_accept(sqe, op->fd, op->address,
+                             op->address != nullptr ? &op->address_length : nullptr,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+        break;
+      case IoKind::kConnect:
+        io_uring_prep_connect(sqe, op->fd, op->address, op->address_length);
+        break;
+    }
+    io_uring_sqe_set_data(sqe, op);
+    op->backend_state = kInFlight;
+    ++in_flight_;
+  }
+
+  void Cancel(IoOp* op) noexcept override {
+    if ((op->backend_state & kInFlight) == 0 || (op->backend_state & kCancelling) != 0) return;
+    op->backend_state |= kCancelling;
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_cancel64(sqe, reinterpret_cast<std::uint64_t>(op), 0);
+    io_uring_sqe_set_data64(sqe, kCancelTag);
+  }
+
+  void Abandon(IoOp* op) noexcept override {
+    EnsureEnabled();
+    // A completion already harvested but not yet delivered: drop it.
+    for (auto* list : {&stash_, &delivering_}) {
+      for (Completion& c : *list) {
+        if (c.op == op) c.op = nullptr;
+      }
+    }
+    if ((op->backend_state & kInFlight) == 0) return;
+    Cancel(op);
+    op->backend_state |= kAbandoned;
+    // Wait for the op's own completion: until then the kernel may write into its buffer.
+    while (op->backend_state & kInFlight) {
+      io_uring_submit(&ring_);
+      io_uring_cqe* cqe = nullptr;
+      const int rc = io_uring_wait_cqe(&ring_, &cqe);
+      if (rc == -EINTR || rc == -EAGAIN) continue;
+      if (rc < 0) break;  // the ring is unusable: nothing more can complete
+      Harvest(cqe);
+      io_uring_cqe_seen(&ring_, cqe);
+    }
+  }
+
+  void Forget(int fd) noexcept override {
+    EnsureEnabled();
+    // Pending ops on fd complete with -ECANCELED through the ring. Submitted now, with any ops
+    // still queued for fd, because the caller closes fd next.
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data64(sqe, kCancelTag);
+    io_uring_submit(&ring_);
+  }
+
+  PollResult Poll(std::int64_t timeout_ns) override {
+    EnsureEnabled();
+    if (!wake_armed_) ArmWake();
+    PollResult result;
+    result.completions += DeliverStash(result);
+    if (result.completions > 0) timeout_ns = 0;
+
+    int rc;
+    if (timeout_ns == 0) {
+      rc = io_uring_submit_and_get_events(&ring_);
+    } else if (timeout_ns < 0) {
+      rc = io_uring_submit_and_wait(&ring_, 1);
+    } else {
+      __kernel_timespec ts{};
+      ts.tv_sec = timeout_ns / 1'000'000'000;
+      ts.tv_nsec = timeout_ns % 1'000'000'000;
+      io_uring_cqe* cqe = nullptr;
+      rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+    }
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN) {
+      throw std::system_error(-rc, std::system_category(), "io_uring_submit_and_wait");
+    }
+    // Deliver what is ready. Completions may start new ops (more SQEs, submitted next Poll).
+    unsigned head;
+    io_uring_cqe* cqe;
+    unsigned seen = 0;
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      ++seen;
+      Harvest(cqe);
+    }
+    io_uring_cq_advance(&ring_, seen);
+    result.completions += DeliverStash(result);
+    return result;
+  }
+
+  void Wake() noexcept override {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t r = ::write(wakefd_, &one, sizeof one);
+  }
+
+  std::size_t pending() const noexcept override { return in_flight_ + stash_.size(); }
+  // Also when submissions wait to be handed to the kernel (the armed wake read alone needs no
+  // poll until the loop sleeps).
+  bool needs_poll() const noexcept override {
+    return pending() > 0 || io_uring_sq_ready(&ring_) > 0 || !wake_armed_;
+  }
+  bool has_ready_completions() const noexcept override { return !stash_.empty(); }
+
+ private:
+  // The ring is created disabled; the loop thread's first use makes it the single issuer.
+  // (liburing 2.3 declares io_uring_enable_rings but does not export it.)
+  void EnsureEnabled() noexcept {
+    if (!disabled_) return;
+    ::syscall(__NR_io_uring_register, ring_.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0);
+    disabled_ = false;
+  }
+
+  io_uring_sqe* GetSqe() noexcept {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    while (sqe == nullptr) {
+      // Submission queue full: hand what we have to the kernel and take a fresh entry.
+      io_uring_submit(&ring_);
+      sqe = io_uring_get_sqe(&ring_);
+    }
+    return sqe;
+  }
+
+  void ArmWake() {
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_read(sqe, wakefd_, &wake_value_, sizeof wake_value_, 0);
+    io_uring_sqe_set_data64(sqe, kWakeTag);
+    wake_armed_ = true;
+  }
+
+  // Records one completion (the caller marks the CQE seen). Op completions are stashed and
+  // delivered by DeliverStash, so callbacks (which may submit, cancel or abandon) never run
+  // while the ring is being walked.
+  void Harvest(const io_uring_cqe* cqe) {
+    const std::uint64_t data = cqe->user_data;
+    if (data == kWakeTag) {
+      wake_armed_ = false;
+      woken_ = true;
+      return;
+    }
+    if (data == kCancelTag) return;
+    auto* op = reinterpret_cast<IoOp*>(data);
+    op->backend_state &= static_cast<std::uint8_t>(~(kInFlight | kCancelling));
+    --in_flight_;
+    if (op->backend_state & kAbandoned) {
+      op->backend_state = kIdle;
+      return;  // its owner is gone
+    }
+    stash_.push_back({op, cqe->res});
+  }
+
+  int DeliverStash(PollResult& result) {
+    if (woken_) {
+      result.woken = true;
+      woken_ = false;
+    }
+    // Completions may stash more (through Abandon's waits); those run on the next pass.
+    delivering_.clear();
+    delivering_.swap(stash_);
+    int n = 0;
+    for (std::size_t i = 0; i < delivering_.size(); ++i) {
+      IoOp* op = delivering_[i].op;
+      if (op == nullptr) continue;  // abandoned after it was harvested
+      op->result = delivering_[i].res;
+      op->backend_state = kIdle;
+      op->complete(op);
+      ++n;
+    }
+    delivering_.clear();
+    return n;
+  }
+
+  io_uring ring_{};
+  int wakefd_ = -1;
+  std::uint64_t wake_value_ = 0;
+  bool wake_armed_ = false;
+  bool woken_ = false;
+  bool disabled_ = true;
+  std::size_t in_flight_ = 0;
+  std::vector<Completion> stash_;
+  std::vector<Completion> delivering_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reactor> MakeUringReactor(unsigned entries) {
+  return std::make_unique<UringReactor>(entries == 0 ? kRingEntries : entries);
+}
+
+}  // namespace rankd::rt
