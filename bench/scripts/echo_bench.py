@@ -534,10 +534,22 @@ def main():
         print("recorded: docs/benchmarks/echo.json, %s" % os.path.relpath(png, ROOT))
         print()
         print(markdown_table(scs, summaries, impls, tlist))
-    return 0
+    # Missed targets are a finding, not an error; a run that produced no figure is.
+    failed = sum(1 for by_impl in runs.values() for recs in by_impl.values() for rec in recs if "error" in rec)
+    if failed:
+        print("%d run(s) failed: see the '!' lines above" % failed, file=sys.stderr)
+    return 1 if failed else 0
+
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
+    # Ctrl-C and SIGTERM both unwind through the handlers that stop the servers (SIGINT too when
+    # the shell started the script with SIGINT ignored, as it does for background jobs).
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     try:
         sys.exit(main())
     except KeyboardInterrupt:
