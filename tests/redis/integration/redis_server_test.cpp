@@ -164,7 +164,8 @@ TEST(RedisServerHarness, Hello3SwitchesToResp3AndEveryTypeParses) {
   const Reply dbl = debug("double");
   EXPECT_EQ(dbl.type, Type::kDouble);
   EXPECT_DOUBLE_EQ(dbl.number, 3.141);
-  EXPECT_EQ(debug("bignum"), Reply::Text(Type::kBigNumber, "1234567999999999999999999999999999999"));
+  EXPECT_EQ(debug("bignum"),
+            Reply::Text(Type::kBigNumber, "1234567999999999999999999999999999999"));
   EXPECT_EQ(debug("null"), Reply::Null());
   EXPECT_EQ(debug("array"), Reply::Aggregate(Type::kArray, {Reply::Integer(0), Reply::Integer(1),
                                                            Reply::Integer(2)}));

@@ -44,10 +44,14 @@ class RedisClusterTest : public ::testing::Test {
       int port = 0;
       for (const Reply& node : nodes->elements) {
         const Reply* role = node.Find("role");
-        if (role != nullptr && role->str == "master") port = static_cast<int>(node.Find("port")->integer);
+        if (role != nullptr && role->str == "master") {
+          port = static_cast<int>(node.Find("port")->integer);
+        }
       }
       for (std::size_t i = 0; i + 1 < slots->elements.size(); i += 2) {
-        for (std::int64_t s = slots->elements[i].integer; s <= slots->elements[i + 1].integer; ++s) {
+        const std::int64_t first = slots->elements[i].integer;
+        const std::int64_t last = slots->elements[i + 1].integer;
+        for (std::int64_t s = first; s <= last; ++s) {
           EXPECT_EQ(owners[static_cast<std::size_t>(s)], 0) << "slot " << s << " owned twice";
           owners[static_cast<std::size_t>(s)] = port;
         }
@@ -80,7 +84,9 @@ TEST_F(RedisClusterTest, ShardsCoverEverySlotAndNameTheMasters) {
     const std::int64_t first = range.elements[0].integer;
     const std::int64_t last = range.elements[1].integer;
     const int port = static_cast<int>(range.elements[2].elements[1].integer);
-    for (std::int64_t s = first; s <= last; ++s) EXPECT_EQ(owners[static_cast<std::size_t>(s)], port);
+    for (std::int64_t s = first; s <= last; ++s) {
+      EXPECT_EQ(owners[static_cast<std::size_t>(s)], port);
+    }
     covered += static_cast<std::size_t>(last - first + 1);
   }
   EXPECT_EQ(covered, std::size_t{kClusterSlots});
