@@ -6,7 +6,9 @@
 //   echo   N connections (--connections, default 8) are opened and set TCP_NODELAY before the
 //          clock starts. Each iteration writes the payload (--payload bytes of 0x42) on all N
 //          connections, then reads it back in full from all N, checking every byte.
-//          --iterations (default 2000). total_ms = first write .. last byte read back.
+//          --iterations (default 2000). total_ms = first write .. last byte read back. Then,
+//          untimed, the client ends each stream and expects the server to close it with no
+//          byte left over.
 //   churn  Each iteration opens C short connections (--connections, default 16), writes the
 //          payload (default 64 bytes) on each, reads it back from each, and closes them all
 //          (an orderly close: the server sees end-of-stream). --iterations (default 1500).
@@ -170,7 +172,11 @@ Flags ParseFlags(int argc, char** argv) {
 // no result to report.
 
 [[noreturn]] void Fail(const char* what, int err) {
-  std::fprintf(stderr, "rankd_echo_client: %s: %s\n", what, err != 0 ? std::strerror(err) : "");
+  if (err != 0) {
+    std::fprintf(stderr, "rankd_echo_client: %s: %s\n", what, std::strerror(err));
+  } else {
+    std::fprintf(stderr, "rankd_echo_client: %s\n", what);
+  }
   std::exit(1);
 }
 
@@ -280,7 +286,17 @@ int64_t RunEcho(const Flags& f, const sockaddr_in& addr) {
     for (const Conn& c : conns) WriteAll(c.fd(), payload.data(), payload.size());
     for (const Conn& c : conns) ReadExactAndCheck(c.fd(), reply.data(), reply.size());
   }
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  const auto end = Clock::now();
+  // Untimed: an echo server returns exactly what it was sent. End the stream and expect the
+  // server to close in turn with nothing more to read.
+  for (const Conn& c : conns) ::shutdown(c.fd(), SHUT_WR);
+  for (const Conn& c : conns) {
+    unsigned char extra = 0;
+    const ssize_t n = ::recv(c.fd(), &extra, 1, 0);
+    if (n > 0) Fail("the server sent more bytes than it was sent", 0);
+    if (n < 0) Fail(errno == EAGAIN ? "the server did not close after end-of-stream" : "recv", errno == EAGAIN ? 0 : errno);
+  }
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
 }
 
 // Churn closes ~100,000 connections per run from the client side, and each leaves a TIME_WAIT

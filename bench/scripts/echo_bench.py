@@ -57,8 +57,9 @@ DOCS_DIR = os.path.join(ROOT, "docs", "benchmarks")
 
 # How each implementation's server is started; `{build}` is --build-dir. A server must listen on
 # 127.0.0.1, print `LISTENING <port>` on stdout once it accepts connections (with --port 0 it
-# picks an ephemeral port), echo every byte it reads on every connection until the client closes
-# it, and exit when sent SIGTERM.
+# picks an ephemeral port), echo every byte it reads on every connection, close a connection once
+# the client has closed its side (the client checks this, untimed, after the echo runs), and exit
+# when sent SIGTERM.
 SERVERS = {
     "asio": "{build}/bench/peers/peer_asio_echo_server --port 0",
     "rankd_epoll": "{build}/apps/rankd/rankd --bench_echo_server --io_backend=epoll --port 0",

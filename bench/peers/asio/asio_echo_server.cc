@@ -60,7 +60,8 @@ using Awaitable = asio::awaitable<T, Executor>;
 constexpr asio::use_awaitable_t<Executor> kUseAwaitable;
 
 // One run() thread and no other thread touching the io_context or its objects: Asio may drop
-// the locks in its scheduler and reactor.
+// the locks in its scheduler and reactor. Measured with cachegrind on the echo workload: about a
+// sixth fewer user-space instructions than concurrency hint 1.
 constexpr int kConcurrencyHint = BOOST_ASIO_CONCURRENCY_HINT_UNSAFE;
 
 // Loopback's MTU is 64 KiB: a buffer that size takes a whole segment, so the largest message of
