@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "bench_eventloop.h"
+#include "echo_server.h"
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -11,11 +12,14 @@ int main(int argc, char** argv) {
     if (arg == "--bench_eventloop" || arg.starts_with("--bench_eventloop=")) {
       return rankd::bench::RunBenchEventLoop(argc, argv);
     }
+    if (arg == "--bench_echo_server") return rankd::bench::RunEchoServer(argc, argv);
   }
   std::fprintf(stderr,
                "usage: rankd --bench_eventloop [--bench_eventloop_mode posts|timers|coro_timers|"
                "sleep_vs_pool|all] [--bench_n N] [--bench_producers N] [--bench_sleep_ms N] "
                "[--bench_tasks N] [--bench_json]\n"
+               "       rankd --bench_echo_server [--io_backend epoll|io_uring] [--host H] "
+               "[--port N]\n"
                "The ranking service is not part of this build yet; rankd runs its runtime "
                "benchmarks.\n");
   return argc > 1 ? 2 : 0;

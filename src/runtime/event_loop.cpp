@@ -23,6 +23,9 @@ constexpr std::int64_t kUnpublishedSlotPollNs = 50'000;
 // pause) before draining: two cache lines' worth of slots per line transfer instead of one.
 constexpr std::uint64_t kSpinBatch = 64;
 
+// The idle spin runs only if a post was drained within this long (1 ms).
+constexpr std::int64_t kSpinAfterPostNs = 1'000'000;
+
 }  // namespace
 
 const char* LoopStateName(LoopState state) noexcept {
@@ -86,7 +89,10 @@ bool EventLoop::FinishPost(PostRing& ring, PostRing::Slot* slot, LoopState last_
   // Wake only a loop that may be blocked, and only once per sleep (a plain load first: while a
   // wake is pending, posts skip the locked exchange). The wake may reach the loop before the
   // slot is published; the loop then sees an announced post and polls briefly.
-  if (DekkerLoad(sleeping_) && !wake_pending_.load(std::memory_order_relaxed) &&
+  // A thread's first post always wakes the loop: a loop that saw no rings sleeps without the
+  // heavy fence (see RunTurns).
+  if ((DekkerLoad(sleeping_) || ring.TakeFresh()) &&
+      !wake_pending_.load(std::memory_order_relaxed) &&
       !wake_pending_.exchange(true, std::memory_order_acq_rel)) {
     wakeups_.fetch_add(1, std::memory_order_relaxed);
     reactor_->Wake();
@@ -174,7 +180,7 @@ void EventLoop::RunTurns() {
     turn_started_ns_.store(now, std::memory_order_relaxed);
 
     ready_.RunQueued();
-    posts_.Drain(options_.post_budget);
+    if (posts_.Drain(options_.post_budget) != 0) last_post_ns_ = now;
     timers_.FireExpired(now);
     ready_.RunQueued();
 
@@ -200,8 +206,13 @@ void EventLoop::RunTurns() {
       timeout = timeout < 0 ? left : std::min(timeout, left);
     }
 
-    if (timeout != 0 && options_.idle_spin.count() > 0 && SpinForPosts(timeout)) timeout = 0;
-    if (timeout != 0) {
+    // Spin only while posts are flowing: a loop serving I/O alone would burn a core that its
+    // clients need.
+    if (timeout != 0 && options_.idle_spin.count() > 0 &&
+        now - last_post_ns_ < kSpinAfterPostNs && SpinForPosts(timeout)) {
+      timeout = 0;
+    }
+    if (timeout != 0 && posts_.has_rings()) {
       DekkerStore(sleeping_, true);
       HeavyFence();
       if (posts_.HasPending()) {  // the other half of the Dekker pair

@@ -100,6 +100,10 @@ class UringReactor final : public Reactor {
     io_uring_sqe_set_data(sqe, op);
     op->backend_state = kInFlight;
     ++in_flight_;
+    if (static_cast<std::size_t>(op->fd) >= fd_in_flight_.size()) {
+      fd_in_flight_.resize(static_cast<std::size_t>(op->fd) + 64);
+    }
+    ++fd_in_flight_[op->fd];
   }
 
   void Cancel(IoOp* op) noexcept override {
@@ -134,6 +138,11 @@ class UringReactor final : public Reactor {
   }
 
   void Forget(int fd) noexcept override {
+    // Nothing in flight on fd (the common case: a connection whose last read saw EOF).
+    if (fd < 0 || static_cast<std::size_t>(fd) >= fd_in_flight_.size() ||
+        fd_in_flight_[fd] == 0) {
+      return;
+    }
     EnsureEnabled();
     // Pending ops on fd complete with -ECANCELED through the ring. Submitted now, with any ops
     // still queued for fd, because the caller closes fd next.
@@ -231,6 +240,7 @@ class UringReactor final : public Reactor {
     auto* op = reinterpret_cast<IoOp*>(data);
     op->backend_state &= static_cast<std::uint8_t>(~(kInFlight | kCancelling));
     --in_flight_;
+    --fd_in_flight_[op->fd];
     if (op->backend_state & kAbandoned) {
       op->backend_state = kIdle;
       return;  // its owner is gone
@@ -268,6 +278,7 @@ class UringReactor final : public Reactor {
   std::size_t in_flight_ = 0;
   std::vector<Completion> stash_;
   std::vector<Completion> delivering_;
+  std::vector<std::uint32_t> fd_in_flight_;  // ops in flight per fd (Forget skips idle fds)
 };
 
 }  // namespace

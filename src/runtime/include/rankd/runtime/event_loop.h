@@ -14,9 +14,11 @@
 //
 // Wakeup (Seastar/Folly style): producers write the eventfd only when the loop may be asleep.
 //
-//   loop, before blocking:   poll the rings for up to idle_spin first (no syscall), then
-//                            sleeping_ = 1 ; heavy fence ; if a ring has an announced post →
-//                            sleeping_ = 0, don't block
+//   loop, before blocking:   poll the rings for up to idle_spin first (no syscall) if posts
+//                            arrived in the last millisecond, then sleeping_ = 1 ; heavy fence ;
+//                            if a ring has an announced post → sleeping_ = 0, don't block
+//                            (with no ring at all there is nothing to fence: a thread's first
+//                            post always wakes the loop)
 //   producer, announcing:    reserved = i+1 ; light fence ; if sleeping_ &&
 //                            !wake_pending_.exchange(1) → eventfd write
 //   loop, after waking:      read eventfd ; wake_pending_ = 0 ; sleeping_ = 0
@@ -190,6 +192,7 @@ class EventLoop {
   ReadyQueue ready_;
   std::unique_ptr<TaskScope> root_scope_;
   std::int64_t turn_now_ns_ = 0;
+  std::int64_t last_post_ns_ = 0;  // turn time of the last turn that ran posted callbacks
   bool ran_ = false;  // Run() got past start-up once (loop thread, then the owner after Join)
   std::thread thread_;
 

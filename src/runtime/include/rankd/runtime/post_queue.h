@@ -72,6 +72,13 @@ class PostRing {
     const std::uint64_t published = ++tail_index_;
     published_.store(published, std::memory_order_release);
   }
+  // Producer: true exactly once, for the first post through this ring (the loop may have
+  // decided to sleep without a heavy fence because it saw no rings at all).
+  bool TakeFresh() noexcept {
+    if (!fresh_) return false;
+    fresh_ = false;
+    return true;
+  }
   // Producer: true (once per block) when the consumer is far behind.
   bool Congested() const noexcept {
     return tail_index_ % kBlockSlots == 0 &&
@@ -96,6 +103,7 @@ class PostRing {
   alignas(64) std::atomic<std::uint64_t> reserved_{0};
   std::uint64_t tail_index_ = 0;
   Block* tail_block_ = nullptr;
+  bool fresh_ = true;
   // Written by the producer, read by the consumer once per drain.
   alignas(64) std::atomic<std::uint64_t> published_{0};
   // Consumer side.
@@ -140,6 +148,8 @@ class PostQueue {
     slot->ops = nullptr;
   }
 
+  // Consumer: true once any thread has posted (a ring exists).
+  bool has_rings() const noexcept { return rings_.load(std::memory_order_acquire) != nullptr; }
   // Consumer: posts announced (reserved) and not yet consumed, over all rings.
   std::uint64_t Reserved() const noexcept;
   bool HasPending() const noexcept { return Reserved() != 0; }

@@ -1,0 +1,11 @@
+// rankd's echo server mode (`rankd --bench_echo_server`), the server side of the echo benchmark
+// (bench/scripts/echo_bench.py): one event loop thread on the chosen reactor backend.
+#pragma once
+
+namespace rankd::bench {
+
+// Parses --io_backend, --host and --port from argv, serves until SIGTERM or SIGINT, and returns
+// the process exit code (2 for bad flags).
+int RunEchoServer(int argc, char** argv);
+
+}  // namespace rankd::bench
