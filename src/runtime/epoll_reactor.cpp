@@ -60,6 +60,10 @@ struct FdEntry {
   OpList readers;  // recv, accept
   OpList writers;  // send, connect
   bool registered = false;
+  // Whether a read is worth attempting before waiting for readiness: false once a speculative
+  // attempt found nothing (request/response traffic: the reply to what we just sent is not here
+  // yet), true again after readiness delivered data.
+  bool read_speculation = true;
 };
 
 bool IsReader(IoKind kind) { return kind == IoKind::kRecv || kind == IoKind::kAccept; }
@@ -94,12 +98,17 @@ class EpollReactor final : public Reactor {
   IoBackend backend() const noexcept override { return IoBackend::kEpoll; }
 
   bool TryComplete(IoOp* op) override {
-    // Later ops on the same fd and direction must not overtake queued ones.
+    FdEntry* e = nullptr;
     if (op->fd >= 0 && static_cast<std::size_t>(op->fd) < fds_.size()) {
-      FdEntry& e = fds_[op->fd];
-      if (!(IsReader(op->kind) ? e.readers : e.writers).empty()) return false;
+      e = &fds_[op->fd];
+      // Later ops on the same fd and direction must not overtake queued ones.
+      if (!(IsReader(op->kind) ? e->readers : e->writers).empty()) return false;
+      // A registered fd reports readiness: skip a read that just found nothing last time.
+      if (op->kind == IoKind::kRecv && e->registered && !e->read_speculation) return false;
     }
-    return Attempt(op);
+    const bool done = Attempt(op);
+    if (e != nullptr && op->kind == IoKind::kRecv) e->read_speculation = done;
+    return done;
   }
 
   void Submit(IoOp* op) override {
@@ -161,6 +170,7 @@ class EpollReactor final : public Reactor {
       ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
       e.registered = false;
     }
+    e.read_speculation = true;
   }
 
   PollResult Poll(std::int64_t timeout_ns) override {
@@ -240,6 +250,7 @@ class EpollReactor final : public Reactor {
       OpList& list = readers ? fds_[fd].readers : fds_[fd].writers;
       IoOp* op = list.head;
       if (op == nullptr || !Attempt(op)) break;
+      if (readers && op->kind == IoKind::kRecv) fds_[fd].read_speculation = true;
       list.Remove(op);
       --queued_;
       op->backend_state = kIdle;
