@@ -91,8 +91,9 @@ class PostRing {
     Slot slots[kBlockSlots];
     Block* next = nullptr;
   };
-  // Unconsumed posts (64 blocks, 512 KiB) before a producer starts yielding.
-  static constexpr std::uint64_t kBackpressureSlots = 64 * kBlockSlots;
+  // Unconsumed posts per ring (16 blocks: 4,096 posts, 128 KiB) before its producer starts
+  // yielding: bounds the queue's memory under a flood while keeping batches large.
+  static constexpr std::uint64_t kBackpressureSlots = 16 * kBlockSlots;
 
   PostRing();
   ~PostRing();
