@@ -31,22 +31,11 @@ using rt::IoBackend;
 using rt::Task;
 using rt::testing::MillisSince;
 
-bool IoUringAvailable() {
-  static const bool available = [] {
-    try {
-      rt::MakeUringReactor(0);
-      return true;
-    } catch (const std::system_error&) {
-      return false;
-    }
-  }();
-  return available;
-}
 
 class TcpTest : public ::testing::TestWithParam<IoBackend> {
  protected:
   void SetUp() override {
-    if (GetParam() == IoBackend::kIoUring && !IoUringAvailable()) {
+    if (GetParam() == IoBackend::kIoUring && !rt::testing::IoUringAvailable()) {
       GTEST_SKIP() << "io_uring cannot be set up on this machine";
     }
   }

@@ -39,22 +39,11 @@ struct Fd {
 };
 
 // Every I/O test runs on both backends.
-bool IoUringAvailable() {
-  static const bool available = [] {
-    try {
-      MakeUringReactor(0);
-      return true;
-    } catch (const std::system_error&) {
-      return false;
-    }
-  }();
-  return available;
-}
 
 class IoTest : public ::testing::TestWithParam<IoBackend> {
  protected:
   void SetUp() override {
-    if (GetParam() == IoBackend::kIoUring && !IoUringAvailable()) {
+    if (GetParam() == IoBackend::kIoUring && !testing::IoUringAvailable()) {
       GTEST_SKIP() << "io_uring cannot be set up on this machine";
     }
   }
@@ -277,7 +266,7 @@ TEST(IoBackendTest, OperatorCanDisableIoUringAndTheLoopLogsOneLine) {
 }
 
 TEST(IoBackendTest, IoUringIsUsedWhenAvailable) {
-  if (!IoUringAvailable()) GTEST_SKIP() << "io_uring cannot be set up on this machine";
+  if (!testing::IoUringAvailable()) GTEST_SKIP() << "io_uring cannot be set up on this machine";
   EventLoopOptions o;
   o.backend = IoBackend::kIoUring;
   EventLoop loop(o);

@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <functional>
+#include <system_error>
 #include <thread>
 
 #include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/reactor.h"
 
 namespace rankd::rt::testing {
 
@@ -32,6 +34,19 @@ inline bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds
     std::this_thread::sleep_for(100us);
   }
   return true;
+}
+
+// Whether this machine lets us set up an io_uring (tests on that backend skip otherwise).
+inline bool IoUringAvailable() {
+  static const bool available = [] {
+    try {
+      MakeUringReactor(0);
+      return true;
+    } catch (const std::system_error&) {
+      return false;
+    }
+  }();
+  return available;
 }
 
 }  // namespace rankd::rt::testing
