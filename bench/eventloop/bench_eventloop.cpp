@@ -77,15 +77,28 @@ bp::PostsResult RunPosts(const bp::Flags& flags) {
   return r;
 }
 
-// Test B1: N raw callback timers armed in one loop turn.
-bp::TimersResult RunTimers(const bp::Flags& flags) {
+// Runs `arm_all(samples, timeout_ns)` (which returns the time just before arming) for a timers
+// mode and fills in the result's statistics.
+template <class ArmAll>
+bp::TimersResult MeasureTimers(std::int64_t n, int timer_ms, ArmAll&& arm_all) {
   bp::TimersResult r;
-  r.total_timers = flags.TimersN();
-  r.timer_ms = flags.TimerMs();
+  r.total_timers = n;
+  r.timer_ms = timer_ms;
   bp::ResetPeakRss();
   r.start = bp::ReadRss();
-  const std::int64_t timeout_ns = std::int64_t{r.timer_ms} * 1'000'000;
-  std::vector<bp::WaitSample> samples(static_cast<size_t>(r.total_timers));
+  const std::int64_t timeout_ns = std::int64_t{timer_ms} * 1'000'000;
+  std::vector<bp::WaitSample> samples(static_cast<size_t>(n));
+  const std::int64_t t0 = arm_all(samples, timeout_ns);
+  r.wall_ns = bp::WallNs(samples, t0);
+  r.latency = bp::LatencyOf(samples);
+  r.lateness = bp::LatenessOf(samples, timeout_ns);
+  r.end = bp::ReadRss();
+  return r;
+}
+
+// N raw callback timers armed in one loop turn; returns the time just before arming.
+std::int64_t RunRawTimers(std::vector<bp::WaitSample>& samples, std::int64_t timeout_ns) {
+  const auto total = static_cast<std::int64_t>(samples.size());
   std::int64_t t0 = 0;
   {
     EventLoop loop(QuietLoop());
@@ -98,18 +111,19 @@ bp::TimersResult RunTimers(const bp::Flags& flags) {
         timers.push_back(std::make_unique<rt::Timer>(loop));
         bp::WaitSample* s = &samples[i];
         s->start_ns = bp::NowNs();
-        timers.back()->StartAt(s->start_ns + timeout_ns, [s, &fired, &loop, n = r.total_timers] {
+        timers.back()->StartAt(s->start_ns + timeout_ns, [s, &fired, &loop, n = total] {
           s->fire_ns = bp::NowNs();
           if (++fired == n) loop.Stop();
         });
       }
     });
   }
-  r.wall_ns = bp::WallNs(samples, t0);
-  r.latency = bp::LatencyOf(samples);
-  r.lateness = bp::LatenessOf(samples, timeout_ns);
-  r.end = bp::ReadRss();
-  return r;
+  return t0;
+}
+
+// Test B1: N raw callback timers.
+bp::TimersResult RunTimers(const bp::Flags& flags) {
+  return MeasureTimers(flags.TimersN(), flags.TimerMs(), RunRawTimers);
 }
 
 Task<void> TimedSleep(bp::WaitSample* s, std::int64_t timeout_ns) {
@@ -135,19 +149,7 @@ std::int64_t RunCoroutineSleeps(std::vector<bp::WaitSample>& samples, std::int64
 
 // Test B2: N coroutines awaiting SleepFor.
 bp::TimersResult RunCoroTimers(const bp::Flags& flags) {
-  bp::TimersResult r;
-  r.total_timers = flags.TimersN();
-  r.timer_ms = flags.SleepMs();
-  bp::ResetPeakRss();
-  r.start = bp::ReadRss();
-  const std::int64_t timeout_ns = std::int64_t{r.timer_ms} * 1'000'000;
-  std::vector<bp::WaitSample> samples(static_cast<size_t>(r.total_timers));
-  const std::int64_t t0 = RunCoroutineSleeps(samples, timeout_ns);
-  r.wall_ns = bp::WallNs(samples, t0);
-  r.latency = bp::LatencyOf(samples);
-  r.lateness = bp::LatenessOf(samples, timeout_ns);
-  r.end = bp::ReadRss();
-  return r;
+  return MeasureTimers(flags.TimersN(), flags.SleepMs(), RunCoroutineSleeps);
 }
 
 // Test C: the same sleeps as coroutines on one loop, then as blocking sleeps on an 8-thread pool.

@@ -48,6 +48,8 @@ import tempfile
 import threading
 import time
 
+from bench_env import cpu_model, loadavg
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
 RESULTS_DIR = os.path.join(ROOT, "bench", "results")
@@ -366,23 +368,6 @@ def git(*args):
         return subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True, text=True).stdout.strip()
     except OSError:
         return ""
-
-
-def loadavg():
-    try:
-        return " ".join(open("/proc/loadavg").read().split()[:3])
-    except OSError:
-        return "?"
-
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
 
 
 def snapshot(path, snap_dir, seen):

@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from bench_env import cpu_model, loadavg
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
 RESULTS_DIR = os.path.join(ROOT, "bench", "results")
@@ -691,23 +693,6 @@ def uncommitted_sources():
         if path.startswith(("src/", "apps/", "bench/", "cmake/")) or path.endswith(("CMakeLists.txt", ".cmake")):
             out.append(path)
     return out
-
-
-def loadavg():
-    try:
-        return " ".join(open("/proc/loadavg").read().split()[:3])
-    except OSError:
-        return "?"
-
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
 
 
 def main():
