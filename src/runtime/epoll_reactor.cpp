@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <string_view>
-#include <ctime>
 #include <system_error>
 #include <vector>
 
@@ -60,10 +60,16 @@ struct FdEntry {
   OpList readers;  // recv, accept
   OpList writers;  // send, connect
   bool registered = false;
-  // Whether a read is worth attempting before waiting for readiness: false once a speculative
-  // attempt found nothing (request/response traffic: the reply to what we just sent is not here
-  // yet), true again after readiness delivered data.
-  bool read_speculation = true;
+  // Edge-triggered readiness as far as the loop knows it. Set by every readiness event (and
+  // before the fd is registered: its state is unknown), cleared when an attempt shows the
+  // direction is drained: EAGAIN, or a recv/send that moved fewer bytes than asked (the socket's
+  // queue was emptied/filled; anything that changes that afterwards raises a new edge). While
+  // clear, an op waits for the edge without trying a syscall that would fail.
+  bool readable = true;
+  bool writable = true;
+  // The peer hung up or the socket has an error (sticky until Forget): its edge was reported
+  // once, so from here on only an attempt's EAGAIN may clear readiness.
+  bool hung_up = false;
 };
 
 bool IsReader(IoKind kind) { return kind == IoKind::kRecv || kind == IoKind::kAccept; }
@@ -98,17 +104,14 @@ class EpollReactor final : public Reactor {
   IoBackend backend() const noexcept override { return IoBackend::kEpoll; }
 
   bool TryComplete(IoOp* op) override {
-    FdEntry* e = nullptr;
-    if (op->fd >= 0 && static_cast<std::size_t>(op->fd) < fds_.size()) {
-      e = &fds_[op->fd];
-      // Later ops on the same fd and direction must not overtake queued ones.
-      if (!(IsReader(op->kind) ? e->readers : e->writers).empty()) return false;
-      // A registered fd reports readiness: skip a read that just found nothing last time.
-      if (op->kind == IoKind::kRecv && e->registered && !e->read_speculation) return false;
-    }
-    const bool done = Attempt(op);
-    if (e != nullptr && op->kind == IoKind::kRecv) e->read_speculation = done;
-    return done;
+    if (op->fd < 0 || static_cast<std::size_t>(op->fd) >= fds_.size()) return Attempt(op);
+    FdEntry& e = fds_[op->fd];
+    const bool reader = IsReader(op->kind);
+    // Later ops on the same fd and direction must not overtake queued ones.
+    if (!(reader ? e.readers : e.writers).empty()) return false;
+    // A registered fd reports its edges: skip an attempt that is known to find nothing.
+    if (e.registered && !(reader ? e.readable : e.writable)) return false;
+    return AttemptAndTrack(op, e);
   }
 
   void Submit(IoOp* op) override {
@@ -170,7 +173,8 @@ class EpollReactor final : public Reactor {
       ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
       e.registered = false;
     }
-    e.read_speculation = true;
+    e.readable = e.writable = true;
+    e.hung_up = false;
   }
 
   PollResult Poll(std::int64_t timeout_ns) override {
@@ -199,8 +203,15 @@ class EpollReactor final : public Reactor {
       }
       const int fd = static_cast<int>(events[i].data.u64);
       const std::uint32_t ev = events[i].events;
-      if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) result.completions += Retry(fd, true);
-      if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) result.completions += Retry(fd, false);
+      if (ev & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) fds_[fd].hung_up = true;
+      if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+        fds_[fd].readable = true;
+        result.completions += Retry(fd, true);
+      }
+      if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
+        fds_[fd].writable = true;
+        result.completions += Retry(fd, false);
+      }
     }
     result.completions += RunDeferred();
     return result;
@@ -241,16 +252,17 @@ class EpollReactor final : public Reactor {
     return n;
   }
 
-  // Retries the queued ops of one direction of `fd` until one would block.
+  // Retries the queued ops of one direction of `fd` until one would block (or the direction is
+  // known to be drained).
   int Retry(int fd, bool readers) {
     int n = 0;
     for (;;) {
       // Re-read each time: a completion may submit, cancel, or forget ops on this fd.
       if (static_cast<std::size_t>(fd) >= fds_.size()) break;
-      OpList& list = readers ? fds_[fd].readers : fds_[fd].writers;
+      FdEntry& e = fds_[fd];
+      OpList& list = readers ? e.readers : e.writers;
       IoOp* op = list.head;
-      if (op == nullptr || !Attempt(op)) break;
-      if (readers && op->kind == IoKind::kRecv) fds_[fd].read_speculation = true;
+      if (op == nullptr || !(readers ? e.readable : e.writable) || !AttemptAndTrack(op, e)) break;
       list.Remove(op);
       --queued_;
       op->backend_state = kIdle;
@@ -258,6 +270,19 @@ class EpollReactor final : public Reactor {
       ++n;
     }
     return n;
+  }
+
+  // Attempt, then record what the result says about the fd's readiness.
+  static bool AttemptAndTrack(IoOp* op, FdEntry& e) {
+    const bool done = Attempt(op);
+    bool& ready = IsReader(op->kind) ? e.readable : e.writable;
+    if (!done) {
+      ready = false;
+    } else if ((op->kind == IoKind::kRecv || op->kind == IoKind::kSend) && !e.hung_up &&
+               op->result > 0 && static_cast<std::uint64_t>(op->result) < op->length) {
+      ready = false;  // a short transfer drained the receive queue / filled the send buffer
+    }
+    return done;
   }
 
   // One non-blocking attempt. False when the operation would block.
@@ -335,12 +360,11 @@ const char* IoBackendName(IoBackend backend) noexcept {
 
 std::unique_ptr<Reactor> MakeEpollReactor() { return std::make_unique<EpollReactor>(); }
 
-std::unique_ptr<Reactor> MakeReactor(IoBackend backend, std::string* note,
-                                     unsigned uring_entries) {
+std::unique_ptr<Reactor> MakeReactor(IoBackend backend, std::string* note, unsigned uring_entries) {
   if (backend == IoBackend::kIoUring) {
     std::string why;
-    if (const char* v = std::getenv("RANKD_DISABLE_IO_URING"); v != nullptr && *v != '\0' &&
-                                                              std::string_view(v) != "0") {
+    if (const char* v = std::getenv("RANKD_DISABLE_IO_URING");
+        v != nullptr && *v != '\0' && std::string_view(v) != "0") {
       why = "disabled by RANKD_DISABLE_IO_URING";
     } else {
       try {

@@ -1,4 +1,8 @@
-// The io_uring backend: every operation is a submission, every result a completion.
+// The io_uring backend: operations are submissions, results are completions. One exception: a
+// send is first tried directly (see TryComplete), because a socket with room takes the bytes at
+// once and the sender goes on in the same turn; only a send that would block enters the ring.
+// Reads that follow a short read ask the kernel to wait for data before trying
+// (IORING_RECVSEND_POLL_FIRST): in request/response traffic the attempt would fail anyway.
 //
 // Submissions queue up in the ring during a loop turn and go to the kernel in one
 // io_uring_submit_and_wait_timeout call from Poll, which also waits for completions (so a turn
@@ -74,8 +78,24 @@ class UringReactor final : public Reactor {
 
   IoBackend backend() const noexcept override { return IoBackend::kIoUring; }
 
-  // Completion model: nothing is attempted outside the ring.
-  bool TryComplete(IoOp*) override { return false; }
+  // Sends are tried once directly (a socket with room in its send buffer takes the bytes at
+  // once: no submission, no completion to harvest, no extra loop turn before the sender goes on)
+  // unless an earlier send on the fd is still in the ring. Everything else is a submission.
+  bool TryComplete(IoOp* op) override {
+    if (op->kind != IoKind::kSend) return false;
+    if (op->fd >= 0 && static_cast<std::size_t>(op->fd) < fds_.size() &&
+        fds_[op->fd].sends_in_flight != 0) {
+      return false;
+    }
+    const ssize_t r = ::send(op->fd, op->buffer, op->length, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+      op->result = -errno;
+      return true;
+    }
+    op->result = r;
+    return true;
+  }
 
   void Submit(IoOp* op) override {
     EnsureEnabled();
@@ -83,6 +103,9 @@ class UringReactor final : public Reactor {
     switch (op->kind) {
       case IoKind::kRecv:
         io_uring_prep_recv(sqe, op->fd, op->buffer, op->length, 0);
+        // The last read drained the socket (request/response traffic): the next one waits for
+        // data first instead of failing an attempt and then arming the poll.
+        if (op->fd >= 0 && Fd(op->fd).recv_drained) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
         break;
       case IoKind::kSend:
         io_uring_prep_send(sqe, op->fd, op->buffer, op->length, MSG_NOSIGNAL);
@@ -100,10 +123,9 @@ class UringReactor final : public Reactor {
     io_uring_sqe_set_data(sqe, op);
     op->backend_state = kInFlight;
     ++in_flight_;
-    if (static_cast<std::size_t>(op->fd) >= fd_in_flight_.size()) {
-      fd_in_flight_.resize(static_cast<std::size_t>(op->fd) + 64);
-    }
-    ++fd_in_flight_[op->fd];
+    FdState& fd = Fd(op->fd);
+    ++fd.in_flight;
+    if (op->kind == IoKind::kSend) ++fd.sends_in_flight;
   }
 
   void Cancel(IoOp* op) noexcept override {
@@ -139,10 +161,9 @@ class UringReactor final : public Reactor {
 
   void Forget(int fd) noexcept override {
     // Nothing in flight on fd (the common case: a connection whose last read saw EOF).
-    if (fd < 0 || static_cast<std::size_t>(fd) >= fd_in_flight_.size() ||
-        fd_in_flight_[fd] == 0) {
-      return;
-    }
+    if (fd < 0 || static_cast<std::size_t>(fd) >= fds_.size()) return;
+    fds_[fd].recv_drained = false;  // the number may be reused by a new socket
+    if (fds_[fd].in_flight == 0) return;
     EnsureEnabled();
     // Pending ops on fd complete with -ECANCELED through the ring. Submitted now, with any ops
     // still queued for fd, because the caller closes fd next.
@@ -240,7 +261,12 @@ class UringReactor final : public Reactor {
     auto* op = reinterpret_cast<IoOp*>(data);
     op->backend_state &= static_cast<std::uint8_t>(~(kInFlight | kCancelling));
     --in_flight_;
-    --fd_in_flight_[op->fd];
+    FdState& fd = fds_[op->fd];
+    --fd.in_flight;
+    if (op->kind == IoKind::kSend) --fd.sends_in_flight;
+    if (op->kind == IoKind::kRecv) {
+      fd.recv_drained = cqe->res >= 0 && static_cast<std::uint64_t>(cqe->res) < op->length;
+    }
     if (op->backend_state & kAbandoned) {
       op->backend_state = kIdle;
       return;  // its owner is gone
@@ -278,7 +304,18 @@ class UringReactor final : public Reactor {
   std::size_t in_flight_ = 0;
   std::vector<Completion> stash_;
   std::vector<Completion> delivering_;
-  std::vector<std::uint32_t> fd_in_flight_;  // ops in flight per fd (Forget skips idle fds)
+  // Per fd: ops in flight (Forget skips idle fds), sends in flight (a direct send must not
+  // overtake them), and whether its last read came back short.
+  struct FdState {
+    std::uint32_t in_flight = 0;
+    std::uint32_t sends_in_flight = 0;
+    bool recv_drained = false;
+  };
+  FdState& Fd(int fd) {
+    if (static_cast<std::size_t>(fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(fd) + 64);
+    return fds_[fd];
+  }
+  std::vector<FdState> fds_;
 };
 
 }  // namespace

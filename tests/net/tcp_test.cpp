@@ -1,5 +1,6 @@
 // TCP streams and listeners on both reactor backends: partial reads and writes, resets, cancels,
 // many connections, connection storms, IPv6, name resolution, buffered writing.
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,7 +31,6 @@ using rt::EventLoop;
 using rt::IoBackend;
 using rt::Task;
 using rt::testing::MillisSince;
-
 
 class TcpTest : public ::testing::TestWithParam<IoBackend> {
  protected:
@@ -93,6 +93,66 @@ TEST_P(TcpTest, EchoWithSmallSocketBuffersMovesAMegabyteInPieces) {
     EXPECT_TRUE(echoed == payload);
     EXPECT_GT(reads, 10u);  // it really came back in pieces
     scope.RequestCancel();
+  }());
+}
+
+// Reads that come back short tell the reactor the socket is drained; what arrives after that
+// (more data, the peer's FIN, both at once) must still wake the reader. A plain blocking peer
+// plays request/response, then sends data and FIN together, then data and a late FIN.
+TEST_P(TcpTest, ShortReadsThenLaterDataAndEndOfStreamAreAllSeen) {
+  EventLoop loop(Options());
+  loop.RunUntilComplete([]() -> Task<void> {
+    TcpListener listener = TcpListener::Bind(Loopback());
+    const std::uint16_t port = listener.LocalAddress().port();
+    std::jthread peer([port] {
+      for (int round = 0; round < 3; ++round) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(port);
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+          ::close(fd);
+          return;
+        }
+        if (round == 0) {
+          // 200 request/response rounds of 5 bytes: every read is short.
+          char reply[5];
+          for (int i = 0; i < 200; ++i) {
+            if (::send(fd, "ping!", 5, MSG_NOSIGNAL) != 5) break;
+            std::size_t got = 0;
+            while (got < 5) {
+              const ssize_t n = ::recv(fd, reply + got, 5 - got, 0);
+              if (n <= 0) break;
+              got += static_cast<std::size_t>(n);
+            }
+          }
+        } else {
+          std::this_thread::sleep_for(50ms);  // the reader is waiting for an edge by now
+          ::send(fd, "tail", 4, MSG_NOSIGNAL);
+          if (round == 2) std::this_thread::sleep_for(50ms);  // FIN long after the data
+        }
+        ::close(fd);  // round 1: data and FIN back to back
+      }
+    });
+    for (int round = 0; round < 3; ++round) {
+      TcpStream server = co_await listener.Accept();
+      char buf[4096];
+      std::size_t total = 0;
+      try {
+        co_await rt::WithTimeout(5s, [](TcpStream* s, char* b, std::size_t* t) -> Task<void> {
+          for (;;) {
+            const std::size_t n = co_await s->ReadSome(b, 4096);
+            if (n == 0) co_return;
+            *t += n;
+            if (std::string_view(b, n).ends_with("ping!")) co_await s->WriteAll("pong!", 5);
+          }
+        }(&server, buf, &total));
+      } catch (const rt::DeadlineExceeded&) {
+        ADD_FAILURE() << "round " << round << ": the reader never saw the end of the stream";
+      }
+      EXPECT_EQ(total, round == 0 ? 1000u : 4u) << "round " << round;
+    }
   }());
 }
 
