@@ -169,10 +169,11 @@ class EpollReactor final : public Reactor {
         Defer(op);
       }
     }
-    if (e.registered) {
-      ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
-      e.registered = false;
-    }
+    // No EPOLL_CTL_DEL: the caller closes fd next, and closing the last descriptor of a socket
+    // removes it from the epoll set (one system call less per connection). Should the socket
+    // live on through a duplicate, its events name a number with no queued ops (or a new
+    // socket that reused it, whose ops then make one harmless extra attempt).
+    e.registered = false;
     e.readable = e.writable = true;
     e.hung_up = false;
   }
