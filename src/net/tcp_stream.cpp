@@ -85,7 +85,8 @@ rt::Task<void> TcpStream::ReadExact(void* buffer, std::size_t length) {
   std::size_t done = 0;
   while (done < length) {
     // Awaits the reactor directly: no coroutine frame per partial read.
-    const std::int64_t n = co_await rt::IoAwaiter(MakeOp(rt::IoKind::kRecv, fd_, p + done, length - done));
+    const std::int64_t n =
+        co_await rt::IoAwaiter(MakeOp(rt::IoKind::kRecv, fd_, p + done, length - done));
     if (n < 0) ThrowErrno(static_cast<int>(-n), "read");
     if (n == 0) {
       ThrowErrno(ECONNRESET, "read: the peer closed after " + std::to_string(done) + " of " +
@@ -144,14 +145,16 @@ void TcpStream::SetResetOnClose() {
 SocketAddress TcpStream::LocalAddress() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) ThrowErrno(errno, "getsockname");
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+    ThrowErrno(errno, "getsockname");
   return SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&ss), len);
 }
 
 SocketAddress TcpStream::PeerAddress() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) ThrowErrno(errno, "getpeername");
+  if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+    ThrowErrno(errno, "getpeername");
   return SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&ss), len);
 }
 
@@ -175,6 +178,10 @@ TcpListener TcpListener::Bind(const SocketAddress& address, ListenOptions option
     ThrowErrno(errno, "setsockopt(SO_REUSEPORT)");
   }
   if (address.family() == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  // Accepted sockets inherit TCP_NODELAY from the listener: set once here, not per connection.
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
+    ThrowErrno(errno, "setsockopt(TCP_NODELAY)");
+  }
   if (::bind(fd, address.sockaddr_ptr(), address.length()) != 0) {
     ThrowErrno(errno, "bind " + address.ToString());
   }
@@ -193,15 +200,14 @@ TcpListener::AcceptAwaiter::AcceptAwaiter(int fd) noexcept
 TcpStream TcpListener::AcceptAwaiter::await_resume() {
   const std::int64_t rc = io_.await_resume();
   if (rc < 0) ThrowErrno(static_cast<int>(-rc), "accept");
-  TcpStream stream(static_cast<int>(rc));
-  stream.SetNoDelay(true);
-  return stream;
+  return TcpStream(static_cast<int>(rc));  // TCP_NODELAY inherited from the listener
 }
 
 SocketAddress TcpListener::LocalAddress() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) ThrowErrno(errno, "getsockname");
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+    ThrowErrno(errno, "getsockname");
   return SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&ss), len);
 }
 

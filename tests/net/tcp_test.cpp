@@ -2,6 +2,7 @@
 // many connections, connection storms, IPv6, name resolution, buffered writing.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -233,6 +234,23 @@ TEST_P(TcpTest, CancelDuringABlockedReadLeavesTheStreamUsable) {
     co_await client.WriteAll("ping", 4);
     co_await server.ReadExact(buf, 4);
     EXPECT_EQ(std::string(buf, 4), "ping");
+  }());
+}
+
+// Both ends of a rankd connection send small writes at once (TCP_NODELAY): the connecting side
+// sets it, the accepted side inherits it from the listener.
+TEST_P(TcpTest, ConnectedAndAcceptedStreamsHaveNoDelay) {
+  EventLoop loop(Options());
+  loop.RunUntilComplete([]() -> Task<void> {
+    TcpListener listener = TcpListener::Bind(Loopback());
+    TcpStream client = co_await TcpStream::Connect(listener.LocalAddress());
+    TcpStream server = co_await listener.Accept();
+    for (const TcpStream* s : {&client, &server}) {
+      int value = 0;
+      socklen_t len = sizeof value;
+      EXPECT_EQ(::getsockopt(s->fd(), IPPROTO_TCP, TCP_NODELAY, &value, &len), 0);
+      EXPECT_NE(value, 0) << (s == &client ? "connected" : "accepted") << " stream";
+    }
   }());
 }
 
