@@ -15,7 +15,11 @@ C A B, ...) so that no implementation always runs first. For each scenario the s
 every run (PERF_RUN), each implementation's median (PERF_MEDIAN) and, for each of our
 implementations, the paired ratio (PERF_PAIRED_MEDIAN): the median over repeats of
 (Asio total ms / ours total ms), so above 1 means ours is faster. Issue 4's targets get a
-PASS/FAIL line.
+PASS/FAIL line. Each run also measures the server's CPU time while the client ran (all its
+threads, from /proc/<pid>/task/*/schedstat), reported as server_cpu_ms and as a paired
+cpu_ratio (Asio CPU / ours): client and server share two cores and wait on each other's
+wakeups, so wall time is bounded by the kernel's loopback path and the scheduler, while CPU
+time shows what each server itself costs per message.
 
 Writes bench/results/echo-<UTC timestamp>.json (every run, medians, ratios). With --record it also
 writes docs/benchmarks/echo.json (the summary) and docs/benchmarks/echo.png, and prints the
@@ -188,6 +192,20 @@ def stop_all():
         LIVE.pop().stop()
 
 
+def cpu_ns(pid):
+    """CPU time of every thread of `pid` so far (ns, from /proc/<pid>/task/*/schedstat), or None.
+    Exact to the nanosecond, unlike the tick-sampled utime/stime, which miss a server that runs
+    in short bursts between sleeps."""
+    total = 0
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
+
+
 def run_once(sc, impl, server_argv, client_path, timeout):
     """One fresh server, one client run. Returns a record with total_ms or error."""
     rec = {"impl": impl, "scenario": sc["key"], "started": round(time.time(), 3)}
@@ -198,11 +216,15 @@ def run_once(sc, impl, server_argv, client_path, timeout):
         argv = [client_path, "--port", str(port), "--scenario", sc["kind"],
                 "--payload", str(sc["payload"]), "--connections", str(sc["connections"]),
                 "--iterations", str(sc["iterations"]), "--impl", impl, "--json"]
+        cpu_before = cpu_ns(server.proc.pid)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             rec["error"] = "client timed out after %ds" % timeout
             return rec
+        cpu_after = cpu_ns(server.proc.pid)
+        if cpu_before is not None and cpu_after is not None:
+            rec["server_cpu_ms"] = round((cpu_after - cpu_before) / 1e6, 3)
         if proc.returncode != 0:
             rec["error"] = "client exit %d: %s" % (proc.returncode, proc.stderr.strip()[-400:])
             return rec
@@ -246,13 +268,17 @@ def summarize(sc, runs, impls):
     s = {"title": sc["title"], "kind": sc["kind"], "payload": sc["payload"],
          "connections": sc["connections"], "iterations": sc["iterations"], "impls": {}}
     per = {impl: [rec.get("total_ms") for rec in runs[impl]] for impl in impls}
+    cpu = {impl: [rec.get("server_cpu_ms") if "error" not in rec else None for rec in runs[impl]]
+           for impl in impls}
     for impl in impls:
         got = [v for v in per[impl] if v is not None]
         e = {"total_ms_per_repeat": per[impl], "median_ms": median(got),
              "min_ms": min(got) if got else None, "max_ms": max(got) if got else None,
+             "server_cpu_ms_per_repeat": cpu[impl], "server_cpu_median_ms": median(cpu[impl]),
              "failed": sum(1 for rec in runs[impl] if "error" in rec)}
         if impl != OTHER and OTHER in per:
             e["ratio"], e["ratio_per_repeat"] = paired(per[OTHER], per[impl])
+            e["cpu_ratio"], _ = paired(cpu[OTHER], cpu[impl])
         s["impls"][impl] = e
     return s
 
@@ -282,7 +308,8 @@ def fmt(v, spec="%.1f"):
 def markdown_table(scs, summaries, impls, tlist):
     ours = [i for i in impls if i != OTHER]
     head = ["scenario"] + ["%s median ms [min-max]" % i for i in impls] + \
-           ["%s / %s" % (OTHER, o) for o in ours]
+           ["%s / %s" % (OTHER, o) for o in ours] + \
+           ["server CPU ms %s" % "/".join(impls)] + ["CPU %s / %s" % (OTHER, o) for o in ours]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for sc in scs:
         s = summaries[sc["key"]]
@@ -293,6 +320,9 @@ def markdown_table(scs, summaries, impls, tlist):
             row.append("%s [%s-%s]%s" % (fmt(e["median_ms"]), fmt(e["min_ms"]), fmt(e["max_ms"]), fail))
         for o in ours:
             row.append(fmt(s["impls"][o].get("ratio"), "%.2fx"))
+        row.append(" / ".join(fmt(s["impls"][i].get("server_cpu_median_ms"), "%.0f") for i in impls))
+        for o in ours:
+            row.append(fmt(s["impls"][o].get("cpu_ratio"), "%.2fx"))
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "| target | measured | goal | result |", "|---|---|---|---|"]
     for t in tlist:
@@ -476,17 +506,20 @@ def main():
                     if "warning" in rec:
                         log("  ? %s repeat %d: %s" % (impl, r + 1, rec["warning"]))
                     print("PERF_RUN impl=%s scenario=%s payload=%d connections=%d iterations=%d "
-                          "repeat=%d total_ms=%.3f" % (impl, sc["key"], sc["payload"], sc["connections"],
-                                                      sc["iterations"], r + 1, rec["total_ms"]), flush=True)
+                          "repeat=%d total_ms=%.3f server_cpu_ms=%s" % (
+                              impl, sc["key"], sc["payload"], sc["connections"], sc["iterations"],
+                              r + 1, rec["total_ms"], fmt(rec.get("server_cpu_ms"), "%.3f")), flush=True)
             summaries[sc["key"]] = summarize(sc, runs[sc["key"]], impls)
             summaries[sc["key"]]["load_start"] = load_here
             for impl in impls:
                 e = summaries[sc["key"]]["impls"][impl]
-                print("PERF_MEDIAN impl=%s scenario=%s median_ms=%s" % (impl, sc["key"], fmt(e["median_ms"], "%.3f")))
+                print("PERF_MEDIAN impl=%s scenario=%s median_ms=%s server_cpu_median_ms=%s" % (
+                    impl, sc["key"], fmt(e["median_ms"], "%.3f"), fmt(e["server_cpu_median_ms"], "%.3f")))
             for impl in impls:
                 if impl != OTHER and OTHER in impls:
-                    print("PERF_PAIRED_MEDIAN scenario=%s other=%s ours=%s ratio=%s" % (
-                        sc["key"], OTHER, impl, fmt(summaries[sc["key"]]["impls"][impl]["ratio"], "%.3f")))
+                    e = summaries[sc["key"]]["impls"][impl]
+                    print("PERF_PAIRED_MEDIAN scenario=%s other=%s ours=%s ratio=%s cpu_ratio=%s" % (
+                        sc["key"], OTHER, impl, fmt(e["ratio"], "%.3f"), fmt(e["cpu_ratio"], "%.3f")))
             sys.stdout.flush()
         meta["load_end"] = loadavg()
         meta["seconds"] = round(time.time() - t0, 1)
