@@ -25,6 +25,9 @@ constexpr std::uint64_t kSpinBatch = 64;
 
 // The idle spin runs only if a post was drained within this long (1 ms).
 constexpr std::int64_t kSpinAfterPostNs = 1'000'000;
+// A loop that drained no post for this long is quiet: it sleeps with an ordinary fence and
+// producers fence too (EventLoop::SleepFence).
+constexpr std::int64_t kQuietAfterNs = 1'000'000;
 
 }  // namespace
 
@@ -91,6 +94,10 @@ bool EventLoop::FinishPost(PostRing& ring, PostRing::Slot* slot, LoopState last_
   // slot is published; the loop then sees an announced post and polls briefly.
   // A thread's first post always wakes the loop: a loop that saw no rings sleeps without the
   // heavy fence (see RunTurns).
+  // A loop that has seen no post for a while sleeps with an ordinary fence and asks producers
+  // for one too (see the header's "quiet loop" note). Read after announcing: if this load ran
+  // before the loop's switch, the switch's membarrier made the announcement visible to it.
+  if (producers_fence_.load(std::memory_order_relaxed)) FullFence();
   if ((DekkerLoad(sleeping_) || ring.TakeFresh()) &&
       !wake_pending_.load(std::memory_order_relaxed) &&
       !wake_pending_.exchange(true, std::memory_order_acq_rel)) {
@@ -208,13 +215,13 @@ void EventLoop::RunTurns() {
 
     // Spin only while posts are flowing: a loop serving I/O alone would burn a core that its
     // clients need.
-    if (timeout != 0 && options_.idle_spin.count() > 0 &&
-        now - last_post_ns_ < kSpinAfterPostNs && SpinForPosts(timeout)) {
+    if (timeout != 0 && options_.idle_spin.count() > 0 && now - last_post_ns_ < kSpinAfterPostNs &&
+        SpinForPosts(timeout)) {
       timeout = 0;
     }
     if (timeout != 0 && posts_.has_rings()) {
       DekkerStore(sleeping_, true);
-      HeavyFence();
+      SleepFence(now - last_post_ns_ >= kQuietAfterNs);
       if (posts_.HasPending()) {  // the other half of the Dekker pair
         sleeping_.store(false, std::memory_order_relaxed);
         timeout = 0;
@@ -229,6 +236,26 @@ void EventLoop::RunTurns() {
     sleeping_.store(false, std::memory_order_relaxed);
     if (polled.woken) wake_pending_.store(false, std::memory_order_release);
   }
+}
+
+void EventLoop::SleepFence(bool quiet) {
+  if (!MembarrierReady()) return;  // seq_cst accesses already order both sides
+  const bool producers_fence = producers_fence_.load(std::memory_order_relaxed);
+  if (quiet) {
+    if (!producers_fence) {
+      // Switch: from the membarrier on, every producer either reads producers_fence_ == true
+      // (and fences) or had its announcement made visible by the membarrier.
+      producers_fence_.store(true, std::memory_order_relaxed);
+      HeavyFence();
+      return;
+    }
+    FullFence();
+    return;
+  }
+  // Posts are flowing: producers go back to the free light fence, and this sleep (like every
+  // one until the loop is quiet again) pays the membarrier.
+  if (producers_fence) producers_fence_.store(false, std::memory_order_relaxed);
+  HeavyFence();
 }
 
 bool EventLoop::SpinForPosts(std::int64_t timeout_ns) const {

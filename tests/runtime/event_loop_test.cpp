@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <functional>
 #include <latch>
 #include <memory>
@@ -193,6 +193,48 @@ TEST(EventLoopTest, BurstOfPostsWakesTheLoopOnce) {
   loop.Join();
 }
 
+// The loop's sleep handshake switches between two fences: a membarrier while posts flow and an
+// ordinary fence (with producers fencing too) once it has been quiet for a millisecond (the
+// fallback without membarrier, as under TSan, uses seq_cst accesses throughout). Each round a
+// short-lived timer wakes the loop for 1.5 ms without posts (it judges "quiet" when it goes back
+// to sleep), then the loop sleeps with nothing to wake it but a post: a lost wakeup leaves the
+// round's posts unrun and the wait times out. Rounds alternate single posts and bursts, which
+// switch the loop back to the membarrier; two producers, so one may post while the other's
+// burst switches the mode.
+TEST(EventLoopTest, PostsToAQuietLoopAlwaysWakeIt) {
+  EventLoop loop;
+  loop.Start();
+  std::atomic<int> ran{0};
+  std::atomic<int> posted{0};
+  auto producer = [&](int seed) {
+    for (int round = 0; round < 25; ++round) {
+      const bool ticker_posted = loop.Post([&loop] {
+        loop.Spawn([]() -> Task<void> {
+          for (int i = 0; i < 5; ++i) co_await SleepFor(300us);
+        }());
+      });
+      if (!ticker_posted) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(2500 + 500 * ((round + seed) % 3)));
+      const int burst = (round + seed) % 2 == 0 ? 1 : 200;
+      for (int i = 0; i < burst; ++i) {
+        if (loop.Post([&] { ran.fetch_add(1, std::memory_order_relaxed); })) ++posted;
+      }
+      const int target = posted.load();
+      if (!WaitFor([&] { return ran.load() >= target; }, 2s)) return false;
+    }
+    return true;
+  };
+  std::atomic<bool> ok_a{false}, ok_b{false};
+  std::thread a([&] { ok_a = producer(0); });
+  std::thread b([&] { ok_b = producer(1); });
+  a.join();
+  b.join();
+  EXPECT_TRUE(ok_a.load()) << "a post to a sleeping loop was not run";
+  EXPECT_TRUE(ok_b.load()) << "a post to a sleeping loop was not run";
+  loop.Stop();
+  loop.Join();
+}
+
 TEST(EventLoopTest, StopRunsAcceptedCallbacksThenCancelsRootTasks) {
   EventLoop loop;
   int accepted_ran = 0;
@@ -255,9 +297,9 @@ TEST(EventLoopTest, RunUntilCompleteReturnsValueAndRethrows) {
   {
     EventLoop loop;
     EXPECT_THROW(loop.RunUntilComplete([]() -> Task<int> {
-                   throw std::runtime_error("boom");
-                   co_return 0;
-                 }()),
+      throw std::runtime_error("boom");
+      co_return 0;
+    }()),
                  std::runtime_error);
   }
 }

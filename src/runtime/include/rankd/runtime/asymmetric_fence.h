@@ -35,6 +35,18 @@ inline void LightFence() noexcept {
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
+// Whether the heavy fence is a membarrier (false: seq_cst accesses carry the ordering).
+inline bool MembarrierReady() noexcept { return detail::membarrier_ready; }
+
+// A full (seq_cst) fence on this thread, for handshakes that use ordinary fences while
+// membarrier is in use. Without membarrier (and under ThreadSanitizer, which rejects standalone
+// fences) the Dekker accesses are seq_cst themselves, so there is nothing to add.
+inline void FullFence() noexcept {
+#if !defined(__SANITIZE_THREAD__)
+  if (detail::membarrier_ready) std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
 // The heavy side's barrier: membarrier when enabled, nothing extra otherwise.
 void HeavyFence() noexcept;
 

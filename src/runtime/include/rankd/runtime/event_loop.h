@@ -27,6 +27,15 @@
 // does not block, or the producer sees sleeping_ and wakes it; wake_pending_ collapses a burst
 // of posts into one eventfd write.
 //
+// Quiet loop: the heavy fence is a membarrier, an interrupt to every core running a thread of
+// the process. A loop that mostly serves I/O and gets an occasional post (a CPU-pool result, a
+// message from another shard) would pay it on every sleep. So a loop that drained no post for
+// 1 ms sets producers_fence_ (with one membarrier, which makes every announcement made before
+// it visible), and from then on sleeps with an ordinary seq_cst fence; producers that read
+// producers_fence_ set (after announcing) add the same fence before reading sleeping_: the
+// textbook Dekker pair. When posts flow again the loop clears the flag and goes back to the
+// membarrier, and producers to the free light fence (one still fencing is merely slower).
+//
 // Stop's drain contract (Stop() may be called from any thread, any number of times):
 //   1. From the moment Stop() is called, Post returns false (and fn never runs).
 //   2. Every callback whose Post returned true runs, in posting order per producer.
@@ -183,6 +192,8 @@ class EventLoop {
   void RunOnThisThread(Callback on_running, bool started_by_start);
   void RunTurns();
   void FinishStop();
+  // The loop's fence between announcing sleeping_ and checking the rings (see "Quiet loop").
+  void SleepFence(bool quiet);
   // Polls the post queue for up to idle_spin (bounded by timeout_ns). True if a post arrived.
   bool SpinForPosts(std::int64_t timeout_ns) const;
 
@@ -198,6 +209,8 @@ class EventLoop {
 
   alignas(64) std::atomic<LoopState> state_{LoopState::kIdle};
   alignas(64) std::atomic<bool> sleeping_{false};
+  // Set while the loop is quiet: producers fence before reading sleeping_ (loop writes).
+  std::atomic<bool> producers_fence_{false};
   std::atomic<bool> wake_pending_{false};
   std::atomic<std::uint64_t> wakeups_{0};
   alignas(64) std::atomic<std::int64_t> turn_started_ns_{0};
