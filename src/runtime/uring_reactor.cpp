@@ -3,6 +3,7 @@
 // once and the sender goes on in the same turn; only a send that would block enters the ring.
 // Reads that follow a short read ask the kernel to wait for data before trying
 // (IORING_RECVSEND_POLL_FIRST): in request/response traffic the attempt would fail anyway.
+// Accepts share one multishot accept per listener (see "multishot accept" below).
 //
 // Submissions queue up in the ring during a loop turn and go to the kernel in one
 // io_uring_submit_and_wait_timeout call from Poll, which also waits for completions (so a turn
@@ -21,6 +22,7 @@
 
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -35,8 +37,20 @@ constexpr unsigned kRingEntries = 1024;
 // user_data tags for the ring's own submissions (op pointers are 8-byte aligned, never these).
 constexpr std::uint64_t kWakeTag = 1;
 constexpr std::uint64_t kCancelTag = 3;
+// A listener's multishot accept: kAcceptTag | fd << 3 | generation << 32 (low bits 101).
+constexpr std::uint64_t kAcceptTag = 5;
+constexpr std::uint64_t kTagMask = 7;
+// Connections a multishot accept may take ahead of the Accept calls that will claim them; past
+// this the multishot is cancelled and the kernel's backlog holds the rest (backpressure).
+constexpr std::size_t kMaxAcceptedAhead = 64;
 
-enum OpState : std::uint8_t { kIdle = 0, kInFlight = 1, kCancelling = 2, kAbandoned = 4 };
+enum OpState : std::uint8_t {
+  kIdle = 0,
+  kInFlight = 1,
+  kCancelling = 2,
+  kAbandoned = 4,
+  kAcceptWaiting = 8,  // an Accept waiting for its listener's multishot accept
+};
 
 struct Completion {
   IoOp* op;
@@ -72,6 +86,9 @@ class UringReactor final : public Reactor {
   }
 
   ~UringReactor() override {
+    for (FdState& f : fds_) {
+      for (int accepted : f.accepted) ::close(accepted);
+    }
     io_uring_queue_exit(&ring_);
     ::close(wakefd_);
   }
@@ -82,6 +99,7 @@ class UringReactor final : public Reactor {
   // once: no submission, no completion to harvest, no extra loop turn before the sender goes on)
   // unless an earlier send on the fd is still in the ring. Everything else is a submission.
   bool TryComplete(IoOp* op) override {
+    if (op->kind == IoKind::kAccept) return TakeAccepted(op);
     if (op->kind != IoKind::kSend) return false;
     if (op->fd >= 0 && static_cast<std::size_t>(op->fd) < fds_.size() &&
         fds_[op->fd].sends_in_flight != 0) {
@@ -99,6 +117,10 @@ class UringReactor final : public Reactor {
 
   void Submit(IoOp* op) override {
     EnsureEnabled();
+    if (op->kind == IoKind::kAccept && op->address == nullptr && op->fd >= 0 && multishot_accept_) {
+      WaitForAccept(op);
+      return;
+    }
     io_uring_sqe* sqe = GetSqe();
     switch (op->kind) {
       case IoKind::kRecv:
@@ -112,8 +134,7 @@ class UringReactor final : public Reactor {
         break;
       case IoKind::kAccept:
         op->backend_state = 0;
-        io_uring_prep_accept(sqe, op->fd, op->address,
-                             op->address != nullptr ? &op->address_length : nullptr,
+        io_uring_prep_accept(sqe, op->fd, op->address, &op->address_length,
                              SOCK_NONBLOCK | SOCK_CLOEXEC);
         break;
       case IoKind::kConnect:
@@ -129,6 +150,11 @@ class UringReactor final : public Reactor {
   }
 
   void Cancel(IoOp* op) noexcept override {
+    if (op->backend_state == kAcceptWaiting) {
+      RemoveAcceptWaiter(op);
+      stash_.push_back({op, -ECANCELED});
+      return;
+    }
     if ((op->backend_state & kInFlight) == 0 || (op->backend_state & kCancelling) != 0) return;
     op->backend_state |= kCancelling;
     io_uring_sqe* sqe = GetSqe();
@@ -141,8 +167,14 @@ class UringReactor final : public Reactor {
     // A completion already harvested but not yet delivered: drop it.
     for (auto* list : {&stash_, &delivering_}) {
       for (Completion& c : *list) {
-        if (c.op == op) c.op = nullptr;
+        if (c.op != op) continue;
+        if (op->kind == IoKind::kAccept && c.res >= 0) ::close(c.res);  // nobody will take it
+        c.op = nullptr;
       }
+    }
+    if (op->backend_state == kAcceptWaiting) {
+      RemoveAcceptWaiter(op);
+      return;
     }
     if ((op->backend_state & kInFlight) == 0) return;
     Cancel(op);
@@ -162,8 +194,21 @@ class UringReactor final : public Reactor {
   void Forget(int fd) noexcept override {
     // Nothing in flight on fd (the common case: a connection whose last read saw EOF).
     if (fd < 0 || static_cast<std::size_t>(fd) >= fds_.size()) return;
-    fds_[fd].recv_drained = false;  // the number may be reused by a new socket
-    if (fds_[fd].in_flight == 0) return;
+    FdState& state = fds_[fd];
+    state.recv_drained = false;  // the number may be reused by a new socket
+    if (state.accept_armed || !state.accepted.empty() || state.accept_waiters != nullptr) {
+      // A listener: its Accepts end with -ECANCELED, connections taken ahead are closed, and
+      // completions of the old multishot (cancelled below) are told apart by the generation.
+      while (IoOp* op = state.accept_waiters) {
+        RemoveAcceptWaiter(op);
+        stash_.push_back({op, -ECANCELED});
+      }
+      for (int accepted : state.accepted) ::close(accepted);
+      state.accepted.clear();
+      state.accept_armed = false;
+      ++state.accept_generation;
+    }
+    if (state.in_flight == 0) return;
     EnsureEnabled();
     // Pending ops on fd complete with -ECANCELED through the ring. Submitted now, with any ops
     // still queued for fd, because the caller closes fd next.
@@ -213,7 +258,10 @@ class UringReactor final : public Reactor {
     [[maybe_unused]] ssize_t r = ::write(wakefd_, &one, sizeof one);
   }
 
-  std::size_t pending() const noexcept override { return in_flight_ + stash_.size(); }
+  // A listener's multishot accept is the reactor's own; the Accepts waiting on it count.
+  std::size_t pending() const noexcept override {
+    return in_flight_ - multishots_in_flight_ + stash_.size() + accept_waiting_;
+  }
   // Also when submissions wait to be handed to the kernel (the armed wake read alone needs no
   // poll until the loop sleeps).
   bool needs_poll() const noexcept override {
@@ -258,6 +306,10 @@ class UringReactor final : public Reactor {
       return;
     }
     if (data == kCancelTag) return;
+    if ((data & kTagMask) == kAcceptTag) {
+      HarvestAccept(data, cqe->res, (cqe->flags & IORING_CQE_F_MORE) != 0);
+      return;
+    }
     auto* op = reinterpret_cast<IoOp*>(data);
     op->backend_state &= static_cast<std::uint8_t>(~(kInFlight | kCancelling));
     --in_flight_;
@@ -269,6 +321,7 @@ class UringReactor final : public Reactor {
     }
     if (op->backend_state & kAbandoned) {
       op->backend_state = kIdle;
+      if (op->kind == IoKind::kAccept && cqe->res >= 0) ::close(cqe->res);
       return;  // its owner is gone
     }
     stash_.push_back({op, cqe->res});
@@ -295,6 +348,117 @@ class UringReactor final : public Reactor {
     return n;
   }
 
+  // --- multishot accept -------------------------------------------------------------------
+  // One multishot accept per listener serves every Accept on it: a connection that arrives
+  // completes the oldest waiting Accept, or waits (up to kMaxAcceptedAhead) for the next one.
+  // Accepts that ask for the peer address use a single-shot accept instead.
+
+  bool TakeAccepted(IoOp* op) {
+    if (op->address != nullptr || op->fd < 0 || static_cast<std::size_t>(op->fd) >= fds_.size()) {
+      return false;
+    }
+    FdState& f = fds_[op->fd];
+    if (f.accepted.empty() || f.accept_waiters != nullptr) return false;
+    op->result = f.accepted.front();
+    f.accepted.pop_front();
+    return true;
+  }
+
+  void WaitForAccept(IoOp* op) {
+    FdState& f = Fd(op->fd);
+    op->backend_state = kAcceptWaiting;
+    op->next = nullptr;
+    if (f.accept_waiters == nullptr) {
+      op->prev = op;
+      f.accept_waiters = op;
+    } else {
+      IoOp* tail = f.accept_waiters->prev;
+      tail->next = op;
+      op->prev = tail;
+      f.accept_waiters->prev = op;
+    }
+    ++accept_waiting_;
+    if (!f.accept_armed) ArmAccept(op->fd);
+  }
+
+  void RemoveAcceptWaiter(IoOp* op) noexcept {
+    FdState& f = fds_[op->fd];
+    IoOp* head = f.accept_waiters;
+    if (op == head) {
+      f.accept_waiters = op->next;
+      if (op->next != nullptr) op->next->prev = head->prev;
+    } else {
+      op->prev->next = op->next;
+      if (op->next != nullptr) {
+        op->next->prev = op->prev;
+      } else {
+        head->prev = op->prev;
+      }
+    }
+    op->next = op->prev = nullptr;
+    op->backend_state = kIdle;
+    --accept_waiting_;
+  }
+
+  void ArmAccept(int fd) {
+    FdState& f = Fd(fd);
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_multishot_accept(sqe, fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    io_uring_sqe_set_data64(sqe, AcceptTag(fd, f.accept_generation));
+    f.accept_armed = true;
+    ++f.in_flight;
+    ++in_flight_;
+    ++multishots_in_flight_;
+  }
+
+  static std::uint64_t AcceptTag(int fd, std::uint32_t generation) {
+    return kAcceptTag | static_cast<std::uint64_t>(fd) << 3 |
+           static_cast<std::uint64_t>(generation) << 32;
+  }
+
+  void HarvestAccept(std::uint64_t data, int res, bool more) {
+    const int fd = static_cast<int>((data >> 3) & 0x1fffffff);
+    const auto generation = static_cast<std::uint32_t>(data >> 32);
+    FdState& f = fds_[fd];
+    if (!more) {
+      --f.in_flight;
+      --in_flight_;
+      --multishots_in_flight_;
+    }
+    if (generation != f.accept_generation) {
+      if (res >= 0) ::close(res);  // accepted for a listener that is gone
+      return;
+    }
+    if (!more) f.accept_armed = false;
+    if (res >= 0) {
+      if (IoOp* op = f.accept_waiters) {
+        RemoveAcceptWaiter(op);
+        stash_.push_back({op, res});
+      } else {
+        f.accepted.push_back(res);
+        if (f.accepted.size() >= kMaxAcceptedAhead && f.accept_armed) {
+          io_uring_sqe* sqe = GetSqe();
+          io_uring_prep_cancel64(sqe, data, 0);
+          io_uring_sqe_set_data64(sqe, kCancelTag);
+        }
+      }
+    } else if (res == -EINVAL && multishot_accept_) {
+      // A kernel without multishot accept (before 5.19): single accepts from now on.
+      multishot_accept_ = false;
+      while (IoOp* op = f.accept_waiters) {
+        RemoveAcceptWaiter(op);
+        Submit(op);
+      }
+    } else if (res != -ECANCELED) {
+      // EMFILE, ENFILE, ENOMEM...: the oldest Accept reports it, as a single accept would.
+      if (IoOp* op = f.accept_waiters) {
+        RemoveAcceptWaiter(op);
+        stash_.push_back({op, res});
+      }
+    }
+    if (!f.accept_armed && f.accept_waiters != nullptr) ArmAccept(fd);
+  }
+
   io_uring ring_{};
   int wakefd_ = -1;
   std::uint64_t wake_value_ = 0;
@@ -305,17 +469,25 @@ class UringReactor final : public Reactor {
   std::vector<Completion> stash_;
   std::vector<Completion> delivering_;
   // Per fd: ops in flight (Forget skips idle fds), sends in flight (a direct send must not
-  // overtake them), and whether its last read came back short.
+  // overtake them), and whether its last read came back short. For a listener: its multishot
+  // accept, connections it accepted that no Accept has claimed yet, and the Accepts waiting.
   struct FdState {
     std::uint32_t in_flight = 0;
     std::uint32_t sends_in_flight = 0;
     bool recv_drained = false;
+    bool accept_armed = false;
+    std::uint32_t accept_generation = 0;
+    std::deque<int> accepted;
+    IoOp* accept_waiters = nullptr;  // FIFO through next/prev; tail = head->prev
   };
   FdState& Fd(int fd) {
     if (static_cast<std::size_t>(fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(fd) + 64);
     return fds_[fd];
   }
   std::vector<FdState> fds_;
+  std::size_t accept_waiting_ = 0;        // Accepts waiting on multishot accepts
+  std::size_t multishots_in_flight_ = 0;  // armed multishot accepts (inside in_flight_)
+  bool multishot_accept_ = true;          // false once the kernel refused one
 };
 
 }  // namespace

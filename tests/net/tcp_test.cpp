@@ -19,6 +19,7 @@
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/reactor.h"
+#include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task_scope.h"
 #include "rankd/runtime/when_all.h"
 #include "test_util.h"
@@ -331,6 +332,74 @@ TEST_P(TcpTest, AcceptUnderAConnectionStorm) {
   server.join();
   EXPECT_EQ(echoed.load(), 800);
   EXPECT_EQ(served.load(), 800);
+}
+
+Task<TcpStream> AcceptOne(TcpListener* listener) { co_return co_await listener->Accept(); }
+Task<std::size_t> ReadSomeOf(TcpStream* stream, char* buf, std::size_t n) {
+  co_return co_await stream->ReadSome(buf, n);
+}
+
+// Connections that arrive while nobody is accepting are not lost or reordered into failure:
+// on io_uring a multishot accept takes up to 64 ahead and then leaves the rest in the kernel's
+// backlog; later Accepts get them all. Also: a cancelled Accept leaves the listener usable, and
+// closing a listener closes the connections it had taken ahead (their clients see the end).
+TEST_P(TcpTest, ConnectionsArrivingBetweenAcceptsAreAllServed) {
+  EventLoop loop(Options());
+  loop.RunUntilComplete([]() -> Task<void> {
+    TcpListener listener = TcpListener::Bind(Loopback(), ListenOptions{.backlog = 512});
+    const SocketAddress address = listener.LocalAddress();
+    // An Accept that times out (arming the listener's accept on io_uring) and is cancelled.
+    try {
+      co_await rt::WithTimeout(20ms, AcceptOne(&listener));
+      ADD_FAILURE() << "accepted a connection nobody made";
+    } catch (const rt::DeadlineExceeded&) {
+    }
+    // 150 clients connect and each sends its number while the server accepts nothing.
+    std::vector<TcpStream> clients;
+    for (int i = 0; i < 150; ++i) {
+      clients.push_back(co_await TcpStream::Connect(address));
+      const std::string id = std::to_string(1000 + i);
+      co_await clients.back().WriteAll(id.data(), id.size());
+    }
+    co_await rt::SleepFor(20ms);  // let the loop poll: on io_uring the multishot fills up
+    std::vector<bool> seen(150, false);
+    for (int i = 0; i < 150; ++i) {
+      TcpStream server = co_await rt::WithTimeout(5s, AcceptOne(&listener));
+      char id[4];
+      co_await server.ReadExact(id, sizeof id);
+      const int n = std::stoi(std::string(id, 4)) - 1000;
+      if (n < 0 || n >= 150) {
+        ADD_FAILURE() << "unexpected client id " << n;
+        continue;
+      }
+      EXPECT_FALSE(seen[n]) << "connection " << n << " accepted twice";
+      seen[n] = true;
+      co_await server.WriteAll("ok", 2);
+      char reply[2];
+      co_await clients[n].ReadExact(reply, 2);
+    }
+    // More connections, then the listener goes away with them unclaimed.
+    std::vector<TcpStream> orphans;
+    for (int i = 0; i < 10; ++i) orphans.push_back(co_await TcpStream::Connect(address));
+    try {  // arm again, so that io_uring takes the orphans ahead
+      TcpStream first = co_await rt::WithTimeout(5s, AcceptOne(&listener));
+    } catch (const rt::DeadlineExceeded&) {
+      ADD_FAILURE() << "no connection accepted";
+    }
+    co_await rt::SleepFor(20ms);
+    listener.Close();
+    int ended = 0;
+    for (TcpStream& orphan : orphans) {
+      char b;
+      try {
+        if (co_await rt::WithTimeout(5s, ReadSomeOf(&orphan, &b, 1)) == 0) ++ended;
+      } catch (const std::system_error&) {
+        ++ended;  // reset: also an end
+      } catch (const rt::DeadlineExceeded&) {
+      }
+    }
+    EXPECT_EQ(ended, 10) << "connections taken ahead by a closed listener must be closed";
+  }());
 }
 
 TEST_P(TcpTest, Ipv6LoopbackAndNameResolution) {
