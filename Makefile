@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts demo bench bench-runtime setup-build setup-test setup-bench clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts demo bench bench-runtime bench-echo setup-build setup-test setup-bench clean format
 
 all: build
 
@@ -60,6 +60,10 @@ bench: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@ninja -C build-bench -j$(JOBS) --quiet
 	@echo "benchmarks built in build-bench/"
+
+# TCP echo, rankd (epoll, io_uring) vs Boost.Asio, recorded in docs/benchmarks.md.
+bench-echo: bench
+	/usr/bin/python3 bench/scripts/echo_bench.py --record $(ARGS)
 
 # Runtime benchmarks head-to-head (rankd vs libuv, Boost.Asio, std), recorded in docs/benchmarks.md.
 bench-runtime: bench

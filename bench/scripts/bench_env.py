@@ -1,4 +1,6 @@
-"""Facts about the machine recorded next to every benchmark run (shared by the runners here)."""
+"""Facts about the machine recorded next to every benchmark run, and the rewriting of a runner's
+marked section of docs/benchmarks.md (shared by the runners here)."""
+import os
 import platform
 
 
@@ -17,3 +19,21 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or "?"
+
+
+def rewrite_docs_section(docs_md, name, section):
+    """Replaces the text from `<!-- NAME:begin -->` to `<!-- NAME:end -->` (markers included)
+    in docs_md with `section`, which must carry both markers itself."""
+    begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
+    if not section.startswith(begin) or not section.rstrip().endswith(end):
+        raise ValueError("the %s section must start with %s and end with %s" % (name, begin, end))
+    if not os.path.exists(docs_md):
+        raise SystemExit("%s does not exist" % docs_md)
+    with open(docs_md) as f:
+        text = f.read()
+    b, e = text.find(begin), text.find(end)
+    if b < 0 or e < b:
+        raise SystemExit("%s lacks the %s ... %s markers" % (docs_md, begin, end))
+    text = text[:b] + section.rstrip() + text[e + len(end):]
+    with open(docs_md, "w") as f:
+        f.write(text)

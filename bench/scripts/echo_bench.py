@@ -22,8 +22,8 @@ wakeups, so wall time is bounded by the kernel's loopback path and the scheduler
 time shows what each server itself costs per message.
 
 Writes bench/results/echo-<UTC timestamp>.json (every run, medians, ratios). With --record it also
-writes docs/benchmarks/echo.json (the summary) and docs/benchmarks/echo.png, and prints the
-Markdown table for docs/benchmarks.md.
+writes docs/benchmarks/echo.json (the summary) and docs/benchmarks/echo.png, and rewrites the
+marked echo section of docs/benchmarks.md (`make bench-echo` does all of this).
 
 Run with /usr/bin/python3 (standard library + matplotlib). Build first: make bench.
 
@@ -52,12 +52,13 @@ import tempfile
 import threading
 import time
 
-from bench_env import cpu_model, loadavg
+from bench_env import cpu_model, loadavg, rewrite_docs_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
 RESULTS_DIR = os.path.join(ROOT, "bench", "results")
 DOCS_DIR = os.path.join(ROOT, "docs", "benchmarks")
+DOCS_MD = os.path.join(ROOT, "docs", "benchmarks.md")
 
 # ----------------------------------------------------------------------------- what runs
 
@@ -550,9 +551,17 @@ def main():
             json.dump(doc, f, indent=1)
         png = os.path.join(DOCS_DIR, "echo.png")
         draw_chart(scs, summaries, impls, meta, png)
-        print("recorded: docs/benchmarks/echo.json, %s" % os.path.relpath(png, ROOT))
-        print()
-        print(markdown_table(scs, summaries, impls, tlist))
+        section = "\n".join([
+            "<!-- echo:begin -->", "",
+            "![echo](benchmarks/echo.png)", "",
+            "Latest recorded run (`docs/benchmarks/echo.json`): %s, commit %s, %s, kernel %s, "
+            "load %s at the start and %s at the end, %d repeats." % (
+                meta["utc"], meta["commit"], meta["cpu_short"], meta["kernel"],
+                meta["load_start"], meta["load_end"], meta["repeats"]), "",
+            markdown_table(scs, summaries, impls, tlist), "",
+            "<!-- echo:end -->"])
+        rewrite_docs_section(DOCS_MD, "echo", section)
+        print("recorded: docs/benchmarks/echo.json, %s, docs/benchmarks.md" % os.path.relpath(png, ROOT))
     # Missed targets are a finding, not an error; a run that produced no figure is.
     failed = sum(1 for by_impl in runs.values() for recs in by_impl.values() for rec in recs if "error" in rec)
     if failed:

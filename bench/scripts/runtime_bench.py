@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from bench_env import cpu_model, loadavg
+from bench_env import cpu_model, loadavg, rewrite_docs_section as rewrite_marked_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -489,15 +489,7 @@ def markdown_section(scenarios, summaries, tlist, meta):
 
 
 def rewrite_docs_section(section):
-    if not os.path.exists(DOCS_MD):
-        raise SystemExit("%s does not exist" % DOCS_MD)
-    text = open(DOCS_MD).read()
-    b, e = text.find(MARK_BEGIN), text.find(MARK_END)
-    if b < 0 or e < b:
-        raise SystemExit("%s lacks the %s ... %s markers" % (DOCS_MD, MARK_BEGIN, MARK_END))
-    text = text[:b] + section + text[e + len(MARK_END):]
-    with open(DOCS_MD, "w") as f:
-        f.write(text)
+    rewrite_marked_section(DOCS_MD, "runtime", section)
 
 
 # ----------------------------------------------------------------------------- charts
