@@ -263,7 +263,7 @@ std::expected<void, std::string> ReadShard(const Reply& r, int index, SlotMapBui
   if (master < 0 && !ranges.empty()) return std::unexpected("no master node for its slots");
 
   int primary = -1;
-  std::vector<int> replicas;
+  std::vector<int> replicas;  // node indexes, in reply order, without repeats or the primary
   for (std::size_t j = 0; j < shard_nodes.size(); ++j) {
     if (!shard_nodes[j].usable) continue;
     const auto index_of = builder.Node(shard_nodes[j].entry);
@@ -274,6 +274,7 @@ std::expected<void, std::string> ReadShard(const Reply& r, int index, SlotMapBui
       replicas.push_back(*index_of);
     }
   }
+  std::erase(replicas, primary);
   for (const Range range : ranges) {
     if (auto claimed = builder.Claim(range, index); !claimed) {
       return std::unexpected("slots: " + claimed.error());

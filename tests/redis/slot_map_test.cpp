@@ -5,12 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "rankd/redis/hash_slot.h"
+#include "reply_invariants.h"
 #include "resp_test_util.h"
+#include "slot_map_invariants.h"
 
 namespace rankd::redis {
 namespace {
@@ -106,6 +111,7 @@ std::string RangesByAddress(const SlotMap& map) {
 }
 
 void ExpectThreeShardTopology(const SlotMap& map) {
+  EXPECT_EQ(testing::CheckSlotMap(map), "");
   EXPECT_TRUE(map.covers_all_slots());
   EXPECT_EQ(map.covered_slots(), std::size_t{kClusterSlots});
   EXPECT_EQ(Address(map, map.PrimaryFor(0)), "127.0.0.1:7000");
@@ -359,6 +365,70 @@ TEST(SlotMap, SplitByNodeGroupsInFirstSeenOrder) {
                      }));
   EXPECT_TRUE(SplitByNode(*map, {}).empty());
   EXPECT_EQ(SplitByNode(SlotMap(), keys), (std::vector<NodeBatch>{{-1, {0, 1, 2, 3, 4, 5, 6}}}));
+}
+
+TEST(SlotMap, APrimaryAnnouncedAgainIsNotItsOwnReplica) {
+  const auto shards = SlotMap::FromClusterShards(
+      Array({Shard(true, Ints({0, 16383}),
+                   {ShardNode('a', 7000, "replica"), ShardNode('a', 7000, "master"),
+                    ShardNode('b', 7001, "replica"), ShardNode('b', 7001, "replica")})}));
+  ASSERT_TRUE(shards.has_value()) << shards.error();
+  EXPECT_EQ(testing::CheckSlotMap(*shards), "");
+  EXPECT_EQ(Address(*shards, shards->PrimaryFor(0)), "127.0.0.1:7000");
+  EXPECT_EQ(Addresses(*shards, shards->ReplicasFor(0)), std::vector<std::string>{"127.0.0.1:7001"});
+  const auto slots = SlotMap::FromClusterSlots(
+      Array({Array({Reply::Integer(0), Reply::Integer(16383), SlotsNode("h", 1, 'a'),
+                    SlotsNode("h", 1, 'a'), SlotsNode("h", 2, 'b'), SlotsNode("h", 2, 'b')})}));
+  ASSERT_TRUE(slots.has_value()) << slots.error();
+  EXPECT_EQ(testing::CheckSlotMap(*slots), "");
+  EXPECT_EQ(Addresses(*slots, slots->ReplicasFor(0)), std::vector<std::string>{"h:2"});
+}
+
+std::vector<std::string> CorpusFiles(const std::string& target) {
+  std::vector<std::string> out;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(RANKD_FUZZ_CORPUS_DIR) + "/" + target)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    out.push_back(bytes.str());
+  }
+  return out;
+}
+
+// The fuzz targets' seeds (byte 0: options) are topologies both readers agree on or accept.
+TEST(SlotMap, FuzzSeedsAreValidTopologies) {
+  const std::vector<std::string> seeds = CorpusFiles("slot_map");
+  ASSERT_GE(seeds.size(), 4u);
+  for (const std::string& seed : seeds) {
+    // One reply, then key material (not RESP).
+    ReplyParser parser;
+    ReplyBuilder builder;
+    std::size_t consumed = 0;
+    ASSERT_EQ(parser.Parse(std::string_view(seed).substr(1), builder, &consumed),
+              ParseStatus::kComplete)
+        << parser.error().message;
+    const Reply reply = builder.Take();
+    const auto shards = SlotMap::FromClusterShards(reply);
+    const auto slots = SlotMap::FromClusterSlots(reply);
+    ASSERT_NE(shards.has_value(), slots.has_value()) << reply.DebugString();
+    const SlotMap& map = shards.has_value() ? *shards : *slots;
+    EXPECT_TRUE(map.covers_all_slots()) << map.DebugString();
+    EXPECT_EQ(testing::CheckSlotMap(map), "");
+  }
+}
+
+TEST(SlotMap, ReplyParserFuzzSeedsParseCleanly) {
+  const std::vector<std::string> seeds = CorpusFiles("reply_parser");
+  ASSERT_GE(seeds.size(), 4u);
+  for (const std::string& seed : seeds) {
+    Limits limits;
+    limits.expose_attributes = true;
+    const testing::Parsed parsed = testing::ParseAll(std::string_view(seed).substr(2), limits);
+    EXPECT_FALSE(parsed.error) << parsed.message;
+    EXPECT_EQ(parsed.consumed, seed.size() - 2);
+    EXPECT_EQ(testing::CheckStream(std::string_view(seed).substr(2), limits, seed[1]), "");
+  }
 }
 
 // A reply and the exact error it must give.
