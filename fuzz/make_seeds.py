@@ -84,6 +84,15 @@ SEEDS = {
             Map({"id": "a" * 40, "tls-port": 7100, "ip": "10.0.0.1", "endpoint": "?",
                  "hostname": "redis-a", "role": "master", "health": "online"})]})]) + KEYS,
     },
+    "http_request_parser": {
+        "get": b"\x00GET /feed?user=7&k=20 HTTP/1.1\r\nHost: rankd\r\nAccept: */*\r\n\r\n",
+        "post_body": b"\x02POST /rank HTTP/1.1\r\nHost: rankd\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 13\r\nExpect: 100-continue\r\n\r\n{\"user\": 42}\n",
+        "pipelined": b"\x04GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n"
+        b"Connection: close\r\n\r\nHEAD /c HTTP/1.1\r\nhost:  h \r\n\r\n",
+        "http10_keep_alive": b"\x06GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        "small_limits": b"\x01PUT /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello",
+    },
 }
 
 for target, seeds in SEEDS.items():

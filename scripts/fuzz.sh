@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs rankd's libFuzzer targets (built by `make fuzz` into build-fuzz/), each for a given time,
 # and fails if any finds a crash, a sanitizer report, a broken invariant, a leak or a timeout.
-# Usage: scripts/fuzz.sh SECONDS_PER_TARGET [TARGET...]   (default: every target)
+# Usage: scripts/fuzz.sh SECONDS_PER_TARGET [TARGET...]   (default: every target built)
 #
 # Each target starts from its committed seeds (fuzz/corpus/<target>/, read only) plus what
 # earlier runs found (build-fuzz/corpus/<target>/, where new inputs go); a failing input is
@@ -13,8 +13,19 @@ build="$root/build-fuzz"
 seconds="${1:?usage: scripts/fuzz.sh SECONDS_PER_TARGET [TARGET...]}"
 shift
 targets=("$@")
+# By default every target built (fuzz/CMakeLists.txt builds a target only when its code is in
+# the tree, e.g. the HTTP request parser).
 if ((${#targets[@]} == 0)); then
-  for seeds in "$root"/fuzz/corpus/*/; do targets+=("$(basename "$seeds")"); done
+  for binary in "$build"/*_fuzz; do
+    if [ -x "$binary" ]; then
+      name="$(basename "$binary")"
+      targets+=("${name%_fuzz}")
+    fi
+  done
+fi
+if ((${#targets[@]} == 0)); then
+  echo "fuzz: no targets built in $build (run make fuzz)" >&2
+  exit 2
 fi
 
 failed=()
@@ -24,6 +35,8 @@ for target in "${targets[@]}"; do
   corpus="$build/corpus/$target"
   artifacts="$build/artifacts/$target"
   mkdir -p "$corpus" "$artifacts"
+  seeds=()
+  if [ -d "$root/fuzz/corpus/$target" ]; then seeds=("$root/fuzz/corpus/$target"); fi
   dict=()
   if [ -f "$root/fuzz/$target.dict" ]; then dict=(-dict="$root/fuzz/$target.dict"); fi
   log="$build/$target.log"
@@ -31,7 +44,7 @@ for target in "${targets[@]}"; do
   if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" \
-    "$corpus" "$root/fuzz/corpus/$target" >"$log" 2>&1; then
+    "$corpus" "${seeds[@]}" >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^#[0-9]+ *DONE' "$log" | tail -2 | sed 's/^/  /'
   else
     failed+=("$target")
