@@ -31,7 +31,7 @@ std::string Quoted(std::string_view s) {
 }
 
 // A key/value aggregate: a RESP3 map, or (RESP2) an array of alternating keys and values.
-// Holds pointers into the reply it was read from.
+// Borrows the reply it was read from (views and pointers into it); no thread affinity.
 class Fields {
  public:
   // Reads `r`; on failure returns the error (without a place prefix).
@@ -93,6 +93,7 @@ std::string_view KnownHost(std::string_view endpoint) {
   return endpoint == "?" ? std::string_view() : endpoint;
 }
 
+// Slots first..last, both included.
 struct Range {
   std::uint16_t first;
   std::uint16_t last;
@@ -108,7 +109,8 @@ struct NodeEntry {
 }  // namespace
 
 // Collects nodes and slot ranges into a SlotMap while a reply is read, and checks that no slot
-// is claimed twice and no address is announced with two ids. One builder per reply.
+// is claimed twice and no address is announced with two ids. One builder per reply, used by the
+// thread reading it; owns the map until Take().
 class SlotMapBuilder {
  public:
   explicit SlotMapBuilder(std::string_view part_name) : part_name_(part_name) {
