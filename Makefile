@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts demo bench bench-runtime bench-echo setup-build setup-test setup-bench clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo setup-build setup-test setup-bench setup-fuzz clean format
 
 all: build
 
@@ -13,6 +13,8 @@ setup-test:
 	@scripts/setup.sh test
 setup-bench:
 	@scripts/setup.sh bench
+setup-fuzz:
+	@scripts/setup.sh fuzz
 
 # configure BUILD_DIR BUILD_TYPE [extra cmake args]
 define configure
@@ -24,7 +26,7 @@ build: setup-build
 	$(call configure,$(BUILD),Release)
 	@ninja -C $(BUILD) -j$(JOBS) --quiet
 
-test: setup-test test-cpp test-sanitizers test-ts
+test: setup-test test-cpp test-sanitizers test-fuzz test-ts
 	@echo "make test: all suites passed"
 
 test-cpp: setup-test
@@ -48,6 +50,21 @@ test-tsan: setup-test
 	@ninja -C build-tsan -j$(JOBS) --quiet $(SANITIZED_TESTS)
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest -j$(JOBS) -L '$(SANITIZED_LABELS)' -LE integration --output-on-failure
+
+# Fuzzing (libFuzzer, clang 14, ASan + UBSan; targets in fuzz/, built in build-fuzz):
+# `make fuzz` runs each target FUZZ_SECONDS; `make test` runs each FUZZ_SMOKE_SECONDS.
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+fuzz-build: setup-fuzz
+	@if [ ! -f build-fuzz/build.ninja ]; then \
+	  cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null; fi
+	@ninja -C build-fuzz -j$(JOBS) --quiet
+
+fuzz: fuzz-build
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+test-fuzz: fuzz-build
+	@scripts/fuzz.sh $(FUZZ_SMOKE_SECONDS)
 
 # TypeScript: plan authoring (DSL, compiler) tests with node's test runner.
 test-ts: setup-test
@@ -73,4 +90,4 @@ format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-bench
+	rm -rf $(BUILD) build-asan build-tsan build-bench build-fuzz

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what rankd needs to build, test, benchmark and run its demo on Debian 12.
 # Idempotent: when everything is present it prints nothing and returns at once.
-# Usage: scripts/setup.sh [build|test|bench|demo]   (default: test)
+# Usage: scripts/setup.sh [build|test|bench|demo|fuzz]   (default: test)
 set -euo pipefail
 
 purpose="${1:-test}"
@@ -17,12 +17,15 @@ base_packages=(
 )
 # Benchmarks add the peers (libuv, Boost.Asio), load tools and plotting.
 bench_packages=(libuv1-dev libboost-dev libboost-system-dev wrk python3-matplotlib valgrind)
+# Fuzzing (make fuzz, and its short run in make test) adds clang and its libFuzzer runtime.
+fuzz_packages=(clang-14 libclang-rt-14-dev)
 
 packages=("${base_packages[@]}")
 case "$purpose" in
   bench|demo) packages+=("${bench_packages[@]}") ;;
-  build|test) ;;
-  *) echo "setup.sh: unknown purpose '$purpose' (expected build, test, bench or demo)" >&2; exit 2 ;;
+  test|fuzz) packages+=("${fuzz_packages[@]}") ;;
+  build) ;;
+  *) echo "setup.sh: unknown purpose '$purpose' (expected build, test, bench, demo or fuzz)" >&2; exit 2 ;;
 esac
 
 missing=()

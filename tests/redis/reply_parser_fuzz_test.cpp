@@ -1,6 +1,7 @@
 // Randomized tests of the parser: random valid replies written as a server would write them
 // parse back to themselves however the stream is cut; random mutations of such streams and
-// random bytes never crash, hang or over-allocate, and parse the same way whole or in pieces.
+// random bytes never crash, hang or over-allocate, and keep every invariant of
+// reply_invariants.h (the checks the fuzz target makes too).
 // Seeds are fixed so a failure reproduces; the failing seed is printed.
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 
 #include "rankd/redis/reply.h"
 #include "rankd/redis/reply_parser.h"
+#include "reply_invariants.h"
 #include "resp_test_util.h"
 
 namespace rankd::redis {
@@ -121,51 +123,20 @@ void StripAttributes(Reply& r) {
   for (Reply& e : r.elements) StripAttributes(e);
 }
 
-// The outcome of parsing a stream: the replies (rendered) and how it ended.
-struct Outcome {
-  std::vector<std::string> replies;
-  std::size_t consumed = 0;
-  std::string error;
-  bool operator==(const Outcome&) const = default;
-};
-
-void PrintTo(const Outcome& o, std::ostream* os) {
-  *os << o.replies.size() << " replies, " << o.consumed << " bytes consumed, error '" << o.error
-      << "'";
-  for (const std::string& r : o.replies) *os << "\n  " << r;
-}
-
-// Feeds `stream` to one parser in random chunks (one chunk: the whole stream at once).
-Outcome Feed(const std::string& stream, Limits limits, Rng* chunker) {
-  Outcome out;
-  ReplyParser parser(limits);
-  std::string buffer;
-  std::size_t fed = 0;
-  while (fed < stream.size()) {
-    const std::size_t left = stream.size() - fed;
-    const std::size_t n =
-        chunker == nullptr ? left : 1 + Uniform(*chunker, std::min<std::size_t>(64, left));
-    buffer.append(stream, fed, n);
-    fed += n;
-    for (;;) {
-      ReplyBuilder builder;
-      std::size_t consumed = 0;
-      const ParseStatus status = parser.Parse(buffer, builder, &consumed);
-      if (status == ParseStatus::kError) {
-        out.error = parser.error().message;
-        return out;
-      }
-      if (status == ParseStatus::kNeedMore) break;
-      if (consumed == 0) {  // a complete reply always has bytes: this would loop forever
-        out.error = "consumed nothing";
-        return out;
-      }
-      out.replies.push_back(builder.Take().DebugString());
-      out.consumed += consumed;
-      buffer.erase(0, consumed);
-    }
-  }
-  return out;
+// The replies of a stream fed to one parser in random pieces (no pieces: whole), rendered,
+// with the invariants of reply_invariants.h checked on every call.
+std::vector<std::string> Rendered(const std::string& stream, Limits limits, std::uint64_t seed,
+                                  bool in_pieces) {
+  std::string violation;
+  testing::PieceSizes pieces(seed);
+  const testing::StreamOutcome out =
+      testing::FeedStream(stream, limits, in_pieces ? &pieces : nullptr, false, &violation);
+  EXPECT_EQ(violation, "");
+  EXPECT_EQ(out.error, "");
+  EXPECT_EQ(out.consumed, stream.size());
+  std::vector<std::string> rendered;
+  for (const Reply& r : out.replies) rendered.push_back(r.DebugString());
+  return rendered;
 }
 
 TEST(ReplyParserFuzz, RandomRepliesRoundTripInRandomPieces) {
@@ -181,19 +152,19 @@ TEST(ReplyParserFuzz, RandomRepliesRoundTripInRandomPieces) {
     }
     Limits exposed;
     exposed.expose_attributes = true;
-    Outcome expected;
-    for (const Reply& r : replies) expected.replies.push_back(r.DebugString());
-    expected.consumed = stream.size();
-    ASSERT_EQ(Feed(stream, exposed, nullptr), expected);
-    ASSERT_EQ(Feed(stream, exposed, &rng), expected);
+    std::vector<std::string> expected;
+    for (const Reply& r : replies) expected.push_back(r.DebugString());
+    ASSERT_EQ(Rendered(stream, exposed, seed, false), expected);
+    ASSERT_EQ(Rendered(stream, exposed, seed, true), expected);
+    ASSERT_EQ(testing::CheckStream(stream, exposed, seed), "");
 
-    Outcome skipped;
+    std::vector<std::string> skipped;
     for (Reply r : replies) {
       StripAttributes(r);
-      skipped.replies.push_back(r.DebugString());
+      skipped.push_back(r.DebugString());
     }
-    skipped.consumed = stream.size();
-    ASSERT_EQ(Feed(stream, Limits{}, &rng), skipped);
+    ASSERT_EQ(Rendered(stream, Limits{}, seed, true), skipped);
+    ASSERT_EQ(testing::CheckStream(stream, Limits{}, seed), "");
   }
 }
 
@@ -236,14 +207,10 @@ TEST(ReplyParserFuzz, MutatedStreamsFailCleanlyAndTheSameWayInPieces) {
       testing::WriteReply(RandomReply(rng, 1, seed % 3 == 0, true), stream, seed % 3 == 0);
     }
     const std::string mutated = Mutate(stream, rng);
-    const Outcome whole = Feed(mutated, small, nullptr);
-    ASSERT_NE(whole.error, "consumed nothing");
-    ASSERT_LE(whole.consumed, mutated.size());
-    if (!whole.error.empty()) {
-      ++errors;
-      ASSERT_EQ(whole.error.rfind("RESP: ", 0), 0u) << whole.error;
-    }
-    ASSERT_EQ(Feed(mutated, small, &rng), whole);
+    // Clean errors, the same in pieces, Skip agreeing with Parse, replies that write back.
+    ASSERT_EQ(testing::CheckStream(mutated, small, seed), "");
+    std::string violation;
+    if (!testing::FeedStream(mutated, small, nullptr, false, &violation).error.empty()) ++errors;
   }
   EXPECT_GT(errors, 5000u);  // the mutations do produce malformed input
 }
@@ -257,8 +224,8 @@ TEST(ReplyParserFuzz, RandomBytesNeverCrash) {
       c = Uniform(rng, 4) ? kSpecial[Uniform(rng, sizeof(kSpecial) - 1)]
                           : static_cast<char>(Uniform(rng, 256));
     }
-    const Outcome whole = Feed(bytes, Limits{}, nullptr);
-    ASSERT_EQ(Feed(bytes, Limits{}, &rng), whole) << testing::Written(Reply::Bulk(bytes));
+    ASSERT_EQ(testing::CheckStream(bytes, Limits{}, static_cast<std::uint64_t>(i)), "")
+        << testing::Written(Reply::Bulk(bytes));
   }
 }
 

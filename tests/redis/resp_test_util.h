@@ -62,7 +62,8 @@ inline Reply ParseOne(std::string_view bytes, Limits limits = {}) {
 }
 
 // Writes `r` in RESP3 (or RESP2, where nulls become "$-1"/"*-1" and RESP3-only types must not
-// occur). Attributes are written before the value.
+// occur; errors with CR or LF become bulk errors in RESP3 only). Attributes are written before the
+// value.
 inline void WriteReply(const Reply& r, std::string& out, bool resp2 = false) {
   auto line = [&](char marker, std::string_view text) {
     out += marker;
@@ -83,7 +84,12 @@ inline void WriteReply(const Reply& r, std::string& out, bool resp2 = false) {
       line('+', r.str);
       return;
     case Type::kError:
-      line('-', r.str);
+      // A message with CR or LF cannot be a simple error line; RESP3 has bulk errors for it.
+      if (!resp2 && r.str.find_first_of("\r\n") != std::string::npos) {
+        blob('!', r.str);
+      } else {
+        line('-', r.str);
+      }
       return;
     case Type::kInteger:
       line(':', std::to_string(r.integer));
@@ -119,8 +125,8 @@ inline void WriteReply(const Reply& r, std::string& out, bool resp2 = false) {
     case Type::kAttribute:
     case Type::kMap: {
       const bool pairs = r.type == Type::kMap || r.type == Type::kAttribute;
-      const char marker = r.type == Type::kArray ? '*'
-                          : r.type == Type::kSet ? '~'
+      const char marker = r.type == Type::kArray  ? '*'
+                          : r.type == Type::kSet  ? '~'
                           : r.type == Type::kPush ? '>'
                           : r.type == Type::kMap  ? '%'
                                                   : '|';
