@@ -85,7 +85,8 @@ test("an endless loop hits the time limit with a clear error", async () => {
 
 test("a memory bomb hits the memory limit with a clear error", async () => {
   const source = attackPlan(`const a: unknown[] = []; for (let i = 0; ; i++) a.push({ i, s: [i, i, i] });`);
-  await expectError(source, /the plan used more than its memory limit of 16 MiB/, null, { ...raw, limits: { memoryBytes: 16 * 1024 * 1024 } });
+  // A generous time limit: on a loaded machine filling 16 MiB can take longer than the default.
+  await expectError(source, /the plan used more than its memory limit of 16 MiB/, null, { ...raw, limits: { memoryBytes: 16 * 1024 * 1024, timeMs: 20_000 } });
 });
 
 test("endless recursion overflows the sandbox stack with a clear error", async () => {

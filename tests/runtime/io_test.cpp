@@ -134,7 +134,7 @@ TEST_P(IoTest, CancelDuringABlockedReadThrowsPromptly) {
                                         co_return co_await Recv(fd, bp, 16);
                                       }(a, buf)),
                  DeadlineExceeded);
-    EXPECT_LT(MillisSince(start), 50.0);
+    EXPECT_LT(MillisSince(start), 500.0);  // generous: sanitizers on a loaded machine
     // The connection still works afterwards.
     EXPECT_EQ(co_await Send(b, "z", 1), 1);
     EXPECT_EQ(co_await Recv(a, buf, sizeof buf), 1);
