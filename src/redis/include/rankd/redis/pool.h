@@ -1,0 +1,151 @@
+// Pool: N connections to one Redis endpoint (one shard), an in-flight limit with FIFO waiters,
+// and opt-in single-flight for reads.
+//
+// Each call goes to the least-loaded connection that is up (fewest replies due; ties go round
+// robin), or to one that is connecting when none is up. At most max_in_flight calls (a
+// Pipeline counts as one call) are on the pool's connections at once; later calls wait in FIFO
+// order for a permit, so a burst is held back instead of growing queues without bound. A
+// waiting call honours its cancellation token and its timeout.
+//
+// Single-flight (CallShared): identical commands (same bytes) in flight at the same time are
+// sent once and every caller gets the same reply. Only for reads: the caller asserts the
+// command has no side effect. A caller that gives up leaves; the shared call carries on for the
+// others (under the first caller's timeout).
+//
+// Thread affinity: one event loop thread, like its connections. Ownership: owns its
+// connections and the tasks running shared calls; borrows the metrics.
+#pragma once
+
+#include <coroutine>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "rankd/redis/connection.h"
+#include "rankd/runtime/cancellation.h"
+#include "rankd/runtime/ready_queue.h"
+#include "rankd/runtime/task.h"
+#include "rankd/runtime/task_scope.h"
+#include "rankd/runtime/timer_heap.h"
+
+namespace rankd::redis {
+
+struct PoolOptions {
+  ConnectionOptions connection;  // endpoint, auth, protocol, metrics (shared by the pool)
+  std::size_t connections = 2;
+  std::size_t max_in_flight = 1024;  // calls on the connections at once; the rest wait
+};
+
+class Pool {
+ public:
+  explicit Pool(PoolOptions options);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  // Starts every connection.
+  void Start();
+  // Resolves once at least one connection is up (ConnectionError after `timeout`).
+  rt::Task<void> WaitUntilUp(rt::Duration timeout);
+
+  std::size_t size() const noexcept { return connections_.size(); }
+  Connection& connection(std::size_t i) { return *connections_[i]; }
+  // The connection the next call would use.
+  Connection& PickConnection();
+  std::size_t in_flight() const noexcept { return in_flight_; }
+  std::size_t waiting() const noexcept { return waiting_; }
+  const PoolOptions& options() const noexcept { return options_; }
+
+  // One encoded command into `sink`, through a permit. Errors as Connection::Execute.
+  template <class Sink>
+  rt::Task<void> Execute(Sink& sink, std::string command, CallOptions options = {}) {
+    const std::int64_t deadline = DeadlineOf(options);
+    co_await Acquire(deadline);
+    Permit permit(this);
+    co_await PickConnection().Execute(sink, command, Remaining(options, deadline));
+  }
+  rt::Task<void> Execute(Pipeline& pipeline, CallOptions options = {});
+  template <class... Args>
+  rt::Task<Reply> Call(const Args&... args) {
+    std::string command;
+    AppendCommand(command, args...);
+    return CallEncoded(std::move(command), {});
+  }
+  rt::Task<Reply> CallEncoded(std::string command, CallOptions options);
+
+  // Single-flight read: shares the reply of an identical command already in flight.
+  rt::Task<std::shared_ptr<const Reply>> CallShared(std::string command, CallOptions options = {});
+
+ private:
+  class PermitAwaiter;
+  struct Flight;
+  class FlightAwaiter;
+  // Returns the permit on scope exit.
+  class Permit {
+   public:
+    explicit Permit(Pool* pool) noexcept : pool_(pool) {}
+    Permit(const Permit&) = delete;
+    ~Permit() { pool_->Release(); }
+
+   private:
+    Pool* pool_;
+  };
+
+  static std::int64_t DeadlineOf(CallOptions options) noexcept;
+  static CallOptions Remaining(CallOptions options, std::int64_t deadline) noexcept;
+  PermitAwaiter Acquire(std::int64_t deadline_ns);
+  void Release() noexcept;
+  rt::Task<void> RunFlight(std::shared_ptr<Flight> flight, CallOptions options);
+
+  PoolOptions options_;
+  rt::EventLoop* loop_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::size_t next_ = 0;  // round-robin start for ties
+  std::size_t in_flight_ = 0;
+  std::size_t waiting_ = 0;
+  PermitAwaiter* waiters_head_ = nullptr;  // FIFO of calls waiting for a permit
+  PermitAwaiter* waiters_tail_ = nullptr;
+  std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
+  rt::TaskScope flight_scope_;  // last: shared calls go before the connections they use
+};
+
+// Waits for a permit. Lives in the waiting coroutine's frame. Loop thread only.
+class Pool::PermitAwaiter : private rt::ReadyNode, private rt::TimerNode {
+ public:
+  PermitAwaiter(Pool* pool, std::int64_t deadline_ns) noexcept
+      : rt::ReadyNode(&PermitAwaiter::OnReady),
+        rt::TimerNode(&PermitAwaiter::OnDeadline),
+        pool_(pool),
+        deadline_ns_(deadline_ns) {}
+  PermitAwaiter(const PermitAwaiter&) = delete;
+  ~PermitAwaiter();
+  bool await_ready() noexcept;
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) {
+    return Suspend(h, rt::TokenOf(h));
+  }
+  void await_resume();
+
+ private:
+  friend class Pool;
+  bool Suspend(std::coroutine_handle<> h, rt::CancelToken token);
+  void Unlink() noexcept;
+  void Wake(int outcome) noexcept;  // 1 granted, 2 cancelled, 3 deadline
+  static void OnReady(rt::ReadyNode* node) noexcept;
+  static void OnDeadline(rt::TimerNode* node) noexcept;
+  static void OnCancel(void* arg) noexcept;
+
+  Pool* pool_;
+  std::int64_t deadline_ns_;
+  std::coroutine_handle<> handle_;
+  PermitAwaiter* prev_ = nullptr;
+  PermitAwaiter* next_ = nullptr;
+  bool queued_ = false;
+  int outcome_ = 0;
+  bool taken_ = false;  // the permit was handed to the caller
+  rt::CancelCallback cancel_;
+};
+
+}  // namespace rankd::redis
