@@ -34,16 +34,17 @@ test-cpp: setup-test
 	@ninja -C $(BUILD) -j$(JOBS) --quiet
 	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
-# The runtime, net and RESP tests under AddressSanitizer + UBSan, then ThreadSanitizer.
+# The runtime, net and RESP tests under AddressSanitizer + UBSan (with the Redis client's
+# integration tests against real redis-server processes), then ThreadSanitizer.
 SANITIZED_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests
 SANITIZED_LABELS := runtime|net|redis
 test-sanitizers: test-asan test-tsan
 
 test-asan: setup-test
 	$(call configure,build-asan,asan)
-	@ninja -C build-asan -j$(JOBS) --quiet $(SANITIZED_TESTS)
+	@ninja -C build-asan -j$(JOBS) --quiet $(SANITIZED_TESTS) rankd_redis_integration_tests
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest -j$(JOBS) -L '$(SANITIZED_LABELS)' -LE integration --output-on-failure
+	  ctest -j$(JOBS) -L '$(SANITIZED_LABELS)' --output-on-failure
 
 test-tsan: setup-test
 	$(call configure,build-tsan,tsan)
