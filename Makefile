@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo setup-build setup-test setup-bench setup-fuzz clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis setup-build setup-test setup-bench setup-fuzz clean format
 
 all: build
 
@@ -86,6 +86,13 @@ bench-echo: bench
 # Runtime benchmarks head-to-head (rankd vs libuv, Boost.Asio, std), recorded in docs/benchmarks.md.
 bench-runtime: bench
 	/usr/bin/python3 bench/scripts/runtime_bench.py --record $(ARGS)
+
+# Redis client vs redis-benchmark on one local redis-server, and the fan-out of 100 LRANGEs
+# serial vs pipelined; recorded in docs/benchmarks.md (ARGS="--quick" for a smoke run).
+bench-redis: setup-bench
+	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
+	@ninja -C build-bench -j$(JOBS) --quiet rankd_redis_bench
+	/usr/bin/python3 bench/scripts/redis_bench.py --record $(ARGS)
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
