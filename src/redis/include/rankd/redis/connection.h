@@ -167,6 +167,11 @@ class Pipeline {
     bytes_.append(encoded);
     targets_.push_back({&sink, &detail::ParseInto<Sink>});
   }
+  // A command whose sink was type-erased already (routers that forward commands).
+  void AddEncodedTarget(detail::ReplyTarget target, std::string_view encoded) {
+    bytes_.append(encoded);
+    targets_.push_back(target);
+  }
   std::size_t size() const noexcept { return targets_.size(); }
   bool empty() const noexcept { return targets_.empty(); }
   // After the call: the server's error reply to command i, if it sent one (the sink then saw

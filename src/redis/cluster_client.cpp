@@ -1,0 +1,336 @@
+#include "rankd/redis/cluster_client.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "rankd/redis/hash_slot.h"
+#include "rankd/redis/server_error.h"
+#include "rankd/runtime/sleep.h"
+
+namespace rankd::redis {
+
+namespace {
+
+std::string NodeKey(const std::string& host, std::uint16_t port, bool replica) {
+  return host + ":" + std::to_string(port) + (replica ? " ro" : "");
+}
+
+// Spreads one MGET reply's values to the callers' positions.
+class MgetScatterSink : public NullSink {
+ public:
+  MgetScatterSink(std::vector<std::optional<std::string>>* out, std::vector<std::size_t> indexes)
+      : out_(out), indexes_(std::move(indexes)) {}
+  void OnBulk(std::string_view s) { Put(std::string(s)); }
+  void OnSimpleString(std::string_view s) { Put(std::string(s)); }
+  void OnInteger(std::int64_t v) { Put(std::to_string(v)); }
+  void OnNull() {
+    if (depth_ == 1) ++next_;
+  }
+  void OnAggregateBegin(Type, std::size_t) { ++depth_; }
+  void OnAggregateEnd(Type) { --depth_; }
+
+ private:
+  void Put(std::string value) {
+    if (depth_ != 1 || next_ >= indexes_.size()) return;
+    (*out_)[indexes_[next_++]] = std::move(value);
+  }
+  std::vector<std::optional<std::string>>* out_;
+  std::vector<std::size_t> indexes_;
+  std::size_t next_ = 0;
+  int depth_ = 0;
+};
+
+bool IsRetryable(ErrorKind kind) {
+  return kind == ErrorKind::kMoved || kind == ErrorKind::kAsk || kind == ErrorKind::kTryAgain ||
+         kind == ErrorKind::kClusterDown;
+}
+
+}  // namespace
+
+std::size_t ClusterBatch::error_count() const noexcept {
+  return static_cast<std::size_t>(std::count_if(items_.begin(), items_.end(),
+                                                [](const Item& i) { return i.error.has_value(); }));
+}
+
+ClusterClient::ClusterClient(ClusterOptions options) : options_(std::move(options)) {
+  if (options_.seeds.empty()) throw std::invalid_argument("redis::ClusterClient: no seed nodes");
+  if (rt::EventLoop::Current() == nullptr) {
+    throw std::logic_error("redis::ClusterClient needs a running EventLoop");
+  }
+}
+
+ClusterClient::~ClusterClient() = default;
+
+Pool& ClusterClient::PoolFor(const std::string& host, std::uint16_t port, bool replica) {
+  const std::string key = NodeKey(host, port, replica);
+  auto it = pools_.find(key);
+  if (it != pools_.end()) return *it->second;
+  PoolOptions o;
+  o.connection = options_.connection;
+  o.connection.host = host;
+  o.connection.port = port;
+  o.connection.readonly = replica;
+  o.connections = options_.connections_per_node;
+  o.max_in_flight = options_.max_in_flight_per_node;
+  auto pool = std::make_unique<Pool>(std::move(o));
+  pool->Start();
+  Pool& ref = *pool;
+  pools_.emplace(key, std::move(pool));
+  return ref;
+}
+
+rt::Task<void> ClusterClient::Start() {
+  co_await RefreshSlotMap();
+  if (options_.refresh_interval.count() > 0) scope_.Spawn(PeriodicRefresh());
+}
+
+rt::Task<bool> ClusterClient::TryLoadFrom(const std::string& host, std::uint16_t port,
+                                          std::string* why) {
+  Pool& pool = PoolFor(host, port);
+  CallOptions call;
+  call.timeout = options_.connection.connect_timeout;
+  try {
+    Reply reply = co_await pool.CallEncoded("*2\r\n$7\r\nCLUSTER\r\n$6\r\nSHARDS\r\n", call);
+    auto map = SlotMap::FromClusterShards(reply);
+    if (map.has_value() && map->covered_slots() > 0) {
+      map_ = *std::move(map);
+      co_return true;
+    }
+    *why += " " + host + ":" + std::to_string(port) + ": " +
+            (map.has_value() ? std::string("CLUSTER SHARDS covers no slot") : map.error()) + ";";
+  } catch (const ServerReplyError& e) {
+    *why += " " + host + ":" + std::to_string(port) + ": CLUSTER SHARDS: " + e.message() + ";";
+  } catch (const std::exception& e) {
+    *why += " " + host + ":" + std::to_string(port) + ": " + e.what() + ";";
+    co_return false;
+  }
+  // Servers before 7.0 know only CLUSTER SLOTS.
+  try {
+    Reply reply = co_await pool.CallEncoded("*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n", call);
+    auto map = SlotMap::FromClusterSlots(reply);
+    if (map.has_value() && map->covered_slots() > 0) {
+      map_ = *std::move(map);
+      co_return true;
+    }
+    *why +=
+        " CLUSTER SLOTS: " + (map.has_value() ? std::string("covers no slot") : map.error()) + ";";
+  } catch (const std::exception& e) {
+    *why += std::string(" CLUSTER SLOTS: ") + e.what() + ";";
+  }
+  co_return false;
+}
+
+rt::Task<void> ClusterClient::RefreshSlotMap() {
+  if (options_.connection.metrics != nullptr) ++options_.connection.metrics->topology_refreshes;
+  // The nodes the current map knows first, then the seeds.
+  std::vector<std::pair<std::string, std::uint16_t>> candidates;
+  for (const ClusterNode& n : map_.nodes()) {
+    if (!n.host.empty()) candidates.emplace_back(n.host, n.port);
+  }
+  for (const auto& seed : options_.seeds) candidates.push_back(seed);
+  std::string why;
+  for (const auto& [host, port] : candidates) {
+    if (co_await TryLoadFrom(host, port, &why)) co_return;
+  }
+  throw ConnectionError("redis cluster: no node gave a slot map:" + why);
+}
+
+void ClusterClient::RequestRefresh() {
+  if (refreshing_) return;
+  refreshing_ = true;
+  scope_.Spawn([](ClusterClient* self) -> rt::Task<void> {
+    try {
+      co_await self->RefreshSlotMap();
+    } catch (const std::exception&) {
+      // The next redirect or the periodic refresh tries again.
+    }
+    self->refreshing_ = false;
+  }(this));
+}
+
+rt::Task<void> ClusterClient::PeriodicRefresh() {
+  for (;;) {
+    co_await rt::SleepFor(options_.refresh_interval);
+    RequestRefresh();
+  }
+}
+
+Pool* ClusterClient::PoolForSlot(std::uint16_t slot, bool read_only) {
+  const int primary = map_.PrimaryFor(slot);
+  if (primary < 0) return nullptr;
+  if (read_only && options_.read_from_replicas) {
+    const std::span<const int> replicas = map_.ReplicasFor(slot);
+    if (!replicas.empty()) {
+      const ClusterNode& n =
+          map_.nodes()[static_cast<std::size_t>(replicas[replica_turn_++ % replicas.size()])];
+      if (!n.host.empty()) return &PoolFor(n.host, n.port, /*replica=*/true);
+    }
+  }
+  const ClusterNode& n = map_.nodes()[static_cast<std::size_t>(primary)];
+  return &PoolFor(n.host, n.port);
+}
+
+rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget target,
+                                            std::string command, ClusterCallOptions options) {
+  const std::uint16_t slot = HashSlot(key);
+  Pool* ask_pool = nullptr;
+  std::string last_error;
+  ClientMetrics* metrics = options_.connection.metrics;
+  for (int attempt = 0; attempt <= options_.max_redirects; ++attempt) {
+    Pool* pool = ask_pool != nullptr ? ask_pool : PoolForSlot(slot, options.read_only);
+    if (pool == nullptr) {
+      co_await RefreshSlotMap();
+      pool = PoolForSlot(slot, options.read_only);
+      if (pool == nullptr) {
+        throw ConnectionError("redis cluster: slot " + std::to_string(slot) +
+                              " of key is not served");
+      }
+    }
+    Pipeline p;
+    NullSink asking_reply;
+    if (ask_pool != nullptr) p.Add(asking_reply, "ASKING");
+    p.AddEncodedTarget(target, command);
+    ask_pool = nullptr;
+    bool connection_failed = false;
+    try {
+      co_await pool->Execute(p, options.call);
+    } catch (const ConnectionError& e) {
+      last_error = e.what();
+      connection_failed = true;
+    }
+    if (connection_failed) {
+      // The node may be gone (failover, reshard): reload the map and try again.
+      RequestRefresh();
+      co_await rt::SleepFor(std::chrono::milliseconds(10 * (attempt + 1)));
+      continue;
+    }
+    const std::optional<std::string>& error = p.error(p.size() - 1);
+    if (!error) co_return;
+    const ServerError classified = ClassifyError(*error);
+    if (!IsRetryable(classified.kind)) throw ServerReplyError(*error);
+    last_error = *error;
+    if (classified.redirect) {
+      const Redirect& r = *classified.redirect;
+      const std::string host =
+          r.host.empty() ? pool->options().connection.host : std::string(r.host);
+      if (classified.kind == ErrorKind::kMoved) {
+        if (metrics != nullptr) ++metrics->redirects_moved;
+        map_.ApplyMoved(r.slot, host, r.port);
+        RequestRefresh();
+      } else {
+        if (metrics != nullptr) ++metrics->redirects_ask;
+        ask_pool = &PoolFor(host, r.port);
+      }
+      continue;
+    }
+    // TRYAGAIN (a multi-key command during a migration), CLUSTERDOWN: wait, reload, retry.
+    RequestRefresh();
+    co_await rt::SleepFor(std::chrono::milliseconds(10 * (attempt + 1)));
+  }
+  throw ServerReplyError("redis cluster: gave up after " + std::to_string(options_.max_redirects) +
+                         " redirects; last: " + last_error);
+}
+
+rt::Task<Reply> ClusterClient::CallEncoded(std::string key, std::string command,
+                                           ClusterCallOptions options) {
+  ReplyBuilder builder;
+  co_await ExecuteTarget(std::move(key),
+                         detail::ReplyTarget{&builder, &detail::ParseInto<ReplyBuilder>},
+                         std::move(command), options);
+  co_return builder.Take();
+}
+
+rt::Task<void> ClusterClient::RunNodeBatch(ClusterBatch* batch, int node,
+                                           std::vector<std::size_t> indexes,
+                                           ClusterCallOptions options) {
+  std::vector<std::size_t> retry;
+  if (node >= 0) {
+    Pool* pool = nullptr;
+    if (options.read_only && options_.read_from_replicas) {
+      pool = PoolForSlot(HashSlot(batch->items_[indexes.front()].key), true);
+    } else {
+      const ClusterNode& n = map_.nodes()[static_cast<std::size_t>(node)];
+      pool = &PoolFor(n.host, n.port);
+    }
+    Pipeline p;
+    for (std::size_t i : indexes)
+      p.AddEncodedTarget(batch->items_[i].target, batch->items_[i].command);
+    bool failed = false;
+    try {
+      co_await pool->Execute(p, options.call);
+    } catch (const ConnectionError&) {
+      failed = true;  // retried one by one below, after a reload
+      RequestRefresh();
+    }
+    for (std::size_t k = 0; k < indexes.size(); ++k) {
+      const std::size_t i = indexes[k];
+      if (failed) {
+        retry.push_back(i);
+        continue;
+      }
+      const std::optional<std::string>& error = p.error(k);
+      if (!error) continue;
+      const ServerError classified = ClassifyError(*error);
+      if (IsRetryable(classified.kind)) {
+        retry.push_back(i);
+      } else {
+        batch->items_[i].error = *error;
+      }
+    }
+  } else {
+    retry = std::move(indexes);
+  }
+  for (std::size_t i : retry) {
+    ClusterBatch::Item& item = batch->items_[i];
+    try {
+      co_await ExecuteTarget(item.key, item.target, item.command, options);
+    } catch (const ServerReplyError& e) {
+      item.error = e.message();
+    }
+  }
+}
+
+rt::Task<void> ClusterClient::Execute(ClusterBatch& batch, ClusterCallOptions options) {
+  if (batch.items_.empty()) co_return;
+  for (auto& item : batch.items_) item.error.reset();
+  std::vector<std::string_view> keys;
+  keys.reserve(batch.items_.size());
+  for (const auto& item : batch.items_) keys.push_back(item.key);
+  std::vector<NodeBatch> groups = SplitByNode(map_, keys);
+  rt::TaskScope scope;
+  for (NodeBatch& g : groups) {
+    scope.Spawn(RunNodeBatch(&batch, g.node, std::move(g.key_indexes), options));
+  }
+  co_await scope.Join();
+}
+
+rt::Task<std::vector<std::optional<std::string>>> ClusterClient::MGet(
+    std::span<const std::string> keys, ClusterCallOptions options) {
+  std::vector<std::optional<std::string>> out(keys.size());
+  // One MGET per slot.
+  std::map<std::uint16_t, std::vector<std::size_t>> by_slot;
+  for (std::size_t i = 0; i < keys.size(); ++i) by_slot[HashSlot(keys[i])].push_back(i);
+  std::vector<MgetScatterSink> sinks;
+  sinks.reserve(by_slot.size());
+  ClusterBatch batch;
+  std::vector<std::string> commands;
+  for (auto& [slot, indexes] : by_slot) {
+    std::string command;
+    CommandWriter writer(command, 1 + indexes.size());
+    writer.Arg("MGET");
+    for (std::size_t i : indexes) writer.Arg(keys[i]);
+    const std::string& first_key = keys[indexes.front()];
+    sinks.emplace_back(&out, indexes);
+    batch.items_.push_back(ClusterBatch::Item{
+        first_key, std::move(command),
+        detail::ReplyTarget{&sinks.back(), &detail::ParseInto<MgetScatterSink>}, std::nullopt});
+  }
+  options.read_only = true;
+  co_await Execute(batch, options);
+  for (const auto& item : batch.items_) {
+    if (item.error) throw ServerReplyError(*item.error);
+  }
+  co_return out;
+}
+
+}  // namespace rankd::redis

@@ -1,0 +1,144 @@
+// ClusterClient: Redis Cluster on top of per-node Pools and the SlotMap.
+//
+// The slot map comes from CLUSTER SHARDS (CLUSTER SLOTS when the server does not know it), asked
+// of the seed nodes and then of the nodes the map names. A keyed command goes to the primary of
+// its key's slot. A MOVED reply updates the map (and queues a full reload) and the command is
+// sent again to the new owner; an ASK reply sends ASKING and then the command to the named node
+// in one pipeline on one connection, leaving the map alone; TRYAGAIN and CLUSTERDOWN wait a
+// little and retry, up to max_redirects times. Error replies reach no sink, so a sink only ever
+// sees the final reply.
+//
+// Batches (ClusterBatch, MGet) are split by owning node (SplitByNode) and sent as one pipeline
+// per node, every node's pipeline at once; a command that is redirected is retried on its own.
+// MGet sends one MGET per slot (a multi-key command must stay in one slot: no CROSSSLOT), all of
+// one node's MGETs in the same pipeline.
+//
+// The map is reloaded when a redirect or a connection failure says it is stale, and every
+// refresh_interval. With read_from_replicas, calls marked as reads (ClusterCallOptions) go to a
+// replica of the slot when there is one, over connections that sent READONLY.
+//
+// Thread affinity: one event loop thread. Ownership: owns its pools and its refresh task;
+// borrows the metrics in options.connection.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rankd/redis/connection.h"
+#include "rankd/redis/pool.h"
+#include "rankd/redis/slot_map.h"
+#include "rankd/runtime/task.h"
+#include "rankd/runtime/task_scope.h"
+
+namespace rankd::redis {
+
+struct ClusterOptions {
+  std::vector<std::pair<std::string, std::uint16_t>> seeds;  // any nodes of the cluster
+  ConnectionOptions connection;  // auth, protocol, timeouts, metrics (host/port per node)
+  std::size_t connections_per_node = 1;
+  std::size_t max_in_flight_per_node = 1024;
+  bool read_from_replicas = false;
+  rt::Duration refresh_interval = 30s;  // 0: reload only when told the map is stale
+  int max_redirects = 8;                // per command
+};
+
+struct ClusterCallOptions {
+  CallOptions call;
+  bool read_only = false;  // may be served by a replica when read_from_replicas is on
+};
+
+// Per-key commands to run across the cluster; each decodes into its own sink.
+// Thread affinity: the thread that fills and awaits it; sinks must outlive the call.
+class ClusterBatch {
+ public:
+  template <class Sink, class... Args>
+  void Add(std::string_view key, Sink& sink, const Args&... args) {
+    std::string command;
+    AppendCommand(command, args...);
+    items_.push_back(Item{std::string(key), std::move(command),
+                          detail::ReplyTarget{&sink, &detail::ParseInto<Sink>}, std::nullopt});
+  }
+  std::size_t size() const noexcept { return items_.size(); }
+  // After the call: the server's final error reply to command i, if any.
+  const std::optional<std::string>& error(std::size_t i) const { return items_.at(i).error; }
+  std::size_t error_count() const noexcept;
+  void Clear() noexcept { items_.clear(); }
+
+ private:
+  friend class ClusterClient;
+  struct Item {
+    std::string key;
+    std::string command;
+    detail::ReplyTarget target;
+    std::optional<std::string> error;
+  };
+  std::vector<Item> items_;
+};
+
+class ClusterClient {
+ public:
+  explicit ClusterClient(ClusterOptions options);
+  ~ClusterClient();
+  ClusterClient(const ClusterClient&) = delete;
+  ClusterClient& operator=(const ClusterClient&) = delete;
+
+  // Loads the slot map (ConnectionError naming every seed's failure when none answers) and
+  // starts the periodic refresh.
+  rt::Task<void> Start();
+  // Reloads the slot map now.
+  rt::Task<void> RefreshSlotMap();
+
+  const SlotMap& slot_map() const noexcept { return map_; }
+  // The pool of host:port (created on first use).
+  Pool& PoolFor(const std::string& host, std::uint16_t port, bool replica = false);
+
+  // One command on `key`'s slot into `sink` (redirects followed). Errors as Connection.
+  template <class Sink>
+  rt::Task<void> Execute(std::string_view key, Sink& sink, std::string command,
+                         ClusterCallOptions options = {}) {
+    return ExecuteTarget(std::string(key), detail::ReplyTarget{&sink, &detail::ParseInto<Sink>},
+                         std::move(command), options);
+  }
+  template <class... Args>
+  rt::Task<Reply> Call(std::string_view key, const Args&... args) {
+    std::string command;
+    AppendCommand(command, args...);
+    return CallEncoded(std::string(key), std::move(command), {});
+  }
+  rt::Task<Reply> CallEncoded(std::string key, std::string command, ClusterCallOptions options);
+
+  // Every command of `batch`, one pipeline per node, all nodes at once.
+  rt::Task<void> Execute(ClusterBatch& batch, ClusterCallOptions options = {});
+  // The values of `keys` (nullopt: missing), via one MGET per slot, one pipeline per node.
+  rt::Task<std::vector<std::optional<std::string>>> MGet(std::span<const std::string> keys,
+                                                         ClusterCallOptions options = {});
+
+ private:
+  rt::Task<void> ExecuteTarget(std::string key, detail::ReplyTarget target, std::string command,
+                               ClusterCallOptions options);
+  rt::Task<void> RunNodeBatch(ClusterBatch* batch, int node, std::vector<std::size_t> indexes,
+                              ClusterCallOptions options);
+  // The pool serving `slot` (its primary, or a replica for reads); nullptr when uncovered.
+  Pool* PoolForSlot(std::uint16_t slot, bool read_only);
+  rt::Task<bool> TryLoadFrom(const std::string& host, std::uint16_t port, std::string* why);
+  // Queues a reload unless one is running.
+  void RequestRefresh();
+  rt::Task<void> PeriodicRefresh();
+
+  ClusterOptions options_;
+  SlotMap map_;
+  std::map<std::string, std::unique_ptr<Pool>> pools_;  // "host:port" (+ " ro" for replicas)
+  std::size_t replica_turn_ = 0;
+  bool refreshing_ = false;
+  rt::TaskScope scope_;  // last: refresh tasks go before the pools they use
+};
+
+}  // namespace rankd::redis
