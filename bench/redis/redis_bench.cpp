@@ -261,6 +261,7 @@ int main(int argc, char** argv) {
   rt::EventLoopOptions o;
   o.backend = args.backend;
   o.name = "redis-bench";
+  o.stall_threshold = std::chrono::milliseconds(100);
   rt::EventLoop loop(o);
   try {
     loop.RunUntilComplete(Main(args));

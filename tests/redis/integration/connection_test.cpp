@@ -301,6 +301,7 @@ TEST_P(ConnectionTest, ServerKilledMidStreamFailsInFlightCommandsThenReconnects)
     ConnectionOptions o = OptionsFor(server, &metrics);
     o.reconnect_min = 10ms;
     o.reconnect_max = 100ms;
+    o.database = 2;  // selected again on every reconnect
     Connection conn(o);
     conn.Start();
     co_await conn.WaitUntilUp(5s);
@@ -339,6 +340,8 @@ TEST_P(ConnectionTest, ServerKilledMidStreamFailsInFlightCommandsThenReconnects)
     CO_EXPECT_EQ(conn.Call("GET", "after"), Reply::Bulk("restart"));
     EXPECT_GE(metrics.reconnects, 1u);
     EXPECT_GE(metrics.errors_connection, 50u);
+    const Reply info = co_await conn.Call("CLIENT", "INFO");
+    EXPECT_NE(info.str.find(" db=2 "), std::string::npos) << info.str;
     co_await scope.Join();
   });
 }

@@ -13,7 +13,8 @@
 // others (under the first caller's timeout).
 //
 // Thread affinity: one event loop thread, like its connections. Ownership: owns its
-// connections and the tasks running shared calls; borrows the metrics.
+// connections and the tasks running shared calls; borrows the metrics. Destroy it once the
+// calls on it have finished (calls still waiting for a permit then fail with CancelledError).
 #pragma once
 
 #include <coroutine>
