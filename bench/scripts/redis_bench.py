@@ -26,7 +26,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import resource
 import shutil
 import signal
@@ -37,7 +36,7 @@ import sys
 import tempfile
 import time
 
-from bench_env import cpu_model, loadavg
+from bench_env import cpu_model, loadavg, rewrite_docs_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -147,14 +146,7 @@ def record_doc(summary, command):
               "round adds 100 loopback round trips, so the ratio is about (round trip + LRANGE time) / "
               "LRANGE time; 20x would need round trips of about 20 LRANGEs' server time.",
               "", "![Redis client](benchmarks/redis.png)", "<!-- redis:end -->"]
-    text = open(DOC).read() if os.path.exists(DOC) else ""
-    block = "\n".join(lines)
-    if "<!-- redis:begin -->" in text:
-        text = re.sub(r"<!-- redis:begin -->.*?<!-- redis:end -->", lambda m: block, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n## Redis client (issue 6)\n\n" + block + "\n"
-    with open(DOC, "w") as f:
-        f.write(text)
+    rewrite_docs_section(DOC, "redis", "\n".join(lines))
 
 
 def draw_chart(summary, path):

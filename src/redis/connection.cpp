@@ -13,6 +13,8 @@
 
 namespace rankd::redis {
 
+using namespace std::chrono_literals;
+
 std::string_view ConnectionStateName(ConnectionState state) {
   switch (state) {
     case ConnectionState::kDown:

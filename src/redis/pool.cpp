@@ -7,6 +7,8 @@
 
 namespace rankd::redis {
 
+using namespace std::chrono_literals;
+
 namespace {
 constexpr int kGranted = 1;
 constexpr int kCancelled = 2;

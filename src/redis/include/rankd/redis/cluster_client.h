@@ -46,8 +46,9 @@ struct ClusterOptions {
   std::size_t connections_per_node = 1;
   std::size_t max_in_flight_per_node = 1024;
   bool read_from_replicas = false;
-  rt::Duration refresh_interval = 30s;  // 0: reload only when told the map is stale
-  int max_redirects = 8;                // per command
+  rt::Duration refresh_interval =
+      std::chrono::seconds(30);  // 0: reload only when told the map is stale
+  int max_redirects = 8;         // per command
 };
 
 struct ClusterCallOptions {

@@ -55,8 +55,6 @@ class TcpStream;
 
 namespace rankd::redis {
 
-using namespace std::chrono_literals;
-
 enum class ConnectionState : std::uint8_t { kDown, kConnecting, kUp };
 std::string_view ConnectionStateName(ConnectionState state);
 
@@ -69,12 +67,13 @@ struct ConnectionOptions {
   int database = 0;       // SELECT on connect when not 0
   int protocol = 2;       // 3: HELLO 3 on connect (RESP3); 2: RESP2 (the server's default)
   bool readonly = false;  // READONLY on connect (reads from a cluster replica)
-  rt::Duration connect_timeout = 2s;          // connect plus handshake
-  rt::Duration reconnect_min = 20ms;          // first backoff; doubles per failed attempt
-  rt::Duration reconnect_max = 2s;            // backoff cap
-  Limits limits;                              // parser limits for replies
-  std::size_t read_buffer_bytes = 64 * 1024;  // initial; grows for larger replies
-  ClientMetrics* metrics = nullptr;           // optional; must outlive the connection
+  rt::Duration connect_timeout = std::chrono::seconds(2);  // connect plus handshake
+  rt::Duration reconnect_min =
+      std::chrono::milliseconds(20);  // first backoff; doubles per failed attempt
+  rt::Duration reconnect_max = std::chrono::seconds(2);  // backoff cap
+  Limits limits;                                         // parser limits for replies
+  std::size_t read_buffer_bytes = 64 * 1024;             // initial; grows for larger replies
+  ClientMetrics* metrics = nullptr;                      // optional; must outlive the connection
 };
 
 // Per-call options.
