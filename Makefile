@@ -34,9 +34,10 @@ test-cpp: setup-test
 	@ninja -C $(BUILD) -j$(JOBS) --quiet
 	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
-# The runtime, net and RESP tests under AddressSanitizer + UBSan, then ThreadSanitizer.
-SANITIZED_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests
-SANITIZED_LABELS := runtime|net|redis
+# The runtime, net, RESP and HTTP tests (the HTTP server's socket tests included) under
+# AddressSanitizer + UBSan, then ThreadSanitizer.
+SANITIZED_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests rankd_http_tests
+SANITIZED_LABELS := runtime|net|redis|http
 test-sanitizers: test-asan test-tsan
 
 test-asan: setup-test
