@@ -214,10 +214,9 @@ void Server::OnShardDone() {
 void Server::Drain() {
   if (shards_ == nullptr || drained_) return;
   drained_ = true;
-  std::size_t posted = 0;
   for (std::size_t i = 0; i < shards_->size(); ++i) {
     ShardState* state = shard_states_[i].get();
-    if (shards_->Post(i, [state] { state->BeginDrain(); })) ++posted;
+    shards_->Post(i, [state] { state->BeginDrain(); });
   }
   {
     // Each shard's server task signals when its connections are gone. A shard that refused
@@ -229,7 +228,6 @@ void Server::Drain() {
   }
   shards_->Stop();
   shards_.reset();
-  (void)posted;
 }
 
 ServerStats Server::Stats() const {

@@ -14,8 +14,9 @@
 // requests in flight finish and answer them with Connection: close, close idle keep-alive
 // connections at once, and after `drain_grace` cancel what is left; then stop the shards.
 //
-// Thread affinity: Start, Drain, Stats and destruction from one owner thread (not a shard).
-// Ownership: owns the shards, listeners, router and connections.
+// Thread affinity: Start, Drain and destruction from one owner thread (not a shard); Stats from
+// any thread while the Server exists (it reads counters). Ownership: owns the shards, listeners,
+// router and connections.
 #pragma once
 
 #include <atomic>
@@ -89,6 +90,7 @@ class Server {
 
   // Graceful shutdown (see above). Blocks until every shard has stopped. Idempotent.
   void Drain();
+  // Counters summed over the shards (relaxed reads: a snapshot, not a transaction).
   ServerStats Stats() const;
 
  private:
