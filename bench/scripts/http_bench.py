@@ -292,8 +292,24 @@ def fmt(v, spec="%.1f"):
     return "n/a" if v is None else spec % v
 
 
+INTRO = """```sh
+make bench-http                                            # build, run everything, record here
+/usr/bin/python3 bench/scripts/http_bench.py --quick --repeats 1   # smoke run, nothing recorded
+```
+
+`make bench-http` builds `build-bench/` (`make bench`, which also builds the tokio peer with
+cargo) and runs `bench/scripts/http_bench.py --record`: for each scenario (`wrk -t2 -c100` and
+`-c500` on `/plaintext`, `-c100` on `/json`, 10 s each, `--latency`) and each of 5 repeats,
+every implementation gets a fresh server warmed by 1 s of the same load; the order rotates
+every repeat. Implementations: `rankd --bench_http_server` with 1 and 2 shards on epoll and
+io_uring; `tokio_http_server` (tinyhttp-style, tokio multi-thread with 2 workers, and
+current_thread); `peer_asio_http_server` with 1 and 2 threads (one io_context each). wrk shares
+the 2 cores with the server, as in the issue's reference figures. Results:
+`docs/benchmarks/http.json`, `docs/benchmarks/http.png`, every run in `bench/results/`."""
+
+
 def markdown(scs, summaries, impls, tlist, meta):
-    lines = ["Command: `%s`" % meta["command"], "",
+    lines = [INTRO, "", ("Latest recorded run. Command: `%s`" if meta["recorded"] else "Command: `%s`") % meta["command"], "",
              "%s; %s; kernel %s; commit %s; %d alternating repeats of %d s per cell (medians, "
              "[min-max] req/s); load average %s at the start, %s at the end." % (
                  meta["utc"], meta["cpu_short"], meta["kernel"], meta["commit"], meta["repeats"],
@@ -377,7 +393,7 @@ def record_section(text):
     if BEGIN in doc and END in doc:
         doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
     else:
-        doc = doc.rstrip("\n") + "\n\n## HTTP server (issue 5)\n\n" + block + "\n"
+        doc = doc.rstrip("\n") + "\n\n## HTTP/1.1: rankd vs tokio and Boost.Asio under wrk\n\n" + block + "\n"
     with open(DOC, "w") as f:
         f.write(doc)
 
@@ -440,6 +456,7 @@ def main():
             "worktree_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
             "repeats": args.repeats, "quick": args.quick, "impls": impls, "servers": commands,
             "wrk": "wrk -t2 -c<connections> -d<duration>s --latency", "warmup_s": args.warmup,
+            "recorded": args.record,
             "load_start": loadavg(),
             "command": "make bench-http" if args.record else " ".join(["bench/scripts/http_bench.py"] + sys.argv[1:])}
     log = lambda msg: print(msg, file=sys.stderr, flush=True)
