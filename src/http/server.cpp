@@ -1,5 +1,7 @@
 #include "rankd/http/server.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <stdexcept>
@@ -166,11 +168,12 @@ Server::Server(ServerOptions options, Router router)
 Server::~Server() { Drain(); }
 
 rt::IoBackend Server::backend() const noexcept {
-  return shards_ != nullptr ? shards_->shard(0).reactor().backend() : options_.backend;
+  // The reactor is created with the loop and never replaced: reading its kind is safe.
+  return !loops_.empty() ? loops_[0]->reactor().backend() : options_.backend;
 }
 
 void Server::Start() {
-  if (shards_ != nullptr) throw std::logic_error("Server::Start called twice");
+  if (!loops_.empty()) throw std::logic_error("Server::Start called twice");
   if (options_.shards == 0) throw std::invalid_argument("ServerOptions.shards must be at least 1");
   if (options_.limits.max_header_bytes < 64) {
     throw std::invalid_argument("ServerOptions.limits.max_header_bytes must be at least 64");
@@ -191,16 +194,36 @@ void Server::Start() {
         std::make_unique<ShardState>(this, &options_, &router_, std::move(listeners[i])));
     shard_states_.back()->listening.store(true, std::memory_order_release);
   }
-  rt::ShardOptions shard_options;
-  shard_options.shards = options_.shards;
-  shard_options.pin_to_cores = options_.pin_shards;
-  shard_options.name_prefix = "http";
-  shard_options.loop.backend = options_.backend;
-  shards_ = std::make_unique<rt::ShardSet>(std::move(shard_options));
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   for (std::size_t i = 0; i < options_.shards; ++i) {
+    rt::EventLoopOptions loop_options;
+    loop_options.name = "http-" + std::to_string(i);
+    loop_options.backend = options_.backend;
+    loops_.push_back(std::make_unique<rt::EventLoop>(std::move(loop_options)));
+  }
+  for (std::size_t i = 0; i < options_.shards; ++i) {
+    rt::EventLoop* loop = loops_[i].get();
     ShardState* state = shard_states_[i].get();
-    if (!shards_->Spawn(i, [state] { return ServeShard(state); })) {
-      throw std::runtime_error("http shard " + std::to_string(i) + " did not start");
+    const bool pin = options_.pin_shards;
+    threads_.emplace_back([loop, state, pin, i, cores] {
+      if (pin) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(i % cores, &set);
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+          rt::LogLine("rankd http: could not pin " + loop->name() + " to a core");
+        }
+      }
+      pthread_setname_np(pthread_self(), loop->name().substr(0, 15).c_str());
+      loop->Run([loop, state] { loop->Spawn(ServeShard(state)); });
+    });
+  }
+  // Return once every shard runs (so that Drain's posts are accepted).
+  for (auto& loop : loops_) {
+    rt::LoopState st = loop->state();
+    while (st == rt::LoopState::kIdle || st == rt::LoopState::kStarting) {
+      std::this_thread::yield();
+      st = loop->state();
     }
   }
 }
@@ -212,11 +235,11 @@ void Server::OnShardDone() {
 }
 
 void Server::Drain() {
-  if (shards_ == nullptr || drained_) return;
+  if (loops_.empty() || drained_) return;
   drained_ = true;
-  for (std::size_t i = 0; i < shards_->size(); ++i) {
+  for (std::size_t i = 0; i < loops_.size(); ++i) {
     ShardState* state = shard_states_[i].get();
-    shards_->Post(i, [state] { state->BeginDrain(); });
+    loops_[i]->Post([state] { state->BeginDrain(); });
   }
   {
     // Each shard's server task signals when its connections are gone. A shard that refused
@@ -224,10 +247,12 @@ void Server::Drain() {
     std::unique_lock lock(mutex_);
     const auto limit =
         std::chrono::steady_clock::now() + options_.drain_grace + std::chrono::seconds(5);
-    shard_done_.wait_until(lock, limit, [&] { return shards_done_ >= shards_->size(); });
+    shard_done_.wait_until(lock, limit, [&] { return shards_done_ >= loops_.size(); });
   }
-  shards_->Stop();
-  shards_.reset();
+  for (auto& loop : loops_) loop->Stop();
+  for (auto& thread : threads_) thread.join();
+  threads_.clear();
+  loops_.clear();
 }
 
 ServerStats Server::Stats() const {

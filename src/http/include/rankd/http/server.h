@@ -1,6 +1,6 @@
 // Server: rankd's HTTP/1.1 server on N shards.
 //
-// Each shard is an event loop thread (rt::ShardSet) with its own listening socket on the same
+// Each shard is an event loop thread with its own listening socket on the same
 // port (SO_REUSEPORT: the kernel spreads connections across the shards); a connection lives on
 // the shard that accepted it, as one coroutine. Keep-alive, pipelining (the responses to the
 // requests of one read go out in one write, in order), Content-Length bodies, Expect:
@@ -26,13 +26,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rankd/http/request_parser.h"
 #include "rankd/http/router.h"
 #include "rankd/runtime/clock.h"
+#include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/reactor.h"
-#include "rankd/runtime/shards.h"
 
 namespace rankd::http {
 
@@ -101,7 +102,12 @@ class Server {
   Router router_;
   std::uint16_t port_ = 0;
   std::vector<std::unique_ptr<ShardState>> shard_states_;
-  std::unique_ptr<rt::ShardSet> shards_;
+  // One loop and thread per shard. Not rt::ShardSet: its Spawn posts to the loop, and a loop
+  // that has ever received a post pays a process-wide memory barrier (membarrier, an IPI to
+  // every core running the process) each time it goes to sleep; these loops start their work
+  // from Run's on_running callback and receive no post until Drain.
+  std::vector<std::unique_ptr<rt::EventLoop>> loops_;
+  std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable shard_done_;
   std::size_t shards_done_ = 0;  // guarded by mutex_
