@@ -10,8 +10,6 @@
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/io.h"
 #include "rankd/runtime/log.h"
-#include "rankd/runtime/sleep.h"
-#include "socket_io.h"
 
 namespace rankd::http {
 namespace {
@@ -143,11 +141,6 @@ rt::Task<void> Connection::Run() {
   bool continue_sent = false;
   bool close_after = false;
   bool linger = false;  // close after an error response: drain the client's bytes first
-  // The last read left the socket empty, and the coroutine has not suspended since: the next
-  // read can wait for readiness without trying first (see socket_io.h).
-  bool drained = false;
-  bool suspended = false;
-  const bool epoll = rt::EventLoop::Current()->reactor().backend() == rt::IoBackend::kEpoll;
 
   for (;;) {
     // Answer every complete request already read, batching the responses.
@@ -165,7 +158,6 @@ rt::Task<void> Connection::Run() {
           if (match.sync != nullptr) {
             response = (*match.sync)(request_);
           } else if (match.async != nullptr) {
-            suspended = true;  // the handler may have let the loop poll
             response = co_await (*match.async)(request_);
           } else {
             response = Response::Static(match.status, ReasonPhrase(match.status),
@@ -188,17 +180,13 @@ rt::Task<void> Connection::Run() {
           // A large body goes out from its own storage, after the batch so far.
           deadline_ns_ = Now() + Nanos(options.write_timeout);
           while (!out_.empty()) {
-            const std::int64_t n =
-                co_await SocketIo(rt::IoKind::kSend, fd, const_cast<char*>(out_.data()),
-                                  out_.size(), true, &suspended);
+            const std::int64_t n = co_await rt::Send(fd, out_.data(), out_.size());
             if (n <= 0) co_return;
             out_.MarkSent(static_cast<std::size_t>(n));
           }
           std::size_t sent = 0;
           while (sent < body.size()) {
-            const std::int64_t n =
-                co_await SocketIo(rt::IoKind::kSend, fd, const_cast<char*>(body.data() + sent),
-                                  body.size() - sent, true, &suspended);
+            const std::int64_t n = co_await rt::Send(fd, body.data() + sent, body.size() - sent);
             if (n <= 0) co_return;
             sent += static_cast<std::size_t>(n);
           }
@@ -238,8 +226,7 @@ rt::Task<void> Connection::Run() {
     if (!out_.empty()) {
       deadline_ns_ = Now() + Nanos(options.write_timeout);
       do {
-        const std::int64_t n = co_await SocketIo(
-            rt::IoKind::kSend, fd, const_cast<char*>(out_.data()), out_.size(), true, &suspended);
+        const std::int64_t n = co_await rt::Send(fd, out_.data(), out_.size());
         if (n <= 0) co_return;  // the peer is gone
         out_.MarkSent(static_cast<std::size_t>(n));
       } while (!out_.empty());
@@ -253,22 +240,12 @@ rt::Task<void> Connection::Run() {
       idle_ = true;
     }
     Compact();
-    const std::size_t room = capacity_ - end_;
-    const bool attempt = !drained || suspended;
-    if (!attempt && epoll) {
-      // Resumed from inside the reactor's readiness handling, a read queued now would be
-      // attempted there at once, finding nothing. Queued from the loop's ready queue instead
-      // (still before the next poll), it just waits for readiness.
-      co_await rt::Yield();
-    }
-    suspended = false;
-    const std::int64_t n =
-        co_await SocketIo(rt::IoKind::kRecv, fd, data_.get() + end_, room, attempt, &suspended);
+    // The reactor knows when the socket was left empty (a short read): then this read waits
+    // for readiness without a system call that would find nothing.
+    const std::int64_t n = co_await rt::Recv(fd, data_.get() + end_, capacity_ - end_);
     idle_ = false;
     if (n <= 0) co_return;  // closed by the peer, or an error: nothing to answer
     end_ += static_cast<std::size_t>(n);
-    drained = static_cast<std::size_t>(n) < room;
-    suspended = false;
   }
 
   // Close after the last response. After an error, stop sending but read (and drop) what the
