@@ -41,7 +41,7 @@ import tempfile
 import threading
 import time
 
-from bench_env import cpu_model, loadavg
+from bench_env import cpu_model, loadavg, rewrite_docs_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -387,15 +387,7 @@ def draw_chart(scs, summaries, impls, meta, path):
 
 
 def record_section(text):
-    with open(DOC) as f:
-        doc = f.read()
-    block = "%s\n%s\n%s" % (BEGIN, text, END)
-    if BEGIN in doc and END in doc:
-        doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n## HTTP/1.1: rankd vs tokio and Boost.Asio under wrk\n\n" + block + "\n"
-    with open(DOC, "w") as f:
-        f.write(doc)
+    rewrite_docs_section(DOC, "http", "%s\n%s\n%s" % (BEGIN, text, END))
 
 
 def git(*args):
