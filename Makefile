@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis setup-build setup-test setup-bench setup-fuzz clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http setup-build setup-test setup-bench setup-fuzz clean format
 
 all: build
 
@@ -34,10 +34,11 @@ test-cpp: setup-test
 	@ninja -C $(BUILD) -j$(JOBS) --quiet
 	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
-# The runtime, net and RESP tests under AddressSanitizer + UBSan (with the Redis client's
-# integration tests against real redis-server processes), then ThreadSanitizer.
-SANITIZED_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests
-SANITIZED_LABELS := runtime|net|redis
+# The runtime, net, RESP and HTTP tests under AddressSanitizer + UBSan (with the Redis
+# client's integration tests against real redis-server processes and the HTTP server's
+# socket tests), then ThreadSanitizer.
+SANITIZED_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests rankd_http_tests
+SANITIZED_LABELS := runtime|net|redis|http
 test-sanitizers: test-asan test-tsan
 
 test-asan: setup-test
@@ -77,6 +78,11 @@ demo: setup-bench
 bench: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@ninja -C build-bench -j$(JOBS) --quiet
+	@# The tokio peer of the HTTP benchmark (crates pinned in its Cargo.lock; needs Rust >= 1.85).
+	@if command -v cargo >/dev/null 2>&1; then \
+	  CARGO_TARGET_DIR=$(CURDIR)/build-bench/tokio cargo build --release --locked --quiet -j$(JOBS) \
+	    --manifest-path bench/peers/tokio/Cargo.toml; \
+	else echo "bench: no cargo on PATH, the tokio peer is not built (see bench/peers/README.md)"; fi
 	@echo "benchmarks built in build-bench/"
 
 # TCP echo, rankd (epoll, io_uring) vs Boost.Asio, recorded in docs/benchmarks.md.
@@ -93,6 +99,11 @@ bench-redis: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@ninja -C build-bench -j$(JOBS) --quiet rankd_redis_bench
 	/usr/bin/python3 bench/scripts/redis_bench.py --record $(ARGS)
+
+# HTTP server head-to-head (rankd vs tokio vs Boost.Asio under wrk), recorded in docs/benchmarks.md.
+# ARGS='--quick' for a short development run (not recorded: use bench/scripts/http_bench.py --quick).
+bench-http: bench
+	/usr/bin/python3 bench/scripts/http_bench.py --record $(ARGS)
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -7,13 +7,15 @@ set -euo pipefail
 purpose="${1:-test}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# Packages every purpose needs: compiler toolchain, build system and C++ libraries.
+# Packages every purpose needs: compiler toolchain, build system and C++ libraries (and curl,
+# which the HTTP tests use as a real client).
 base_packages=(
   g++ cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   liburing-dev libfmt-dev libcli11-dev libsimdjson-dev libhttp-parser-dev
   libre2-dev libtomlplusplus-dev libssl-dev
   redis-server redis-tools
+  curl
 )
 # Benchmarks add the peers (libuv, Boost.Asio), load tools and plotting.
 bench_packages=(libuv1-dev libboost-dev libboost-system-dev wrk python3-matplotlib valgrind)

@@ -5,6 +5,7 @@
 
 #include "bench_eventloop.h"
 #include "echo_server.h"
+#include "http_server.h"
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
       return rankd::bench::RunBenchEventLoop(argc, argv);
     }
     if (arg == "--bench_echo_server") return rankd::bench::RunEchoServer(argc, argv);
+    if (arg == "--bench_http_server") return rankd::bench::RunHttpBenchServer(argc, argv);
   }
   std::fprintf(stderr,
                "usage: rankd --bench_eventloop [--bench_eventloop_mode posts|timers|coro_timers|"
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
                "[--bench_tasks N] [--bench_json]\n"
                "       rankd --bench_echo_server [--io_backend epoll|io_uring] [--host H] "
                "[--port N]\n"
+               "       rankd --bench_http_server [--shards N] [--io_backend epoll|io_uring] "
+               "[--host H] [--port N]\n"
                "The ranking service is not part of this build yet; rankd runs its runtime "
                "benchmarks.\n");
   return argc > 1 ? 2 : 0;

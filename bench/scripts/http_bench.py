@@ -1,0 +1,535 @@
+#!/usr/bin/python3
+"""HTTP benchmark head-to-head (issue 5): rankd's HTTP server (1 and 2 shards, epoll and
+io_uring) against tokio (a tinyhttp-style server, multi-thread and current_thread runtimes) and
+Boost.Asio (C++20 coroutines, 1 and 2 threads), all serving the same two routes, loaded by wrk.
+
+Scenarios: `wrk -t2 -c<C> -d<D>s --latency http://127.0.0.1:<port><path>` for
+  plaintext_c100  /plaintext, 100 connections       plaintext_c500  /plaintext, 500 connections
+  json_c100       /json, 100 connections
+D is 10 s (--quick: 2 s). Every measured run gets a fresh server, warmed by an unmeasured 1 s
+wrk run on the same connections count. Implementations alternate and the order rotates from
+one repeat to the next, so no implementation always runs first.
+
+Printed per run (PERF_RUN), per implementation (PERF_MEDIAN: median req/s and p99) and per
+target pair (PERF_PAIRED_MEDIAN): the median over repeats of ours/other req/s (> 1: ours
+serves more) and of ours/other p99 (< 1: ours has the lower tail), pairing runs of the same
+repeat. Issue 5's targets: rankd 2 shards >= 1.2x tokio multi-thread req/s with p99 <= tokio's;
+rankd 1 shard >= 1.2x tokio current_thread; on both backends.
+
+Writes bench/results/http-<UTC>.json (every run). With --record it also writes
+docs/benchmarks/http.json and docs/benchmarks/http.png and rewrites the section of
+docs/benchmarks.md between <!-- http:begin --> and <!-- http:end --> (with the command).
+
+Run with /usr/bin/python3 (standard library + matplotlib). Build first: make bench (the tokio
+peer needs cargo with Rust >= 1.85; without it the tokio implementations are skipped).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import selectors
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from bench_env import cpu_model, loadavg, rewrite_docs_section
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
+RESULTS_DIR = os.path.join(ROOT, "bench", "results")
+DOCS_DIR = os.path.join(ROOT, "docs", "benchmarks")
+DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+BEGIN, END = "<!-- http:begin -->", "<!-- http:end -->"
+
+# How each implementation's server starts ({build} is --build-dir). A server listens on
+# 127.0.0.1, prints `LISTENING <port>` once accepting, and exits on SIGTERM.
+SERVERS = {
+    "rankd_epoll_1": "{build}/apps/rankd/rankd --bench_http_server --shards 1 --io_backend epoll --port 0",
+    "rankd_epoll_2": "{build}/apps/rankd/rankd --bench_http_server --shards 2 --io_backend epoll --port 0",
+    "rankd_io_uring_1": "{build}/apps/rankd/rankd --bench_http_server --shards 1 --io_backend io_uring --port 0",
+    "rankd_io_uring_2": "{build}/apps/rankd/rankd --bench_http_server --shards 2 --io_backend io_uring --port 0",
+    "tokio_multi": "{build}/tokio/release/tokio_http_server --runtime multi --threads 2 --port 0",
+    "tokio_current": "{build}/tokio/release/tokio_http_server --runtime current --port 0",
+    "asio_1": "{build}/bench/peers/peer_asio_http_server --threads 1 --port 0",
+    "asio_2": "{build}/bench/peers/peer_asio_http_server --threads 2 --port 0",
+}
+# (ours, other, req/s goal, p99 must not exceed other's)
+TARGETS = [
+    ("rankd_epoll_2", "tokio_multi", 1.2, True),
+    ("rankd_io_uring_2", "tokio_multi", 1.2, True),
+    ("rankd_epoll_1", "tokio_current", 1.2, False),
+    ("rankd_io_uring_1", "tokio_current", 1.2, False),
+]
+# Reported alongside (no goal).
+COMPARISONS = [
+    ("rankd_epoll_2", "asio_2"), ("rankd_io_uring_2", "asio_2"),
+    ("rankd_epoll_1", "asio_1"), ("rankd_io_uring_1", "asio_1"),
+]
+
+LISTEN_TIMEOUT_S = 10
+STOP_TIMEOUT_S = 10
+WRK = "/usr/bin/wrk"
+
+
+def scenarios(quick):
+    d = 2 if quick else 10
+    return [
+        {"key": "plaintext_c100", "path": "/plaintext", "connections": 100, "duration_s": d},
+        {"key": "plaintext_c500", "path": "/plaintext", "connections": 500, "duration_s": d},
+        {"key": "json_c100", "path": "/json", "connections": 100, "duration_s": d},
+    ]
+
+
+# ----------------------------------------------------------------------------- processes
+
+class ServerError(Exception):
+    pass
+
+
+class Server:
+    """One server process: started, waited for until it prints LISTENING, stopped by PID."""
+
+    def __init__(self, argv, name):
+        self.name = name
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr,
+                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
+        self.port = None
+
+    def wait_listening(self):
+        deadline = time.monotonic() + LISTEN_TIMEOUT_S
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        try:
+            while self.port is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ServerError("%s: no LISTENING line within %ds" % (self.name, LISTEN_TIMEOUT_S))
+                if not sel.select(timeout=left):
+                    continue
+                line = self.proc.stdout.readline()
+                if not line:
+                    raise ServerError("%s exited before listening (status %s): %s" % (
+                        self.name, self.proc.wait(), self.stderr_tail()))
+                m = re.match(r"\s*LISTENING\s+(\d+)\s*$", line)
+                if m:
+                    self.port = int(m.group(1))
+        finally:
+            sel.close()
+        threading.Thread(target=self._drain, daemon=True).start()
+        return self.port
+
+    def _drain(self):
+        try:
+            for _ in self.proc.stdout:
+                pass
+        except (OSError, ValueError):
+            pass
+
+    def stderr_tail(self, n=400):
+        try:
+            self.stderr.seek(0)
+            return self.stderr.read()[-n:].strip()
+        except (OSError, ValueError):
+            return ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.stderr.close()
+        return self.proc.returncode
+
+
+LIVE = []
+
+
+def stop_all():
+    while LIVE:
+        LIVE.pop().stop()
+
+
+UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def parse_wrk(text):
+    """req/s, latency percentiles (ms) and error counts from `wrk --latency` output."""
+    out = {}
+    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    if not m:
+        raise ValueError("no Requests/sec in wrk output")
+    out["rps"] = float(m.group(1))
+    for pct, value, unit in re.findall(r"^\s+(50|75|90|99)%\s+([\d.]+)(us|ms|s)\s*$", text, re.M):
+        out["p%s_ms" % pct] = float(value) * UNITS[unit]
+    m = re.search(r"(\d+) requests in", text)
+    out["requests"] = int(m.group(1)) if m else None
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    out["socket_errors"] = sum(int(x) for x in m.groups()) if m else 0
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    out["non_2xx"] = int(m.group(1)) if m else 0
+    return out
+
+
+def wrk(port, sc, duration_s, timeout):
+    argv = [WRK, "-t2", "-c%d" % sc["connections"], "-d%ds" % duration_s, "--latency",
+            "http://127.0.0.1:%d%s" % (port, sc["path"])]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise ValueError("wrk exit %d: %s" % (proc.returncode, proc.stderr.strip()[-300:]))
+    return parse_wrk(proc.stdout)
+
+
+def run_once(sc, impl, argv, warmup_s):
+    rec = {"impl": impl, "scenario": sc["key"], "started": round(time.time(), 3)}
+    server = Server(argv, impl)
+    LIVE.append(server)
+    try:
+        port = server.wait_listening()
+        if warmup_s:
+            wrk(port, sc, warmup_s, warmup_s + 30)
+        rec.update(wrk(port, sc, sc["duration_s"], sc["duration_s"] + 30))
+        if rec["non_2xx"]:
+            rec["error"] = "%d non-2xx responses" % rec["non_2xx"]
+    except (ServerError, ValueError, subprocess.TimeoutExpired) as e:
+        rec["error"] = str(e)
+    finally:
+        if server in LIVE:
+            LIVE.remove(server)
+        status = server.stop()
+        rec["server_exit"] = status
+        if status not in (0, None) and "error" not in rec:
+            rec["warning"] = "server exit status %s on SIGTERM" % status
+    return rec
+
+
+def rotation(impls, r):
+    k = r % len(impls)
+    return impls[k:] + impls[:k]
+
+
+# ----------------------------------------------------------------------------- statistics
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def paired(ours, other):
+    """Median over repeats of ours/other, pairing runs of the same repeat."""
+    ratios = [u / o for u, o in zip(ours, other) if u is not None and o is not None and o > 0]
+    return (statistics.median(ratios) if ratios else None), ratios
+
+
+def value(rec, key):
+    return None if "error" in rec else rec.get(key)
+
+
+def summarize(sc, runs, impls):
+    s = {"path": sc["path"], "connections": sc["connections"], "duration_s": sc["duration_s"],
+         "impls": {}, "pairs": []}
+    for impl in impls:
+        rps = [value(r, "rps") for r in runs[impl]]
+        p99 = [value(r, "p99_ms") for r in runs[impl]]
+        s["impls"][impl] = {
+            "rps_per_repeat": rps, "p99_ms_per_repeat": p99,
+            "median_rps": median(rps), "median_p50_ms": median([value(r, "p50_ms") for r in runs[impl]]),
+            "median_p99_ms": median(p99),
+            "min_rps": min([x for x in rps if x is not None], default=None),
+            "max_rps": max([x for x in rps if x is not None], default=None),
+            "socket_errors": sum(r.get("socket_errors") or 0 for r in runs[impl]),
+            "failed": sum(1 for r in runs[impl] if "error" in r)}
+    for ours, other, *_ in TARGETS + [c + (None, None) for c in COMPARISONS]:
+        if ours in impls and other in impls:
+            a, b = s["impls"][ours], s["impls"][other]
+            rr, rr_all = paired(a["rps_per_repeat"], b["rps_per_repeat"])
+            pr, pr_all = paired(a["p99_ms_per_repeat"], b["p99_ms_per_repeat"])
+            s["pairs"].append({"ours": ours, "other": other, "rps_ratio": rr, "p99_ratio": pr,
+                               "rps_ratio_per_repeat": rr_all, "p99_ratio_per_repeat": pr_all})
+    return s
+
+
+def find_pair(summary, ours, other):
+    for p in summary["pairs"]:
+        if p["ours"] == ours and p["other"] == other:
+            return p
+    return None
+
+
+def targets(summaries, scs, impls):
+    out = []
+    for ours, other, goal, p99_bound in TARGETS:
+        for sc in scs:
+            p = find_pair(summaries[sc["key"]], ours, other)
+            t = {"ours": ours, "other": other, "scenario": sc["key"], "goal": goal,
+                 "p99_bound": p99_bound, "rps_ratio": p and p["rps_ratio"], "p99_ratio": p and p["p99_ratio"]}
+            if p is None:
+                t["status"] = "SKIP"
+            else:
+                ok = p["rps_ratio"] is not None and p["rps_ratio"] >= goal
+                if p99_bound:
+                    ok = ok and p["p99_ratio"] is not None and p["p99_ratio"] <= 1.0
+                t["status"] = "PASS" if ok else "FAIL"
+            out.append(t)
+    return out
+
+
+# ----------------------------------------------------------------------------- reporting
+
+def fmt(v, spec="%.1f"):
+    return "n/a" if v is None else spec % v
+
+
+INTRO = """```sh
+make bench-http                                            # build, run everything, record here
+/usr/bin/python3 bench/scripts/http_bench.py --quick --repeats 1   # smoke run, nothing recorded
+```
+
+`make bench-http` builds `build-bench/` (`make bench`, which also builds the tokio peer with
+cargo) and runs `bench/scripts/http_bench.py --record`: for each scenario (`wrk -t2 -c100` and
+`-c500` on `/plaintext`, `-c100` on `/json`, 10 s each, `--latency`) and each of 5 repeats,
+every implementation gets a fresh server warmed by 1 s of the same load; the order rotates
+every repeat. Implementations: `rankd --bench_http_server` with 1 and 2 shards on epoll and
+io_uring; `tokio_http_server` (tinyhttp-style, tokio multi-thread with 2 workers, and
+current_thread); `peer_asio_http_server` with 1 and 2 threads (one io_context each). wrk shares
+the 2 cores with the server, as in the issue's reference figures. Results:
+`docs/benchmarks/http.json`, `docs/benchmarks/http.png`, every run in `bench/results/`."""
+
+
+def markdown(scs, summaries, impls, tlist, meta):
+    lines = [INTRO, "", ("Latest recorded run. Command: `%s`" if meta["recorded"] else "Command: `%s`") % meta["command"], "",
+             "%s; %s; kernel %s; commit %s; %d alternating repeats of %d s per cell (medians, "
+             "[min-max] req/s); load average %s at the start, %s at the end." % (
+                 meta["utc"], meta["cpu_short"], meta["kernel"], meta["commit"], meta["repeats"],
+                 scs[0]["duration_s"], meta["load_start"], meta["load_end"]), ""]
+    head = ["implementation"] + ["%s req/s" % sc["key"] for sc in scs] + ["%s p99 ms" % sc["key"] for sc in scs]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for impl in impls:
+        row = [impl]
+        for sc in scs:
+            e = summaries[sc["key"]]["impls"][impl]
+            fail = "" if not e["failed"] else " (%d failed)" % e["failed"]
+            row.append("%s [%s-%s]%s" % (fmt(e["median_rps"], "%.0f"), fmt(e["min_rps"], "%.0f"),
+                                         fmt(e["max_rps"], "%.0f"), fail))
+        for sc in scs:
+            row.append(fmt(summaries[sc["key"]]["impls"][impl]["median_p99_ms"], "%.2f"))
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "Paired ratios (median over repeats): req/s ours/other (> 1: ours faster), "
+              "p99 ours/other (< 1: ours lower).", "",
+              "| ours vs other | " + " | ".join(sc["key"] for sc in scs) + " |",
+              "|---|" + "---|" * len(scs)]
+    pairs = [(t[0], t[1]) for t in TARGETS] + COMPARISONS
+    for ours, other in pairs:
+        cells = []
+        for sc in scs:
+            p = find_pair(summaries[sc["key"]], ours, other)
+            cells.append("n/a" if p is None else "%s req/s, %s p99" % (
+                fmt(p["rps_ratio"], "%.2fx"), fmt(p["p99_ratio"], "%.2fx")))
+        lines.append("| %s vs %s | %s |" % (ours, other, " | ".join(cells)))
+    lines += ["", "| target | scenario | req/s ratio | p99 ratio | goal | result |",
+              "|---|---|---|---|---|---|"]
+    for t in tlist:
+        goal = ">= %.1fx req/s%s" % (t["goal"], ", p99 <= 1.0x" if t["p99_bound"] else "")
+        lines.append("| %s vs %s | %s | %s | %s | %s | **%s** |" % (
+            t["ours"], t["other"], t["scenario"], fmt(t["rps_ratio"], "%.2fx"),
+            fmt(t["p99_ratio"], "%.2fx"), goal, t["status"]))
+    return "\n".join(lines)
+
+
+def draw_chart(scs, summaries, impls, meta, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    palette = {"rankd_epoll_1": "#9ecae1", "rankd_epoll_2": "#1f77b4", "rankd_io_uring_1": "#a1d99b",
+               "rankd_io_uring_2": "#2ca02c", "tokio_current": "#fdae6b", "tokio_multi": "#e6550d",
+               "asio_1": "#bcbddc", "asio_2": "#756bb1"}
+    fig, axes = plt.subplots(1, 2, figsize=(15, 6))
+    w = 0.8 / max(1, len(impls))
+    for ax, metric, label in ((axes[0], "median_rps", "requests/s (higher is better)"),
+                              (axes[1], "median_p99_ms", "p99 latency ms (lower is better)")):
+        for j, impl in enumerate(impls):
+            for i, sc in enumerate(scs):
+                e = summaries[sc["key"]]["impls"][impl]
+                v = e[metric]
+                if v is None:
+                    continue
+                x = i + (j - (len(impls) - 1) / 2.0) * w
+                ax.bar(x, v, w * 0.92, color=palette.get(impl, "#7f7f7f"), label=impl if i == 0 else None)
+                if metric == "median_rps" and e["min_rps"] is not None:
+                    ax.errorbar(x, v, yerr=[[v - e["min_rps"]], [e["max_rps"] - v]], fmt="none",
+                                ecolor="#333333", elinewidth=0.8, capsize=2)
+                ax.text(x, v, ("%.0fK" % (v / 1000)) if metric == "median_rps" else "%.1f" % v,
+                        ha="center", va="bottom", fontsize=6.5, rotation=90)
+        ax.set_xticks(range(len(scs)))
+        ax.set_xticklabels([sc["key"] for sc in scs])
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
+    fig.suptitle("HTTP/1.1 on loopback, wrk -t2 --latency: rankd vs tokio (tinyhttp-style) vs Boost.Asio\n"
+                 "%s; %s; medians of %d alternating repeats of %d s, whiskers min-max" % (
+                     meta["utc"], meta["cpu_short"], meta["repeats"], scs[0]["duration_s"]), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def record_section(text):
+    rewrite_docs_section(DOC, "http", "%s\n%s\n%s" % (BEGIN, text, END))
+
+
+def git(*args):
+    try:
+        return subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=5, help="alternating repeats (default 5)")
+    ap.add_argument("--impls", default=",".join(SERVERS), help="comma list (default %(default)s)")
+    ap.add_argument("--only", default="", help="comma list of scenarios (default all)")
+    ap.add_argument("--quick", action="store_true", help="2 s runs, for development")
+    ap.add_argument("--warmup", type=int, default=1, help="unmeasured seconds of wrk per fresh server (default 1)")
+    ap.add_argument("--build-dir", default=DEFAULT_BUILD, help="where `make bench` built (default build-bench/)")
+    ap.add_argument("--record", action="store_true",
+                    help="write docs/benchmarks/http.json and http.png, rewrite the http section of docs/benchmarks.md")
+    ap.add_argument("--chart", metavar="PNG", help="also draw the chart here (without --record)")
+    args = ap.parse_args()
+
+    impls = [i for i in args.impls.split(",") if i]
+    for i in impls:
+        if i not in SERVERS:
+            ap.error("unknown implementation %r (known: %s)" % (i, ", ".join(SERVERS)))
+    if args.repeats < 1:
+        ap.error("--repeats must be at least 1")
+    all_scs = scenarios(args.quick)
+    only = [k for k in args.only.split(",") if k]
+    for k in only:
+        if k not in [sc["key"] for sc in all_scs]:
+            ap.error("unknown scenario %r" % k)
+    scs = [sc for sc in all_scs if not only or sc["key"] in only]
+    if not os.access(WRK, os.X_OK):
+        raise SystemExit("%s is missing: run `make setup-bench`" % WRK)
+
+    build = os.path.abspath(args.build_dir)
+    argvs, commands = {}, {}
+    for i in list(impls):
+        argv = shlex.split(SERVERS[i].format(build=build))
+        if not os.path.isfile(argv[0]):
+            if i.startswith("tokio") and not args.record:
+                print("skipping %s: %s is not built (make bench builds it when cargo is installed)" % (
+                    i, os.path.relpath(argv[0], ROOT)), file=sys.stderr)
+                impls.remove(i)
+                continue
+            raise SystemExit("missing %s: run `make bench` first" % argv[0])
+        argvs[i], commands[i] = argv, " ".join(argv)
+    if args.record and (args.quick or only or len(impls) != len(SERVERS) or args.repeats < 5):
+        ap.error("--record publishes the figures: every implementation and scenario, full length, >= 5 repeats")
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cpu = cpu_model()
+    meta = {"utc": now.strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu,
+            "cpu_short": "%d-core %s" % (os.cpu_count() or 0, cpu.replace("(R)", "")),
+            "kernel": platform.release(), "commit": git("rev-parse", "--short", "HEAD") or "?",
+            "worktree_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+            "repeats": args.repeats, "quick": args.quick, "impls": impls, "servers": commands,
+            "wrk": "wrk -t2 -c<connections> -d<duration>s --latency", "warmup_s": args.warmup,
+            "recorded": args.record,
+            "load_start": loadavg(),
+            "command": "make bench-http" if args.record else " ".join(["bench/scripts/http_bench.py"] + sys.argv[1:])}
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)
+    log("http benchmark: %d scenarios x %d repeats x %d implementations, %d s each (load %s)" % (
+        len(scs), args.repeats, len(impls), scs[0]["duration_s"], meta["load_start"]))
+    t0 = time.time()
+    runs, summaries = {}, {}
+    try:
+        for sc in scs:
+            runs[sc["key"]] = {i: [] for i in impls}
+            log("- %s (load %s)" % (sc["key"], loadavg()))
+            for r in range(args.repeats):
+                for impl in rotation(impls, r):
+                    rec = run_once(sc, impl, argvs[impl], args.warmup)
+                    rec["repeat"] = r
+                    runs[sc["key"]][impl].append(rec)
+                    if "error" in rec:
+                        log("  ! %s repeat %d: %s" % (impl, r + 1, rec["error"]))
+                        continue
+                    if "warning" in rec:
+                        log("  ? %s repeat %d: %s" % (impl, r + 1, rec["warning"]))
+                    print("PERF_RUN impl=%s scenario=%s repeat=%d rps=%.0f p50_ms=%s p99_ms=%s socket_errors=%d" % (
+                        impl, sc["key"], r + 1, rec["rps"], fmt(rec.get("p50_ms"), "%.3f"),
+                        fmt(rec.get("p99_ms"), "%.3f"), rec["socket_errors"]), flush=True)
+            s = summaries[sc["key"]] = summarize(sc, runs[sc["key"]], impls)
+            for impl in impls:
+                e = s["impls"][impl]
+                print("PERF_MEDIAN impl=%s scenario=%s rps=%s p99_ms=%s" % (
+                    impl, sc["key"], fmt(e["median_rps"], "%.0f"), fmt(e["median_p99_ms"], "%.3f")))
+            for p in s["pairs"]:
+                print("PERF_PAIRED_MEDIAN scenario=%s ours=%s other=%s rps_ratio=%s p99_ratio=%s" % (
+                    sc["key"], p["ours"], p["other"], fmt(p["rps_ratio"], "%.3f"), fmt(p["p99_ratio"], "%.3f")))
+            sys.stdout.flush()
+    finally:
+        stop_all()
+    meta["load_end"] = loadavg()
+    meta["seconds"] = round(time.time() - t0, 1)
+
+    tlist = targets(summaries, scs, impls)
+    print("\n== Targets (issue 5): paired medians, ours/other")
+    for t in tlist:
+        print("  %-4s %-15s %-17s vs %-13s req/s %-6s p99 %-6s (goal >= %.1f%s)" % (
+            t["status"], t["scenario"], t["ours"], t["other"], fmt(t["rps_ratio"], "%.2f"),
+            fmt(t["p99_ratio"], "%.2f"), t["goal"], ", p99 <= 1" if t["p99_bound"] else ""))
+
+    doc = {"meta": meta, "scenarios": summaries, "targets": tlist}
+    os.makedirs(RESULTS_DIR, exist_ok=True)
+    res_path = os.path.join(RESULTS_DIR, "http-%s.json" % now.strftime("%Y%m%dT%H%M%SZ"))
+    with open(res_path, "w") as f:
+        json.dump(dict(doc, runs=runs), f, indent=1)
+    print("\nresults: %s (%.0f s)" % (os.path.relpath(res_path, ROOT), meta["seconds"]))
+    if args.chart:
+        draw_chart(scs, summaries, impls, meta, args.chart)
+        print("chart: %s" % args.chart)
+    if args.record:
+        os.makedirs(DOCS_DIR, exist_ok=True)
+        with open(os.path.join(DOCS_DIR, "http.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        draw_chart(scs, summaries, impls, meta, os.path.join(DOCS_DIR, "http.png"))
+        record_section(markdown(scs, summaries, impls, tlist, meta) +
+                       "\n\n![HTTP benchmark](benchmarks/http.png)")
+        print("recorded: docs/benchmarks/http.json, docs/benchmarks/http.png, docs/benchmarks.md")
+    else:
+        print()
+        print(markdown(scs, summaries, impls, tlist, meta))
+    failed = sum(1 for by in runs.values() for recs in by.values() for r in recs if "error" in r)
+    if failed:
+        print("%d run(s) failed: see the '!' lines above" % failed, file=sys.stderr)
+    return 1 if failed else 0
+
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        stop_all()
+        print("interrupted: servers stopped", file=sys.stderr)
+        sys.exit(130)

@@ -1,0 +1,84 @@
+// Connection: one accepted HTTP/1.1 connection, served by one coroutine (Run) on its shard.
+//
+// The loop: answer every complete request in the read buffer (in order, appending each
+// response to one output batch), write the batch with one send, then read again. Between
+// requests the connection is idle; Drain cancels idle connections at once. Every phase has a
+// deadline (header, body, write, idle) kept as a plain number the shard's sweep compares with
+// the clock, so moving to the next phase costs a store, not a timer operation; a connection
+// past its deadline is cancelled, which completes its pending read or write with
+// CancelledError and ends the coroutine.
+// Thread affinity: the shard's loop thread. Ownership: owns the stream, the read buffer (from
+// the shard's pool, returned on destruction), the output batch and the parsed request; linked
+// into the shard's connection list while it lives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "rankd/http/output_buffer.h"
+#include "rankd/http/request.h"
+#include "rankd/http/request_parser.h"
+#include "rankd/http/response.h"
+#include "rankd/net/tcp.h"
+#include "rankd/runtime/cancellation.h"
+#include "rankd/runtime/task.h"
+#include "shard_state.h"
+
+namespace rankd::http {
+
+class Connection {
+ public:
+  Connection(ShardState& shard, net::TcpStream stream, rt::CancelToken parent);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Serves requests until the peer closes, an error, a timeout or drain. Run it with token().
+  rt::Task<void> Run();
+  rt::CancelToken token() noexcept { return cancel_.token(); }
+
+  // Shard side.
+  bool idle() const noexcept { return idle_; }
+  std::int64_t deadline_ns() const noexcept { return deadline_ns_; }
+  // Ends the connection (its pending I/O completes with CancelledError).
+  void Cancel(bool timed_out) noexcept;
+
+  Connection* prev = nullptr;
+  Connection* next = nullptr;
+
+ private:
+  // Unconsumed input: data_[begin_, end_).
+  std::string_view Unconsumed() const noexcept {
+    return std::string_view(data_.get() + begin_, end_ - begin_);
+  }
+  void Consume(std::size_t n) noexcept;
+  // Moves unconsumed bytes to the front so a read has room.
+  void Compact() noexcept;
+  // Makes room for a request of `needed` bytes (the parser bounds it by the body limit),
+  // growing past the pooled buffer for a large body.
+  void Reserve(std::size_t needed);
+
+  void AppendHead(const Response& response, bool close);
+  void AppendError(int status, std::string_view reason);
+  std::int64_t Now() const noexcept;
+
+  ShardState& shard_;
+  net::TcpStream stream_;
+  rt::CancelSource cancel_;
+  RequestParser parser_;
+  Request request_;
+  OutputBuffer out_;
+  std::unique_ptr<char[]> data_;
+  std::size_t capacity_;
+  bool pooled_ = true;  // data_ came from the shard's pool
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+  std::int64_t deadline_ns_ = 0;  // 0: none
+  bool idle_ = false;
+};
+
+// The task a shard spawns per accepted connection.
+rt::Task<void> ServeConnection(ShardState* shard, net::TcpStream stream);
+
+}  // namespace rankd::http
