@@ -5,9 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -17,56 +15,16 @@
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/io.h"
 #include "rankd/runtime/task_scope.h"
+#include "server_flags.h"
 
 namespace rankd::bench {
 namespace {
 
-struct EchoFlags {
-  rt::IoBackend backend = rt::IoBackend::kEpoll;
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 0;
-};
+constexpr std::string_view kMode = "--bench_echo_server";
 
-[[noreturn]] void FlagError(const std::string& message) {
-  std::fprintf(stderr, "rankd --bench_echo_server: %s\n", message.c_str());
-  std::exit(2);
-}
-
-EchoFlags ParseEchoFlags(int argc, char** argv) {
-  EchoFlags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg(argv[i]);
-    if (arg == "--bench_echo_server") continue;
-    std::string_view name = arg, value;
-    if (auto eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      FlagError(std::string(name) + " needs a value");
-    }
-    if (name == "--io_backend") {
-      if (value == "epoll") {
-        f.backend = rt::IoBackend::kEpoll;
-      } else if (value == "io_uring") {
-        f.backend = rt::IoBackend::kIoUring;
-      } else {
-        FlagError("--io_backend: expected epoll or io_uring, got '" + std::string(value) + "'");
-      }
-    } else if (name == "--host") {
-      f.host = std::string(value);
-    } else if (name == "--port") {
-      unsigned port = 0;
-      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), port);
-      if (ec != std::errc() || end != value.data() + value.size() || port > 65535) {
-        FlagError("--port: expected 0..65535, got '" + std::string(value) + "'");
-      }
-      f.port = static_cast<std::uint16_t>(port);
-    } else {
-      FlagError("unknown flag '" + std::string(name) + "'");
-    }
-  }
+CommonServerFlags ParseEchoFlags(int argc, char** argv) {
+  CommonServerFlags f;
+  ParseServerFlags(argc, argv, kMode, f, [](std::string_view, std::string_view) { return false; });
   return f;
 }
 
@@ -142,7 +100,7 @@ rt::Task<void> Serve(net::TcpListener* listener, rt::TaskScope* scope) {
 }  // namespace
 
 int RunEchoServer(int argc, char** argv) {
-  const EchoFlags flags = ParseEchoFlags(argc, argv);
+  const CommonServerFlags flags = ParseEchoFlags(argc, argv);
   // SIGTERM/SIGINT are taken by a thread that stops the loop.
   sigset_t signals;
   sigemptyset(&signals);

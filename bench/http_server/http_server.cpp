@@ -6,67 +6,35 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "rankd/http/server.h"
+#include "server_flags.h"
 
 namespace rankd::bench {
 namespace {
 
-[[noreturn]] void FlagError(const std::string& message) {
-  std::fprintf(stderr, "rankd --bench_http_server: %s\n", message.c_str());
-  std::exit(2);
-}
-
-unsigned ParseUnsigned(std::string_view name, std::string_view value, unsigned max) {
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || end != value.data() + value.size() || v > max) {
-    FlagError(std::string(name) + ": expected 0.." + std::to_string(max) + ", got '" +
-              std::string(value) + "'");
-  }
-  return v;
-}
+constexpr std::string_view kMode = "--bench_http_server";
 
 http::ServerOptions ParseFlags(int argc, char** argv) {
   http::ServerOptions o;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg(argv[i]);
-    if (arg == "--bench_http_server") continue;
-    std::string_view name = arg, value;
-    if (auto eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      FlagError(std::string(name) + " needs a value");
-    }
-    if (name == "--io_backend") {
-      if (value == "epoll") {
-        o.backend = rt::IoBackend::kEpoll;
-      } else if (value == "io_uring") {
-        o.backend = rt::IoBackend::kIoUring;
-      } else {
-        FlagError("--io_backend: expected epoll or io_uring, got '" + std::string(value) + "'");
-      }
-    } else if (name == "--host") {
-      o.host = std::string(value);
-    } else if (name == "--port") {
-      o.port = static_cast<std::uint16_t>(ParseUnsigned(name, value, 65535));
-    } else if (name == "--shards") {
-      o.shards = ParseUnsigned(name, value, 256);
-      if (o.shards == 0) FlagError("--shards: expected at least 1");
+  CommonServerFlags common;
+  ParseServerFlags(argc, argv, kMode, common, [&o](std::string_view name, std::string_view value) {
+    if (name == "--shards") {
+      o.shards = ParseServerFlagUnsigned(kMode, name, value, 256);
+      if (o.shards == 0) ServerFlagError(kMode, "--shards: expected at least 1");
     } else if (name == "--pin") {
-      o.pin_shards = ParseUnsigned(name, value, 1) == 1;
+      o.pin_shards = ParseServerFlagUnsigned(kMode, name, value, 1) == 1;
     } else {
-      FlagError("unknown flag '" + std::string(name) + "'");
+      return false;
     }
-  }
+    return true;
+  });
+  o.backend = common.backend;
+  o.host = common.host;
+  o.port = common.port;
   return o;
 }
 

@@ -40,8 +40,6 @@ import hashlib
 import json
 import os
 import platform
-import re
-import selectors
 import shlex
 import shutil
 import signal
@@ -49,10 +47,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 from bench_env import cpu_model, loadavg, rewrite_docs_section
+from bench_server import LIVE, Server, ServerError, stop_all
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -87,8 +85,6 @@ CHURN_PAYLOAD = 64
 # Issue 4's goals for the paired ratio Asio ms / ours ms, per scenario kind.
 TARGET_RATIO = {"echo": 1.15, "churn": 1.2}
 
-LISTEN_TIMEOUT_S = 10   # from start to `LISTENING <port>`
-STOP_TIMEOUT_S = 5      # from SIGTERM to exit, then SIGKILL
 
 
 def scenarios(quick):
@@ -113,85 +109,6 @@ def size_label(n):
 
 
 # ----------------------------------------------------------------------------- servers
-
-class ServerError(Exception):
-    pass
-
-
-class Server:
-    """One server process: started, waited for until it prints LISTENING, stopped by PID."""
-
-    def __init__(self, argv, name):
-        self.name = name
-        self.argv = argv
-        self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr,
-                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
-        self.port = None
-        self.exit_status = None
-
-    def wait_listening(self):
-        deadline = time.monotonic() + LISTEN_TIMEOUT_S
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stdout, selectors.EVENT_READ)
-        seen = []
-        try:
-            while self.port is None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise ServerError("%s: no LISTENING line within %ds" % (self.name, LISTEN_TIMEOUT_S))
-                if not sel.select(timeout=left):
-                    continue
-                line = self.proc.stdout.readline()
-                if not line:
-                    raise ServerError("%s exited before listening (status %s): %s" % (
-                        self.name, self.proc.wait(), self.stderr_tail()))
-                seen.append(line)
-                m = re.match(r"\s*LISTENING\s+(\d+)\s*$", line)
-                if m:
-                    self.port = int(m.group(1))
-        finally:
-            sel.close()
-        # Keep reading stdout so that a chatty server never blocks on a full pipe.
-        threading.Thread(target=self._drain, daemon=True).start()
-        return self.port
-
-    def _drain(self):
-        try:
-            for _ in self.proc.stdout:
-                pass
-        except (OSError, ValueError):
-            pass
-
-    def stderr_tail(self, n=400):
-        try:
-            self.stderr.seek(0)
-            return self.stderr.read()[-n:].strip()
-        except (OSError, ValueError):
-            return ""
-
-    def stop(self):
-        """SIGTERM by PID, then SIGKILL if it does not exit. Returns the exit status."""
-        if self.proc.poll() is None:
-            try:
-                self.proc.send_signal(signal.SIGTERM)
-                self.proc.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.exit_status = self.proc.returncode
-        self.stderr.close()
-        return self.exit_status
-
-
-# Every live server, so that Ctrl-C or an unexpected error still stops them.
-LIVE = []
-
-
-def stop_all():
-    while LIVE:
-        LIVE.pop().stop()
-
 
 def cpu_ns(pid):
     """CPU time of every thread of `pid` so far (ns, from /proc/<pid>/task/*/schedstat), or None.

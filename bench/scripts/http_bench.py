@@ -30,18 +30,16 @@ import json
 import os
 import platform
 import re
-import selectors
 import shlex
 import shutil
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
 from bench_env import cpu_model, loadavg, rewrite_docs_section
+from bench_server import LIVE, Server, ServerError, stop_all
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -75,8 +73,6 @@ COMPARISONS = [
     ("rankd_epoll_1", "asio_1"), ("rankd_io_uring_1", "asio_1"),
 ]
 
-LISTEN_TIMEOUT_S = 10
-STOP_TIMEOUT_S = 10
 WRK = "/usr/bin/wrk"
 
 
@@ -90,77 +86,6 @@ def scenarios(quick):
 
 
 # ----------------------------------------------------------------------------- processes
-
-class ServerError(Exception):
-    pass
-
-
-class Server:
-    """One server process: started, waited for until it prints LISTENING, stopped by PID."""
-
-    def __init__(self, argv, name):
-        self.name = name
-        self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr,
-                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
-        self.port = None
-
-    def wait_listening(self):
-        deadline = time.monotonic() + LISTEN_TIMEOUT_S
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stdout, selectors.EVENT_READ)
-        try:
-            while self.port is None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise ServerError("%s: no LISTENING line within %ds" % (self.name, LISTEN_TIMEOUT_S))
-                if not sel.select(timeout=left):
-                    continue
-                line = self.proc.stdout.readline()
-                if not line:
-                    raise ServerError("%s exited before listening (status %s): %s" % (
-                        self.name, self.proc.wait(), self.stderr_tail()))
-                m = re.match(r"\s*LISTENING\s+(\d+)\s*$", line)
-                if m:
-                    self.port = int(m.group(1))
-        finally:
-            sel.close()
-        threading.Thread(target=self._drain, daemon=True).start()
-        return self.port
-
-    def _drain(self):
-        try:
-            for _ in self.proc.stdout:
-                pass
-        except (OSError, ValueError):
-            pass
-
-    def stderr_tail(self, n=400):
-        try:
-            self.stderr.seek(0)
-            return self.stderr.read()[-n:].strip()
-        except (OSError, ValueError):
-            return ""
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                self.proc.send_signal(signal.SIGTERM)
-                self.proc.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.stderr.close()
-        return self.proc.returncode
-
-
-LIVE = []
-
-
-def stop_all():
-    while LIVE:
-        LIVE.pop().stop()
-
 
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 

@@ -1,0 +1,94 @@
+"""A benchmark server process: started, waited for until it prints `LISTENING <port>`, stopped
+by PID with SIGTERM (then SIGKILL). Shared by the runners here; LIVE and stop_all() let a runner
+stop every server it started even when it fails."""
+import re
+import selectors
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+LISTEN_TIMEOUT_S = 10   # from start to `LISTENING <port>`
+STOP_TIMEOUT_S = 10     # from SIGTERM to exit, then SIGKILL
+
+
+class ServerError(Exception):
+    pass
+
+
+class Server:
+    """One server process: started, waited for until it prints LISTENING, stopped by PID."""
+
+    def __init__(self, argv, name, listen_timeout_s=LISTEN_TIMEOUT_S, stop_timeout_s=STOP_TIMEOUT_S):
+        self.listen_timeout_s = listen_timeout_s
+        self.stop_timeout_s = stop_timeout_s
+        self.name = name
+        self.argv = argv
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr,
+                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
+        self.port = None
+        self.exit_status = None
+
+    def wait_listening(self):
+        deadline = time.monotonic() + self.listen_timeout_s
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        seen = []
+        try:
+            while self.port is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ServerError("%s: no LISTENING line within %ds" % (self.name, self.listen_timeout_s))
+                if not sel.select(timeout=left):
+                    continue
+                line = self.proc.stdout.readline()
+                if not line:
+                    raise ServerError("%s exited before listening (status %s): %s" % (
+                        self.name, self.proc.wait(), self.stderr_tail()))
+                seen.append(line)
+                m = re.match(r"\s*LISTENING\s+(\d+)\s*$", line)
+                if m:
+                    self.port = int(m.group(1))
+        finally:
+            sel.close()
+        # Keep reading stdout so that a chatty server never blocks on a full pipe.
+        threading.Thread(target=self._drain, daemon=True).start()
+        return self.port
+
+    def _drain(self):
+        try:
+            for _ in self.proc.stdout:
+                pass
+        except (OSError, ValueError):
+            pass
+
+    def stderr_tail(self, n=400):
+        try:
+            self.stderr.seek(0)
+            return self.stderr.read()[-n:].strip()
+        except (OSError, ValueError):
+            return ""
+
+    def stop(self):
+        """SIGTERM by PID, then SIGKILL if it does not exit. Returns the exit status."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(timeout=self.stop_timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.exit_status = self.proc.returncode
+        self.stderr.close()
+        return self.exit_status
+
+
+# Every live server, so that Ctrl-C or an unexpected error still stops them.
+LIVE = []
+
+
+def stop_all():
+    while LIVE:
+        LIVE.pop().stop()
