@@ -60,7 +60,10 @@ class Watchdog {
       }
       std::int64_t min_threshold = 40'000'000;
       for (const Watched& w : loops_) min_threshold = std::min(min_threshold, w.threshold_ns);
-      const auto period = std::chrono::nanoseconds(std::max<std::int64_t>(min_threshold / 4, 1'000'000));
+      // Every half threshold: a stall is reported within 1.5 thresholds, and the watchdog wakes
+      // 200 times a second at the default 10 ms (it shares the cores with the loops it watches).
+      const auto period =
+          std::chrono::nanoseconds(std::max<std::int64_t>(min_threshold / 2, 1'000'000));
       cv_.wait_for(lock, period);
       if (stop_) break;
       const std::int64_t now = MonotonicNanos();
