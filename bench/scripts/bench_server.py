@@ -92,3 +92,14 @@ LIVE = []
 def stop_all():
     while LIVE:
         LIVE.pop().stop()
+
+
+def stop_and_record(server, rec):
+    """Stops `server` (no longer live) and records its exit status in rec; a server that does not
+    exit cleanly on SIGTERM gets a warning (the measurement stands)."""
+    if server in LIVE:
+        LIVE.remove(server)
+    status = server.stop()
+    rec["server_exit"] = status
+    if status not in (0, None) and "error" not in rec:
+        rec["warning"] = "server exit status %s on SIGTERM" % status

@@ -43,14 +43,14 @@ import platform
 import shlex
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 from bench_env import cpu_model, loadavg, rewrite_docs_section
-from bench_server import LIVE, Server, ServerError, stop_all
+from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record
+from bench_stats import median, paired_ratio, rotation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -154,33 +154,11 @@ def run_once(sc, impl, server_argv, client_path, timeout):
     except ServerError as e:
         rec["error"] = str(e)
     finally:
-        if server in LIVE:
-            LIVE.remove(server)
-        status = server.stop()
-        rec["server_exit"] = status
-        if status not in (0, None) and "error" not in rec:
-            # The measurement stands, but a server that does not exit cleanly is worth knowing.
-            rec["warning"] = "server exit status %s on SIGTERM" % status
+        stop_and_record(server, rec)
     return rec
 
 
-def rotation(impls, r):
-    k = r % len(impls)
-    return impls[k:] + impls[:k]
-
-
 # ----------------------------------------------------------------------------- statistics
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def paired(other, ours):
-    """Median over repeats of other/ours, pairing the same repeat index; both must be > 0."""
-    ratios = [o / u for o, u in zip(other, ours) if o is not None and u is not None and o > 0 and u > 0]
-    return (statistics.median(ratios) if ratios else None), ratios
-
 
 def summarize(sc, runs, impls):
     s = {"title": sc["title"], "kind": sc["kind"], "payload": sc["payload"],
@@ -195,8 +173,8 @@ def summarize(sc, runs, impls):
              "server_cpu_ms_per_repeat": cpu[impl], "server_cpu_median_ms": median(cpu[impl]),
              "failed": sum(1 for rec in runs[impl] if "error" in rec)}
         if impl != OTHER and OTHER in per:
-            e["ratio"], e["ratio_per_repeat"] = paired(per[OTHER], per[impl])
-            e["cpu_ratio"], _ = paired(cpu[OTHER], cpu[impl])
+            e["ratio"], e["ratio_per_repeat"] = paired_ratio(per[OTHER], per[impl])
+            e["cpu_ratio"], _ = paired_ratio(cpu[OTHER], cpu[impl])
         s["impls"][impl] = e
     return s
 

@@ -33,13 +33,13 @@ import re
 import shlex
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import time
 
 from bench_env import cpu_model, loadavg, rewrite_docs_section
-from bench_server import LIVE, Server, ServerError, stop_all
+from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record
+from bench_stats import median, paired_ratio, rotation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -131,32 +131,11 @@ def run_once(sc, impl, argv, warmup_s):
     except (ServerError, ValueError, subprocess.TimeoutExpired) as e:
         rec["error"] = str(e)
     finally:
-        if server in LIVE:
-            LIVE.remove(server)
-        status = server.stop()
-        rec["server_exit"] = status
-        if status not in (0, None) and "error" not in rec:
-            rec["warning"] = "server exit status %s on SIGTERM" % status
+        stop_and_record(server, rec)
     return rec
 
 
-def rotation(impls, r):
-    k = r % len(impls)
-    return impls[k:] + impls[:k]
-
-
 # ----------------------------------------------------------------------------- statistics
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def paired(ours, other):
-    """Median over repeats of ours/other, pairing runs of the same repeat."""
-    ratios = [u / o for u, o in zip(ours, other) if u is not None and o is not None and o > 0]
-    return (statistics.median(ratios) if ratios else None), ratios
-
 
 def value(rec, key):
     return None if "error" in rec else rec.get(key)
@@ -179,8 +158,8 @@ def summarize(sc, runs, impls):
     for ours, other, *_ in TARGETS + [c + (None, None) for c in COMPARISONS]:
         if ours in impls and other in impls:
             a, b = s["impls"][ours], s["impls"][other]
-            rr, rr_all = paired(a["rps_per_repeat"], b["rps_per_repeat"])
-            pr, pr_all = paired(a["p99_ms_per_repeat"], b["p99_ms_per_repeat"])
+            rr, rr_all = paired_ratio(a["rps_per_repeat"], b["rps_per_repeat"])
+            pr, pr_all = paired_ratio(a["p99_ms_per_repeat"], b["p99_ms_per_repeat"])
             s["pairs"].append({"ours": ours, "other": other, "rps_ratio": rr, "p99_ratio": pr,
                                "rps_ratio_per_repeat": rr_all, "p99_ratio_per_repeat": pr_all})
     return s

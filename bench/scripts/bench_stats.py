@@ -1,0 +1,22 @@
+"""Statistics and run order shared by the benchmark runners here."""
+import statistics
+
+
+def rotation(impls, r):
+    """The order of implementations in repeat r: rotated by one each repeat (A B C, B C A, ...)."""
+    k = r % len(impls)
+    return impls[k:] + impls[:k]
+
+
+def median(xs):
+    """Median of the values that are not None, or None when there are none."""
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def paired_ratio(numerators, denominators):
+    """Median over repeats of numerator/denominator, pairing the same repeat index (both > 0).
+    Returns (median or None, the per-repeat ratios)."""
+    ratios = [n / d for n, d in zip(numerators, denominators)
+              if n is not None and d is not None and n > 0 and d > 0]
+    return (statistics.median(ratios) if ratios else None), ratios
