@@ -42,22 +42,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "common/asio_coro.h"
 #include "common/timer_slack.h"
 
 namespace rankd::bench_peers {
 namespace {
-
-namespace asio = boost::asio;
-using tcp = asio::ip::tcp;
-using boost::system::error_code;
-
-using Executor = asio::io_context::executor_type;
-using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
-using Socket = asio::basic_stream_socket<tcp, Executor>;
-using SignalSet = asio::basic_signal_set<Executor>;
-template <typename T>
-using Awaitable = asio::awaitable<T, Executor>;
-constexpr asio::use_awaitable_t<Executor> kUseAwaitable;
 
 // One run() thread and no other thread touching the io_context or its objects: Asio may drop
 // the locks in its scheduler and reactor. Measured with cachegrind on the echo workload: about a

@@ -45,21 +45,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "common/asio_coro.h"
 #include "common/timer_slack.h"
 
 namespace rankd::bench_peers {
 namespace {
-
-namespace asio = boost::asio;
-using tcp = asio::ip::tcp;
-using boost::system::error_code;
-
-using Executor = asio::io_context::executor_type;
-using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
-using Socket = asio::basic_stream_socket<tcp, Executor>;
-template <typename T>
-using Awaitable = asio::awaitable<T, Executor>;
-constexpr asio::use_awaitable_t<Executor> kUseAwaitable;
 
 constexpr int kConcurrencyHint = BOOST_ASIO_CONCURRENCY_HINT_UNSAFE;
 constexpr size_t kReadBuffer = 16 * 1024;
