@@ -103,9 +103,9 @@ class Server {
   std::uint16_t port_ = 0;
   std::vector<std::unique_ptr<ShardState>> shard_states_;
   // One loop and thread per shard. Not rt::ShardSet: its Spawn posts to the loop, and a loop
-  // that has ever received a post pays a process-wide memory barrier (membarrier, an IPI to
-  // every core running the process) each time it goes to sleep; these loops start their work
-  // from Run's on_running callback and receive no post until Drain.
+  // that received a post within the last millisecond sleeps behind a process-wide memory
+  // barrier (membarrier, an IPI to every core running the process; event_loop.h, "Quiet loop");
+  // these loops start their work from Run's on_running callback and receive no post until Drain.
   std::vector<std::unique_ptr<rt::EventLoop>> loops_;
   std::vector<std::thread> threads_;
   std::mutex mutex_;
