@@ -1,6 +1,7 @@
-// The io_uring backend: operations are submissions, results are completions. One exception: a
-// send is first tried directly (see TryComplete), because a socket with room takes the bytes at
-// once and the sender goes on in the same turn; only a send that would block enters the ring.
+// The io_uring backend: operations are submissions, results are completions. Sends too: with
+// many connections answered in one turn, their sends leave in the turn's single submit call
+// instead of one system call each (measured: 1 shard serving 100 HTTP connections does ~12%
+// more requests/s than with each send tried directly first; a lone echo connection is no slower).
 // Reads that follow a short read ask the kernel to wait for data before trying
 // (IORING_RECVSEND_POLL_FIRST): in request/response traffic the attempt would fail anyway.
 // Accepts share one multishot accept per listener (see "multishot accept" below).
@@ -95,24 +96,9 @@ class UringReactor final : public Reactor {
 
   IoBackend backend() const noexcept override { return IoBackend::kIoUring; }
 
-  // Sends are tried once directly (a socket with room in its send buffer takes the bytes at
-  // once: no submission, no completion to harvest, no extra loop turn before the sender goes on)
-  // unless an earlier send on the fd is still in the ring. Everything else is a submission.
+  // Everything but an Accept that a multishot accept already answered is a submission.
   bool TryComplete(IoOp* op) override {
-    if (op->kind == IoKind::kAccept) return TakeAccepted(op);
-    if (op->kind != IoKind::kSend) return false;
-    if (op->fd >= 0 && static_cast<std::size_t>(op->fd) < fds_.size() &&
-        fds_[op->fd].sends_in_flight != 0) {
-      return false;
-    }
-    const ssize_t r = ::send(op->fd, op->buffer, op->length, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (r < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
-      op->result = -errno;
-      return true;
-    }
-    op->result = r;
-    return true;
+    return op->kind == IoKind::kAccept && TakeAccepted(op);
   }
 
   void Submit(IoOp* op) override {
@@ -146,7 +132,6 @@ class UringReactor final : public Reactor {
     ++in_flight_;
     FdState& fd = Fd(op->fd);
     ++fd.in_flight;
-    if (op->kind == IoKind::kSend) ++fd.sends_in_flight;
   }
 
   void Cancel(IoOp* op) noexcept override {
@@ -315,7 +300,6 @@ class UringReactor final : public Reactor {
     --in_flight_;
     FdState& fd = fds_[op->fd];
     --fd.in_flight;
-    if (op->kind == IoKind::kSend) --fd.sends_in_flight;
     if (op->kind == IoKind::kRecv) {
       fd.recv_drained = cqe->res >= 0 && static_cast<std::uint64_t>(cqe->res) < op->length;
     }
@@ -468,12 +452,10 @@ class UringReactor final : public Reactor {
   std::size_t in_flight_ = 0;
   std::vector<Completion> stash_;
   std::vector<Completion> delivering_;
-  // Per fd: ops in flight (Forget skips idle fds), sends in flight (a direct send must not
-  // overtake them), and whether its last read came back short. For a listener: its multishot
+  // Per fd: ops in flight (Forget skips idle fds) and whether its last read came back short. For a listener: its multishot
   // accept, connections it accepted that no Accept has claimed yet, and the Accepts waiting.
   struct FdState {
     std::uint32_t in_flight = 0;
-    std::uint32_t sends_in_flight = 0;
     bool recv_drained = false;
     bool accept_armed = false;
     std::uint32_t accept_generation = 0;
