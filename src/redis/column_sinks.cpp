@@ -55,7 +55,7 @@ void Int64ListSink::Append(std::int64_t v) {
   if (error_.empty()) out_->push_back(v);
 }
 
-void Int64ListSink::OnBulk(std::string_view text) {
+void Int64ListSink::OnUnusualBulk(std::string_view text) {
   std::int64_t v = 0;
   if (!ToInt64(text, &v)) {
     if (!error_.empty()) return;

@@ -156,8 +156,8 @@ ParseStatus ReplyParser::Skip(std::string_view buffer, std::size_t* consumed) {
 bool ReplyParser::AtEndOfStream(std::size_t unconsumed) {
   if (failed_) return false;
   if (unconsumed == 0) return true;
-  Fail(unconsumed, "stream ended inside a reply (" + std::to_string(unconsumed) +
-                       " bytes of it received)");
+  Fail(unconsumed,
+       "stream ended inside a reply (" + std::to_string(unconsumed) + " bytes of it received)");
   return false;
 }
 
@@ -183,6 +183,29 @@ ParseStatus ReplyParser::Scan(std::string_view buffer) {
     }
     const std::size_t start = pos;
     const char marker = base[start];
+    if (marker == '$') {
+      // The most common value, a bulk string with a short length line, checked in one pass;
+      // anything unusual about it takes the general path below.
+      std::int64_t length = 0;
+      const char* payload = detail::ReadShortNumberLine(base + start + 1, base + size, &length);
+      if (payload != nullptr && length >= 0 &&
+          static_cast<std::uint64_t>(length) <= limits_.max_bulk_length) {
+        const std::size_t at = static_cast<std::size_t>(payload - base);
+        const std::size_t n = static_cast<std::size_t>(length);
+        if (size - at < n + 2) {
+          scanned_ = start;
+          return ParseStatus::kNeedMore;
+        }
+        if (base[at + n] == '\r' && base[at + n + 1] == '\n') {
+          pos = at + n + 2;
+          if (CountValue(false)) {
+            scanned_ = pos;
+            return ParseStatus::kComplete;
+          }
+          continue;
+        }
+      }
+    }
     std::size_t max_text = kMaxNumberText;
     switch (marker) {
       case '+':
@@ -312,9 +335,8 @@ ParseStatus ReplyParser::Scan(std::string_view buffer) {
         const std::uint64_t values = static_cast<std::uint64_t>(count) * (pairs ? 2 : 1);
         if (values > limits_.max_elements) {
           return Fail(start, std::string(Describe(marker)) + " of " + std::to_string(count) +
-                                 (pairs ? " entries" : " elements") +
-                                 " exceeds the limit of " + std::to_string(limits_.max_elements) +
-                                 " values");
+                                 (pairs ? " entries" : " elements") + " exceeds the limit of " +
+                                 std::to_string(limits_.max_elements) + " values");
         }
         const Type type = marker == '*'   ? Type::kArray
                           : marker == '%' ? Type::kMap
@@ -330,16 +352,21 @@ ParseStatus ReplyParser::Scan(std::string_view buffer) {
       }
     }
 
-    // One value is complete: count it in its parent, closing every aggregate it completes.
-    for (;;) {
-      if (attribute_done) break;  // the value the attribute describes is still to come
-      if (top_ == 0) {
-        scanned_ = pos;
-        return ParseStatus::kComplete;
-      }
-      if (--stack_[top_ - 1].remaining != 0) break;
-      attribute_done = stack_[--top_].type == Type::kAttribute;
+    if (CountValue(attribute_done)) {
+      scanned_ = pos;
+      return ParseStatus::kComplete;
     }
+  }
+}
+
+// One value is complete: counts it in its parent, closing every aggregate it completes. True
+// when that completes the reply.
+bool ReplyParser::CountValue(bool attribute_done) {
+  for (;;) {
+    if (attribute_done) return false;  // the value the attribute describes is still to come
+    if (top_ == 0) return true;
+    if (--stack_[top_ - 1].remaining != 0) return false;
+    attribute_done = stack_[--top_].type == Type::kAttribute;
   }
 }
 

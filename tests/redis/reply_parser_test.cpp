@@ -96,16 +96,28 @@ TEST(ReplyParserResp2, BulkString) {
   EXPECT_EQ(ParseOne("$-1\r\n"), Reply::Null());
 }
 
+// Short length lines take a one-pass path, long or signed ones the general path: both agree.
+TEST(ReplyParserResp2, BulkLengthsOfEveryShapeDecodeAlike) {
+  EXPECT_EQ(ParseOne("$005\r\nhello\r\n"), Reply::Bulk("hello"));
+  EXPECT_EQ(ParseOne("$+5\r\nhello\r\n"), Reply::Bulk("hello"));
+  EXPECT_EQ(ParseOne("$000000000000000005\r\nhello\r\n"), Reply::Bulk("hello"));   // 18 digits
+  EXPECT_EQ(ParseOne("$0000000000000000005\r\nhello\r\n"), Reply::Bulk("hello"));  // 19 digits
+  EXPECT_EQ(ParseOne("$-0\r\n\r\n"), Reply::Bulk(""));
+  EXPECT_EQ(
+      ParseOne("*3\r\n$005\r\nhello\r\n$-1\r\n$1\r\n\n\r\n"),
+      Reply::Aggregate(Type::kArray, {Reply::Bulk("hello"), Reply::Null(), Reply::Bulk("\n")}));
+}
+
 TEST(ReplyParserResp2, Array) {
   EXPECT_EQ(ParseOne("*0\r\n"), Reply::Aggregate(Type::kArray, {}));
   EXPECT_EQ(ParseOne("*-1\r\n"), Reply::Null());
   EXPECT_EQ(ParseOne("*3\r\n$3\r\nfoo\r\n:1\r\n$-1\r\n"),
             Reply::Aggregate(Type::kArray, {Reply::Bulk("foo"), Reply::Integer(1), Reply::Null()}));
-  EXPECT_EQ(ParseOne("*2\r\n*2\r\n+a\r\n-b\r\n*0\r\n"),
-            Reply::Aggregate(
-                Type::kArray,
-                {Reply::Aggregate(Type::kArray, {Reply::Simple("a"), Reply::Error("b")}),
-                 Reply::Aggregate(Type::kArray, {})}));
+  EXPECT_EQ(
+      ParseOne("*2\r\n*2\r\n+a\r\n-b\r\n*0\r\n"),
+      Reply::Aggregate(Type::kArray,
+                       {Reply::Aggregate(Type::kArray, {Reply::Simple("a"), Reply::Error("b")}),
+                        Reply::Aggregate(Type::kArray, {})}));
 }
 
 TEST(ReplyParserResp2, SinkSeesAggregateBounds) {
@@ -186,8 +198,8 @@ constexpr std::string_view kAttributed =
 
 TEST(ReplyParserResp3, AttributesAreSkippedByDefault) {
   EXPECT_EQ(Record(kAttributed), "[array 2 int(2039123) int(9543892) ] ");
-  EXPECT_EQ(ParseOne(kAttributed), Reply::Aggregate(Type::kArray, {Reply::Integer(2039123),
-                                                                   Reply::Integer(9543892)}));
+  EXPECT_EQ(ParseOne(kAttributed),
+            Reply::Aggregate(Type::kArray, {Reply::Integer(2039123), Reply::Integer(9543892)}));
   // Inside an aggregate the attribute is not one of its values.
   EXPECT_EQ(Record("*2\r\n|1\r\n+ttl\r\n:3600\r\n$1\r\nv\r\n:7\r\n"), "[array 2 bulk(v) int(7) ] ");
   // An empty attribute, an attribute nested in an attribute, one before a scalar.

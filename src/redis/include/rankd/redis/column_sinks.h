@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "rankd/redis/reply_parser.h"
 #include "rankd/redis/sinks.h"
 
 namespace rankd::redis {
@@ -29,7 +30,15 @@ class Int64ListSink : public NullSink {
   void OnSimpleString(std::string_view) { Unexpected("a simple string"); }
   void OnError(std::string_view message);
   void OnInteger(std::int64_t v) { Append(v); }
-  void OnBulk(std::string_view text);
+  // Inline for the common case (an integer element of a healthy array).
+  void OnBulk(std::string_view text) {
+    std::int64_t v = 0;
+    if (depth_ == 1 && error_.empty() && detail::ParseInt64(text, &v)) {
+      out_->push_back(v);
+      return;
+    }
+    OnUnusualBulk(text);
+  }
   void OnVerbatim(std::string_view, std::string_view) { Unexpected("a verbatim string"); }
   void OnBigNumber(std::string_view) { Unexpected("a big number"); }
   void OnDouble(double) { Unexpected("a double"); }
@@ -45,6 +54,7 @@ class Int64ListSink : public NullSink {
 
  private:
   void Append(std::int64_t v);
+  void OnUnusualBulk(std::string_view text);
   void Unexpected(std::string_view what);
   void Fail(std::string message);
 

@@ -64,6 +64,26 @@ inline bool ParseInt64(std::string_view text, std::int64_t* out) {
   return true;
 }
 
+// The common shape of a length line ("$6\r\n"): 1 to 18 digits with an optional '-', then
+// CRLF. `p` is just past the type byte. Returns the byte after the CRLF and sets *value, or
+// nullptr for anything else (a longer or unusual number, a malformed or partial line), which
+// the general path then handles. What it accepts, ParseInt64 accepts with the same value.
+inline const char* ReadShortNumberLine(const char* p, const char* end, std::int64_t* value) {
+  const bool negative = p != end && *p == '-';
+  const char* digits = p + (negative ? 1 : 0);
+  const char* q = digits;
+  std::int64_t n = 0;
+  while (q != end) {
+    const unsigned digit = static_cast<unsigned char>(*q) - unsigned{'0'};
+    if (digit > 9) break;
+    n = n * 10 + static_cast<std::int64_t>(digit);
+    if (++q - digits > 18) return nullptr;
+  }
+  if (q == digits || end - q < 2 || q[0] != '\r' || q[1] != '\n') return nullptr;
+  *value = negative ? -n : n;
+  return q + 2;
+}
+
 // RESP3 double: decimal or exponent notation, "inf", "-inf", "nan" (any sign, any case).
 bool ParseDouble(std::string_view text, double* out);
 
@@ -79,9 +99,39 @@ void WalkReply(const char* p, const char* end, bool expose_attributes, Sink& sin
   std::array<Frame, Limits::kMaxDepthCeiling> stack;
   std::size_t top = 0;
   std::size_t muted = 0;  // attributes being skipped that enclose the current value
+  // One value is complete: count it in its parent, closing every aggregate it completes.
+  // True when that completes the reply.
+  auto count_value = [&](bool attribute_done) {
+    for (;;) {
+      if (attribute_done) return false;  // the value the attribute describes is still to come
+      if (top == 0) return true;
+      if (--stack[top - 1].remaining != 0) return false;
+      const Type closed = stack[--top].type;
+      if (closed == Type::kAttribute) {
+        if (expose_attributes) {
+          sink.OnAggregateEnd(closed);
+        } else {
+          --muted;
+        }
+        attribute_done = true;
+      } else if (muted == 0) {
+        sink.OnAggregateEnd(closed);
+      }
+    }
+  };
   for (;;) {
     const char marker = *p;
     const char* line = p + 1;
+    if (marker == '$') {  // the most common value: a bulk string with a short length line
+      std::int64_t length = 0;
+      const char* payload = ReadShortNumberLine(line, end, &length);
+      if (payload != nullptr && length >= 0) {
+        p = payload + length + 2;
+        if (muted == 0) sink.OnBulk(std::string_view(payload, static_cast<std::size_t>(length)));
+        if (count_value(false)) return;
+        continue;
+      }
+    }
     const char* newline = static_cast<const char*>(std::memchr(line, '\n', end - line));
     const std::string_view text(line, static_cast<std::size_t>(newline - 1 - line));
     p = newline + 1;
@@ -181,23 +231,7 @@ void WalkReply(const char* p, const char* end, bool expose_attributes, Sink& sin
         break;
       }
     }
-    // One value is complete: count it in its parent, closing every aggregate it completes.
-    for (;;) {
-      if (attribute_done) break;  // the value the attribute describes is still to come
-      if (top == 0) return;
-      if (--stack[top - 1].remaining != 0) break;
-      const Type closed = stack[--top].type;
-      if (closed == Type::kAttribute) {
-        if (expose_attributes) {
-          sink.OnAggregateEnd(closed);
-        } else {
-          --muted;
-        }
-        attribute_done = true;
-      } else if (muted == 0) {
-        sink.OnAggregateEnd(closed);
-      }
-    }
+    if (count_value(attribute_done)) return;
   }
 }
 
@@ -241,6 +275,7 @@ class ReplyParser {
  private:
   ParseStatus Scan(std::string_view buffer);
   ParseStatus Fail(std::size_t at, std::string_view what);
+  bool CountValue(bool attribute_done);
   void Consume(std::size_t size);
 
   Limits limits_;
