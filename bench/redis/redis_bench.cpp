@@ -10,10 +10,12 @@
 //         column), one pipeline after another, for S seconds
 //       fanout_serial, fanout_pipelined: rounds of 100 LRANGE fan:i 0 99 on one connection,
 //         one round trip per command or all 100 in one pipeline
+//       --link_delay_us D: the connections go through a DelayRelay that adds D microseconds each
+//         way, as a network between hosts would (loopback round trips cost ~40 us here)
 // Prints one JSON object: ops (commands or rounds), seconds, ops_per_s, client CPU seconds
 // (getrusage: user, system) and CPU nanoseconds per op.
 //
-// Thread affinity: single-threaded (one event loop on the main thread).
+// Thread affinity: one event loop on the main thread (and the relay's own, when asked for).
 #include <sys/resource.h>
 
 #include <chrono>
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "delay_relay.h"
 #include "rankd/redis/column_sinks.h"
 #include "rankd/redis/connection.h"
 #include "rankd/runtime/event_loop.h"
@@ -43,13 +46,14 @@ struct Args {
   int connections = 50;
   int depth = 16;
   rt::IoBackend backend = rt::IoBackend::kEpoll;
+  int link_delay_us = 0;  // > 0: through a DelayRelay adding this much each way
 };
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
                "rankd_redis_bench: %s\nusage: rankd_redis_bench --port P (--setup | --workload "
                "get|hmget|lrange|fanout_serial|fanout_pipelined) [--seconds S] "
-               "[--connections C] [--depth D] [--io_backend epoll|io_uring]\n",
+               "[--connections C] [--depth D] [--io_backend epoll|io_uring] [--link_delay_us D]\n",
                why.c_str());
   std::exit(2);
 }
@@ -75,6 +79,8 @@ Args ParseArgs(int argc, char** argv) {
         a.connections = std::stoi(value());
       } else if (arg == "--depth") {
         a.depth = std::stoi(value());
+      } else if (arg == "--link_delay_us") {
+        a.link_delay_us = std::stoi(value());
       } else if (arg == "--io_backend") {
         const std::string b = value();
         if (b == "epoll") {
@@ -93,6 +99,9 @@ Args ParseArgs(int argc, char** argv) {
   }
   if (!a.setup && a.workload.empty()) Usage("--setup or --workload is required");
   if (a.connections < 1 || a.depth < 1 || a.seconds <= 0) Usage("counts must be positive");
+  if (a.link_delay_us < 0 || a.link_delay_us > 1'000'000) {
+    Usage("--link_delay_us must be between 0 and 1000000");
+  }
   return a;
 }
 
@@ -194,13 +203,13 @@ rt::Task<void> FanOut(redis::Connection* conn, bool pipelined, std::int64_t end_
   }
 }
 
-rt::Task<void> Main(const Args& args) {
+rt::Task<void> Main(const Args& args, std::uint16_t port) {
   std::vector<std::unique_ptr<redis::Connection>> conns;
   const bool fanout = args.workload.rfind("fanout_", 0) == 0;
   const int n = args.setup || fanout ? 1 : args.connections;
   for (int i = 0; i < n; ++i) {
     redis::ConnectionOptions o;
-    o.port = args.port;
+    o.port = port;
     conns.push_back(std::make_unique<redis::Connection>(o));
     conns.back()->Start();
   }
@@ -264,7 +273,13 @@ int main(int argc, char** argv) {
   o.stall_threshold = std::chrono::milliseconds(100);
   rt::EventLoop loop(o);
   try {
-    loop.RunUntilComplete(Main(args));
+    // The relay (when asked for) sits between the client and the server for the whole run.
+    std::unique_ptr<bench::DelayRelay> relay;
+    if (args.link_delay_us > 0) {
+      relay = std::make_unique<bench::DelayRelay>(args.port,
+                                                  std::chrono::microseconds(args.link_delay_us));
+    }
+    loop.RunUntilComplete(Main(args, relay ? relay->port() : args.port));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rankd_redis_bench: %s\n", e.what());
     return 1;
