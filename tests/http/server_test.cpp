@@ -396,6 +396,29 @@ TEST_P(HttpServerTest, ConnectionsBeyondTheShardLimitGet503) {
   EXPECT_EQ(extra.RoundTrip(Get("/hello"))->status, 200);
 }
 
+// A refused client that sent its requests at once still reads the 503: the server closes with
+// those requests unread (a reset), and the response sent before the reset stays readable.
+TEST_P(HttpServerTest, ARefusedClientThatAlreadySentItsRequestReadsThe503) {
+  ServerOptions o = Options();
+  o.max_connections_per_shard = 1;
+  const auto port = Start(o);
+  TestClient holder;
+  ASSERT_EQ(holder.Connect(port), 0);
+  ASSERT_EQ(holder.RoundTrip(Get("/hello"))->status, 200);
+  for (int i = 0; i < 5; ++i) {
+    TestClient extra;
+    ASSERT_EQ(extra.Connect(port), 0);
+    ASSERT_TRUE(extra.Send(Get("/hello") + Get("/hello")));
+    std::this_thread::sleep_for(50ms);  // the server has refused and closed by now
+    const auto r = extra.Read();
+    ASSERT_TRUE(r.has_value()) << "attempt " << i;
+    EXPECT_EQ(r->status, 503);
+    EXPECT_TRUE(extra.WaitClosed());
+  }
+  EXPECT_EQ(server->Stats().connections_rejected, 5u);
+  EXPECT_EQ(holder.RoundTrip(Get("/hello"))->status, 200);
+}
+
 TEST_P(HttpServerTest, ClientDisconnectingMidBodyRunsNoHandler) {
   const auto port = Start();
   for (int i = 0; i < 20; ++i) {
