@@ -1,6 +1,7 @@
 """A benchmark server process: started, waited for until it prints `LISTENING <port>`, stopped
 by PID with SIGTERM (then SIGKILL). Shared by the runners here; LIVE and stop_all() let a runner
 stop every server it started even when it fails."""
+import os
 import re
 import selectors
 import signal
@@ -103,3 +104,17 @@ def stop_and_record(server, rec):
     rec["server_exit"] = status
     if status not in (0, None) and "error" not in rec:
         rec["warning"] = "server exit status %s on SIGTERM" % status
+
+
+def cpu_ns(pid):
+    """CPU time of every thread of `pid` so far (ns, from /proc/<pid>/task/*/schedstat), or None.
+    Exact to the nanosecond, unlike the tick-sampled utime/stime, which miss a server that runs
+    in short bursts between sleeps."""
+    total = 0
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total

