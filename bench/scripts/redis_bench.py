@@ -128,6 +128,17 @@ def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def summarize(ours, other, ratios, rate):
+    """Medians of one scenario's runs: `rate` of each side, the paired ratio, client CPU."""
+    return {
+        "ours": median([x[rate] for x in ours]),
+        "other": median([x[rate] for x in other]),
+        "ratio": median(ratios),
+        "ours_cpu_ns": median([x["cpu_ns_per_command"] for x in ours]),
+        "other_cpu_ns": median([x["cpu_ns_per_command"] for x in other]),
+    }
+
+
 def record_doc(summary, command):
     lines = ["<!-- redis:begin -->",
              "Recorded with `%s` on %s (%s, load %s before the run), redis-server %s." % (
@@ -225,13 +236,7 @@ def main():
                 ours.append(pair["ours"])
                 other.append(pair["other"])
                 ratios.append(pair["ours"]["commands_per_s"] / pair["other"]["commands_per_s"])
-            scenarios[name] = {
-                "ours": median([x["commands_per_s"] for x in ours]),
-                "other": median([x["commands_per_s"] for x in other]),
-                "ratio": median(ratios),
-                "ours_cpu_ns": median([x["cpu_ns_per_command"] for x in ours]),
-                "other_cpu_ns": median([x["cpu_ns_per_command"] for x in other]),
-            }
+            scenarios[name] = summarize(ours, other, ratios, "commands_per_s")
         for name, delay_us in FANOUT.items():
             ours, other, ratios = [], [], []
             for r in range(args.repeats):
@@ -246,14 +251,7 @@ def main():
                 ours.append(pair["fanout_pipelined"])
                 other.append(pair["fanout_serial"])
                 ratios.append(pair["fanout_pipelined"]["ops_per_s"] / pair["fanout_serial"]["ops_per_s"])
-            scenarios[name] = {
-                "ours": median([x["ops_per_s"] for x in ours]),
-                "other": median([x["ops_per_s"] for x in other]),
-                "ratio": median(ratios),
-                "ours_cpu_ns": median([x["cpu_ns_per_command"] for x in ours]),
-                "other_cpu_ns": median([x["cpu_ns_per_command"] for x in other]),
-                "link_delay_us": delay_us,
-            }
+            scenarios[name] = dict(summarize(ours, other, ratios, "ops_per_s"), link_delay_us=delay_us)
     finally:
         stop_server()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -99,6 +99,19 @@ void WalkReply(const char* p, const char* end, bool expose_attributes, Sink& sin
   std::array<Frame, Limits::kMaxDepthCeiling> stack;
   std::size_t top = 0;
   std::size_t muted = 0;  // attributes being skipped that enclose the current value
+  // An aggregate ends. True when it was an attribute (not a value of its parent).
+  auto end_aggregate = [&](Type type) {
+    if (type == Type::kAttribute) {
+      if (expose_attributes) {
+        sink.OnAggregateEnd(type);
+      } else {
+        --muted;
+      }
+      return true;
+    }
+    if (muted == 0) sink.OnAggregateEnd(type);
+    return false;
+  };
   // One value is complete: count it in its parent, closing every aggregate it completes.
   // True when that completes the reply.
   auto count_value = [&](bool attribute_done) {
@@ -106,17 +119,7 @@ void WalkReply(const char* p, const char* end, bool expose_attributes, Sink& sin
       if (attribute_done) return false;  // the value the attribute describes is still to come
       if (top == 0) return true;
       if (--stack[top - 1].remaining != 0) return false;
-      const Type closed = stack[--top].type;
-      if (closed == Type::kAttribute) {
-        if (expose_attributes) {
-          sink.OnAggregateEnd(closed);
-        } else {
-          --muted;
-        }
-        attribute_done = true;
-      } else if (muted == 0) {
-        sink.OnAggregateEnd(closed);
-      }
+      attribute_done = end_aggregate(stack[--top].type);
     }
   };
   for (;;) {
@@ -218,16 +221,7 @@ void WalkReply(const char* p, const char* end, bool expose_attributes, Sink& sin
           stack[top++] = Frame{values, type};
           continue;
         }
-        if (type == Type::kAttribute) {
-          if (expose_attributes) {
-            sink.OnAggregateEnd(type);
-          } else {
-            --muted;
-          }
-          attribute_done = true;
-        } else if (muted == 0) {
-          sink.OnAggregateEnd(type);
-        }
+        attribute_done = end_aggregate(type);
         break;
       }
     }
