@@ -50,6 +50,11 @@ TEST(ReplyParserErrors, NegativeCountsOtherThanMinusOne) {
   EXPECT_EQ(ErrorOf("|-1\r\n"), "RESP: invalid length '-1' for attribute at offset 0");
   EXPECT_EQ(ErrorOf("!-1\r\n"), "RESP: invalid length '-1' for bulk error at offset 0");
   EXPECT_EQ(ErrorOf("=-1\r\n"), "RESP: invalid length '-1' for verbatim string at offset 0");
+  // Lengths past int64 (19 and 20 digits), also after a valid value in an array.
+  EXPECT_EQ(ErrorOf("$9999999999999999999\r\n"),
+            "RESP: invalid length '9999999999999999999' for bulk string at offset 0");
+  EXPECT_EQ(ErrorOf("*2\r\n$1\r\na\r\n$-9999999999999999999\r\n"),
+            "RESP: invalid length '-9999999999999999999' for bulk string at offset 11");
 }
 
 TEST(ReplyParserErrors, MissingCrlf) {

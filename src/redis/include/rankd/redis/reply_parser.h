@@ -73,11 +73,11 @@ inline const char* ReadShortNumberLine(const char* p, const char* end, std::int6
   const char* digits = p + (negative ? 1 : 0);
   const char* q = digits;
   std::int64_t n = 0;
-  while (q != end) {
+  for (; q != end; ++q) {
     const unsigned digit = static_cast<unsigned char>(*q) - unsigned{'0'};
     if (digit > 9) break;
+    if (q - digits == 18) return nullptr;  // 18 digits always fit; more are the general path's
     n = n * 10 + static_cast<std::int64_t>(digit);
-    if (++q - digits > 18) return nullptr;
   }
   if (q == digits || end - q < 2 || q[0] != '\r' || q[1] != '\n') return nullptr;
   *value = negative ? -n : n;
