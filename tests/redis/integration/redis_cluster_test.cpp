@@ -1,9 +1,12 @@
-// The 3-master cluster harness, exercised with the codec: CLUSTER SHARDS covers every slot,
-// CRC16 slots agree with CLUSTER KEYSLOT, and MOVED names the node CLUSTER SHARDS says owns
-// the key's slot.
+// The cluster harness, exercised with the codec: with 3 masters, CLUSTER SHARDS covers every
+// slot, CRC16 slots agree with CLUSTER KEYSLOT, and MOVED names the node CLUSTER SHARDS says owns
+// the key's slot; with a replica per master, each replica follows the master the harness names,
+// has its writes, and serves reads only on a connection that sent READONLY.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <string>
@@ -94,9 +97,11 @@ TEST_F(RedisClusterTest, ShardsCoverEverySlotAndNameTheMasters) {
 
 TEST_F(RedisClusterTest, Crc16SlotsMatchClusterKeyslot) {
   BlockingRedisClient client(cluster_->node(2).port());
+  // clang-format off
   std::vector<std::string> keys = {"123456789", "foo", "{user1000}.following",
                                    "{user1000}.followers", "foo{}{bar}", "foo{{bar}}zap",
                                    "foo{bar}{zap}", "", "a\r\n\0b"s, "{\0}"s};
+  // clang-format on
   std::mt19937_64 rng(42);
   for (int i = 0; i < 300; ++i) {
     std::string key(rng() % 24, '\0');
@@ -144,6 +149,67 @@ TEST_F(RedisClusterTest, MovedNamesTheOwnerOfTheSlot) {
   const Reply cross = client.Command("MGET", "{a}1", "{b}2");
   ASSERT_TRUE(cross.is_error());
   EXPECT_EQ(ClassifyError(cross.str).kind, ErrorKind::kCrossSlot);
+}
+
+TEST(RedisClusterReplicasTest, EachReplicaFollowsItsMasterAndServesReadOnlyReads) {
+  const auto start = std::chrono::steady_clock::now();
+  RedisCluster cluster(3, 1);
+  const double startup_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ::testing::Test::RecordProperty("startup_ms", static_cast<int>(startup_ms));
+  std::printf("6-node cluster ready in %.0f ms\n", startup_ms);
+  ASSERT_EQ(cluster.size(), 6u);
+  ASSERT_EQ(cluster.masters(), 3u);
+  ASSERT_EQ(cluster.replicas().size(), 3u);
+  for (std::size_t m = 0; m < cluster.masters(); ++m) {
+    BlockingRedisClient master(cluster.master(m).port());
+    EXPECT_NE(master.Command("INFO", "replication").str.find("role:master\r\n"), std::string::npos);
+    const std::vector<RedisServer*> replicas = cluster.replicas_of(m);
+    ASSERT_EQ(replicas.size(), 1u);
+    BlockingRedisClient replica(replicas[0]->port());
+    const std::string info = replica.Command("INFO", "replication").str;
+    EXPECT_NE(info.find("role:slave\r\n"), std::string::npos) << info;
+    EXPECT_NE(info.find("master_port:" + std::to_string(cluster.master(m).port()) + "\r\n"),
+              std::string::npos)
+        << info;
+    EXPECT_NE(info.find("master_link_status:up\r\n"), std::string::npos) << info;
+
+    // A key of this master's slots, written there and acknowledged by the replica.
+    std::string key;
+    for (int i = 0; key.empty(); ++i) {
+      const std::string candidate = "k" + std::to_string(i);
+      const Reply reply = master.Command("SET", candidate, "v" + std::to_string(m));
+      if (reply == Reply::Simple("OK")) key = candidate;
+    }
+    EXPECT_EQ(master.Command("WAIT", 1, 5000), Reply::Integer(1));
+    // Without READONLY the replica redirects to its master; with it, it answers.
+    const Reply redirected = replica.Command("GET", key);
+    ASSERT_TRUE(redirected.is_error()) << redirected.DebugString();
+    const ServerError error = ClassifyError(redirected.str);
+    ASSERT_EQ(error.kind, ErrorKind::kMoved) << redirected.str;
+    EXPECT_EQ(error.redirect->port, cluster.master(m).port());
+    EXPECT_EQ(replica.Command("READONLY"), Reply::Simple("OK"));
+    EXPECT_EQ(replica.Command("GET", key), Reply::Bulk("v" + std::to_string(m)));
+    // Writes are refused even then.
+    const Reply write = replica.Command("SET", key, "x");
+    ASSERT_TRUE(write.is_error()) << write.DebugString();
+    EXPECT_EQ(ClassifyError(write.str).kind, ErrorKind::kMoved) << write.str;
+  }
+  // Every node sees every replica online in CLUSTER SHARDS (what a client's map is built from).
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    BlockingRedisClient client(cluster.node(i).port());
+    EXPECT_EQ(client.Command("HELLO", 3).type, Type::kMap);
+    const Reply shards = client.Command("CLUSTER", "SHARDS");
+    int online_replicas = 0;
+    for (const Reply& shard : shards.elements) {
+      for (const Reply& node : shard.Find("nodes")->elements) {
+        if (node.Find("role")->str == "replica" && node.Find("health")->str == "online") {
+          ++online_replicas;
+        }
+      }
+    }
+    EXPECT_EQ(online_replicas, 3) << cluster.node(i).address();
+  }
 }
 
 }  // namespace
