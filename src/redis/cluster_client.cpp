@@ -176,11 +176,13 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
   Pool* ask_pool = nullptr;
   std::string last_error;
   ClientMetrics* metrics = options_.connection.metrics;
+  // Set once a replica's connection failed this command: the primary serves it from then on.
+  bool read_only = options.read_only;
   for (int attempt = 0; attempt <= options_.max_redirects; ++attempt) {
-    Pool* pool = ask_pool != nullptr ? ask_pool : PoolForSlot(slot, options.read_only);
+    Pool* pool = ask_pool != nullptr ? ask_pool : PoolForSlot(slot, read_only);
     if (pool == nullptr) {
       co_await RefreshSlotMap();
-      pool = PoolForSlot(slot, options.read_only);
+      pool = PoolForSlot(slot, read_only);
       if (pool == nullptr) {
         throw ConnectionError("redis cluster: slot " + std::to_string(slot) +
                               " of key is not served");
@@ -201,6 +203,12 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
     if (connection_failed) {
       // The node may be gone (failover, reshard): reload the map and try again.
       RequestRefresh();
+      if (pool->options().connection.readonly) {
+        // A replica: its primary has the data, so the read goes there at once.
+        if (metrics != nullptr) ++metrics->replica_fallbacks;
+        read_only = false;
+        continue;
+      }
       co_await rt::SleepFor(std::chrono::milliseconds(10 * (attempt + 1)));
       continue;
     }
@@ -261,6 +269,13 @@ rt::Task<void> ClusterClient::RunNodeBatch(ClusterBatch* batch, int node,
     } catch (const ConnectionError&) {
       failed = true;  // retried one by one below, after a reload
       RequestRefresh();
+      if (pool->options().connection.readonly) {
+        // A replica: the retries read from the primary.
+        if (options_.connection.metrics != nullptr) {
+          options_.connection.metrics->replica_fallbacks += indexes.size();
+        }
+        options.read_only = false;
+      }
     }
     for (std::size_t k = 0; k < indexes.size(); ++k) {
       const std::size_t i = indexes[k];

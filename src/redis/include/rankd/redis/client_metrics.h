@@ -35,6 +35,8 @@ struct ClientMetrics {
   std::uint64_t redirects_moved = 0;       // MOVED replies followed (cluster)
   std::uint64_t redirects_ask = 0;         // ASK replies followed (cluster)
   std::uint64_t topology_refreshes = 0;    // slot map reloads (cluster)
+  std::uint64_t replica_fallbacks = 0;     // reads sent to the primary after their replica's
+                                           // connection failed (cluster)
   std::array<std::uint64_t, kDepthBuckets> pipeline_depth{};
 
   void RecordWrite(std::size_t commands) noexcept {

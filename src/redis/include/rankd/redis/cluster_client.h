@@ -15,7 +15,11 @@
 //
 // The map is reloaded when a redirect or a connection failure says it is stale, and every
 // refresh_interval. With read_from_replicas, calls marked as reads (ClusterCallOptions) go to a
-// replica of the slot when there is one, over connections that sent READONLY.
+// replica of the slot when there is one (round robin over the slot's online replicas), over
+// connections that sent READONLY (without it a replica answers MOVED to its primary). A read
+// whose replica connection fails (the replica died, or is down between reconnect attempts) is
+// sent again to the slot's primary at once, and the map is reloaded; until the cluster marks
+// the replica failed and the reload drops it, its reads keep falling back this way.
 //
 // Thread affinity: one event loop thread. Ownership: owns its pools and its refresh task;
 // borrows the metrics in options.connection.
