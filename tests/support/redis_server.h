@@ -71,7 +71,7 @@ class RedisServer {
   bool paused_ = false;
 };
 
-// A Redis Cluster of `masters` primaries splitting the 16384 slots evenly, each with
+// A Redis Cluster of `masters` (3 or more) primaries splitting the 16384 slots evenly, each with
 // `replicas_per_master` replicas (what redis-cli --cluster create --cluster-replicas builds).
 // Nodes are ordered masters first (node(0) .. node(masters() - 1)), then the replicas: replica
 // node(masters() + j) follows master j % masters(); replicas_of(m) names them.
