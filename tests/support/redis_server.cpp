@@ -19,6 +19,7 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "blocking_redis_client.h"
 
@@ -443,11 +444,16 @@ void RedisCluster::WaitForReplicaLinks(Clock::duration timeout) {
 void RedisCluster::WaitUntilReplicasOnline(int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   WaitForReplicaLinks(std::chrono::milliseconds(timeout_ms));
-  std::vector<int> replica_ports;
-  for (RedisServer* replica : replicas()) {
-    if (replica->running()) replica_ports.push_back(replica->port());
+  // (replica port, its master's port) for every running replica.
+  std::vector<std::pair<int, int>> expected;
+  for (std::size_t m = 0; m < replicas_of_.size(); ++m) {
+    for (std::size_t i : replicas_of_[m]) {
+      if (nodes_[i]->running()) expected.emplace_back(nodes_[i]->port(), nodes_[m]->port());
+    }
   }
-  // Every node's view (what a client's slot map is built from): each replica online.
+  // Every node's view (what a client's slot map is built from): each replica listed as an
+  // online replica in its master's shard. (A node that has not heard of the replication yet
+  // still lists the replica as a master of its own, slotless shard, and "online".)
   for (const auto& node : nodes_) {
     if (!node->running()) continue;
     for (;;) {
@@ -456,21 +462,27 @@ void RedisCluster::WaitUntilReplicasOnline(int timeout_ms) {
         BlockingRedisClient client(node->port(), 1s);
         client.Command("HELLO", 3);
         const Reply shards = client.Command("CLUSTER", "SHARDS");
-        std::vector<int> online;
+        std::vector<std::pair<int, int>> online;  // (replica port, master port)
         for (const Reply& shard : shards.elements) {
           const Reply* shard_nodes = shard.Find("nodes");
           if (shard_nodes == nullptr) continue;
+          int master_port = -1;
+          std::vector<int> online_replicas;
           for (const Reply& n : shard_nodes->elements) {
             const Reply* port = n.Find("port");
+            const Reply* role = n.Find("role");
             const Reply* health = n.Find("health");
-            if (port != nullptr && health != nullptr && health->str == "online") {
-              online.push_back(static_cast<int>(port->integer));
+            if (port == nullptr || role == nullptr || health == nullptr) continue;
+            if (role->str == "master") master_port = static_cast<int>(port->integer);
+            if (role->str == "replica" && health->str == "online") {
+              online_replicas.push_back(static_cast<int>(port->integer));
             }
           }
+          for (int port : online_replicas) online.emplace_back(port, master_port);
         }
-        for (int port : replica_ports) {
-          if (std::find(online.begin(), online.end(), port) == online.end()) {
-            missing += " " + std::to_string(port);
+        for (const auto& pair : expected) {
+          if (std::find(online.begin(), online.end(), pair) == online.end()) {
+            missing += " " + std::to_string(pair.first);
           }
         }
         if (missing.empty()) break;
