@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "rankd/net/tcp.h"
@@ -213,6 +214,10 @@ SocketAddress TcpListener::LocalAddress() const {
 
 void TcpListener::Close() noexcept {
   if (fd_ < 0) return;
+  // Stop listening now: an accept in flight on io_uring keeps the socket open until its
+  // cancellation completes (a loop turn later), and a client connecting in between would be
+  // queued on a listener nobody serves, then reset, instead of refused.
+  ::shutdown(fd_, SHUT_RDWR);
   CloseFd(std::exchange(fd_, -1));
 }
 

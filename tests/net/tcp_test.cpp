@@ -343,6 +343,39 @@ Task<std::size_t> ReadSomeOf(TcpStream* stream, char* buf, std::size_t n) {
 // on io_uring a multishot accept takes up to 64 ahead and then leaves the rest in the kernel's
 // backlog; later Accepts get them all. Also: a cancelled Accept leaves the listener usable, and
 // closing a listener closes the connections it had taken ahead (their clients see the end).
+// A blocking connect from a plain socket (not the loop's): the errno it ends with, or 0.
+int PlainConnect(const SocketAddress& address) {
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  const int rc = ::connect(fd, address.sockaddr_ptr(), address.length());
+  const int err = rc == 0 ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
+// Close refuses new connections at once, even with an accept in flight (on io_uring the ring
+// holds the socket until the accept's cancellation completes, a loop turn later).
+TEST_P(TcpTest, AClosedListenerRefusesConnectionsAtOnce) {
+  EventLoop loop(Options());
+  loop.RunUntilComplete([]() -> Task<void> {
+    TcpListener listener = TcpListener::Bind(Loopback());
+    const SocketAddress address = listener.LocalAddress();
+    rt::TaskScope accepts(co_await rt::CurrentCancelToken());
+    accepts.Spawn([](TcpListener* l) -> Task<void> {
+      try {
+        TcpStream unexpected = co_await l->Accept();
+        ADD_FAILURE() << "accepted a connection nobody made";
+      } catch (const std::exception&) {
+      }
+    }(&listener));
+    co_await rt::SleepFor(10ms);  // the accept is armed (a multishot accept on io_uring)
+    listener.Close();
+    EXPECT_EQ(PlainConnect(address), ECONNREFUSED);  // before the loop polls again
+    accepts.RequestCancel();
+    co_await accepts.Join();
+  }());
+}
+
 TEST_P(TcpTest, ConnectionsArrivingBetweenAcceptsAreAllServed) {
   EventLoop loop(Options());
   loop.RunUntilComplete([]() -> Task<void> {
