@@ -159,11 +159,16 @@ Pool* ClusterClient::PoolForSlot(std::uint16_t slot, bool read_only) {
   const int primary = map_.PrimaryFor(slot);
   if (primary < 0) return nullptr;
   if (read_only && options_.read_from_replicas) {
+    // Replicas in turn, skipping one whose connections were lost (until they reconnect): its
+    // reads would fail first and then fall back to the primary anyway.
     const std::span<const int> replicas = map_.ReplicasFor(slot);
-    if (!replicas.empty()) {
+    const std::size_t first = replica_turn_++;
+    for (std::size_t k = 0; k < replicas.size(); ++k) {
       const ClusterNode& n =
-          map_.nodes()[static_cast<std::size_t>(replicas[replica_turn_++ % replicas.size()])];
-      if (!n.host.empty()) return &PoolFor(n.host, n.port, /*replica=*/true);
+          map_.nodes()[static_cast<std::size_t>(replicas[(first + k) % replicas.size()])];
+      if (n.host.empty()) continue;
+      Pool& pool = PoolFor(n.host, n.port, /*replica=*/true);
+      if (!pool.known_down()) return &pool;
     }
   }
   const ClusterNode& n = map_.nodes()[static_cast<std::size_t>(primary)];

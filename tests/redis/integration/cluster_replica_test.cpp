@@ -332,11 +332,19 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
     rt::TaskScope readers;
     for (int r = 0; r < 4; ++r) readers.Spawn(reader(r));
     CO_EXPECT_TRUE(EventuallyTrue([&] { return reads >= 200; }));
-    victim.Kill();  // SIGKILL with GETs in flight on its connection
+    // Stopped first, so that GETs are in flight on its connection when it dies (SIGKILL).
+    victim.Pause();
+    co_await rt::SleepFor(50ms);
+    victim.Kill();
     killed = true;
     // Reads go on through the fallback while the cluster still lists the replica.
     CO_EXPECT_TRUE(EventuallyTrue([&] { return reads_after_kill >= 500; }));
     EXPECT_GT(metrics.replica_fallbacks, 0u);
+    // Once its connection is known lost, the dead replica is skipped: no more failed attempts.
+    const std::uint64_t fallbacks_before = metrics.replica_fallbacks;
+    const std::int64_t reads_before = reads;
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return reads >= reads_before + 500; }));
+    EXPECT_EQ(metrics.replica_fallbacks, fallbacks_before);
     stop = true;
     co_await readers.Join();
 

@@ -18,8 +18,9 @@
 // replica of the slot when there is one (round robin over the slot's online replicas), over
 // connections that sent READONLY (without it a replica answers MOVED to its primary). A read
 // whose replica connection fails (the replica died, or is down between reconnect attempts) is
-// sent again to the slot's primary at once, and the map is reloaded; until the cluster marks
-// the replica failed and the reload drops it, its reads keep falling back this way.
+// sent again to the slot's primary at once, and the map is reloaded. Until the cluster marks
+// the replica failed and the reload drops it, reads skip a replica whose connections were lost
+// (another replica of the slot, or the primary, serves them) and use it again once it reconnects.
 //
 // Thread affinity: one event loop thread. Ownership: owns its pools and its refresh task;
 // borrows the metrics in options.connection.

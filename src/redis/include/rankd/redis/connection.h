@@ -202,6 +202,8 @@ class Connection {
   void Start();
 
   ConnectionState state() const noexcept { return state_; }
+  // True once the connection has been up at least once (a later kDown is a lost connection).
+  bool ever_up() const noexcept { return ever_up_; }
   // Why the last connection attempt or connection failed ("" if none did).
   const std::string& last_error() const noexcept { return last_error_; }
   // Commands whose replies are due (abandoned ones included until their replies arrive).

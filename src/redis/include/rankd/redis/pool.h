@@ -58,6 +58,14 @@ class Pool {
   std::size_t in_flight() const noexcept { return in_flight_; }
   std::size_t waiting() const noexcept { return waiting_; }
   const PoolOptions& options() const noexcept { return options_; }
+  // True when every connection was up once and none is now: the server is known to be gone
+  // (until a reconnect succeeds). A pool still making its first connections is not.
+  bool known_down() const noexcept {
+    for (const auto& c : connections_) {
+      if (!c->ever_up() || c->state() == ConnectionState::kUp) return false;
+    }
+    return !connections_.empty();
+  }
 
   // One encoded command into `sink`, through a permit. Errors as Connection::Execute.
   template <class Sink>
