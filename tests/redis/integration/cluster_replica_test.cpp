@@ -94,6 +94,17 @@ class ClusterReplicaTest : public BackendTest {
       ASSERT_EQ(acked, Reply::Integer(1)) << "master " << cluster_->master(m).address();
     }
   }
+  // Writes the keys through a client, waits until the replicas have them, then zeroes the
+  // stats, so that what a test counts afterwards is its own traffic.
+  void WriteKeysAndResetStats(ClientMetrics* metrics, bool read_from_replicas) {
+    RunOnLoop([&]() -> rt::Task<void> {
+      ClusterClient client(Options(metrics, read_from_replicas));
+      co_await client.Start();
+      co_await WriteKeys(client);
+    });
+    WaitForReplication();
+    ResetStats();
+  }
   // How many keys master m holds (the fresh cluster holds only this test's keys).
   std::int64_t KeysOn(std::size_t m) {
     BlockingRedisClient c(cluster_->master(m).port());
@@ -152,13 +163,7 @@ class ClusterReplicaTest : public BackendTest {
 TEST_P(ClusterReplicaTest, ReadOnlyCallsAreServedByTheReplicas) {
   ASSERT_EQ(cluster_->masters(), 3u);
   ClientMetrics metrics;
-  RunOnLoop([&]() -> rt::Task<void> {
-    ClusterClient client(Options(&metrics, /*read_from_replicas=*/true));
-    co_await client.Start();
-    co_await WriteKeys(client);
-  });
-  WaitForReplication();
-  ResetStats();
+  WriteKeysAndResetStats(&metrics, /*read_from_replicas=*/true);
   std::vector<std::string> keys;
   for (int i = 0; i < kKeys; ++i) keys.push_back(KeyName(i));
   RunOnLoop([&]() -> rt::Task<void> {
@@ -247,13 +252,7 @@ TEST_P(ClusterReplicaTest, WritesGoToTheMastersWithReplicaReadsOn) {
 
 TEST_P(ClusterReplicaTest, WithReplicaReadsOffTheReplicasServeNothing) {
   ClientMetrics metrics;
-  RunOnLoop([&]() -> rt::Task<void> {
-    ClusterClient client(Options(&metrics, /*read_from_replicas=*/false));
-    co_await client.Start();
-    co_await WriteKeys(client);
-  });
-  WaitForReplication();
-  ResetStats();
+  WriteKeysAndResetStats(&metrics, /*read_from_replicas=*/false);
   RunOnLoop([&]() -> rt::Task<void> {
     ClusterClient client(Options(&metrics, /*read_from_replicas=*/false));
     co_await client.Start();
@@ -280,13 +279,7 @@ TEST_P(ClusterReplicaTest, WithReplicaReadsOffTheReplicasServeNothing) {
 
 TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
   ClientMetrics metrics;
-  RunOnLoop([&]() -> rt::Task<void> {
-    ClusterClient client(Options(&metrics, /*read_from_replicas=*/true));
-    co_await client.Start();
-    co_await WriteKeys(client);
-  });
-  WaitForReplication();
-  ResetStats();
+  WriteKeysAndResetStats(&metrics, /*read_from_replicas=*/true);
   RedisServer& victim = *cluster_->replicas_of(0).at(0);
   const int victim_port = victim.port();
   const int master_port = cluster_->master(0).port();
