@@ -2,6 +2,9 @@
 marked section of docs/benchmarks.md (shared by the runners here)."""
 import os
 import platform
+import subprocess
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def loadavg():
@@ -37,3 +40,12 @@ def rewrite_docs_section(docs_md, name, section):
     text = text[:b] + section.rstrip() + text[e + len(end):]
     with open(docs_md, "w") as f:
         f.write(text)
+
+
+def git(*args):
+    """Output of `git <args>` in the repository ("" when git is missing)."""
+    try:
+        return subprocess.run(["git", "-C", REPO_ROOT] + list(args), capture_output=True,
+                              text=True).stdout.strip()
+    except OSError:
+        return ""

@@ -6,6 +6,7 @@ import re
 import selectors
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -118,3 +119,30 @@ def cpu_ns(pid):
     except (OSError, ValueError, IndexError):
         return None
     return total
+
+
+def exit_status(runs):
+    """runs: scenario -> implementation -> records. Missed targets are a finding, not an error; a
+    run that produced no figure is: reported, and the exit status is 1."""
+    failed = sum(1 for by_impl in runs.values() for recs in by_impl.values() for rec in recs if "error" in rec)
+    if failed:
+        print("%d run(s) failed: see the '!' lines above" % failed, file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run_main(main):
+    """Runs a runner's main() and exits with its status. Ctrl-C and SIGTERM both unwind through
+    the handlers that stop the servers (SIGINT too when the shell started the script with SIGINT
+    ignored, as it does for background jobs)."""
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        stop_all()
+        print("interrupted: servers stopped", file=sys.stderr)
+        sys.exit(130)

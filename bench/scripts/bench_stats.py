@@ -20,3 +20,18 @@ def paired_ratio(numerators, denominators):
     ratios = [n / d for n, d in zip(numerators, denominators)
               if n is not None and d is not None and n > 0 and d > 0]
     return (statistics.median(ratios) if ratios else None), ratios
+
+
+def fmt(v, spec="%.1f"):
+    """`v` formatted with `spec`, or n/a for a missing value."""
+    return "n/a" if v is None else spec % v
+
+
+def select_scenarios(ap, all_scenarios, only):
+    """The scenarios whose keys are in `only` (all when it is empty); an unknown key is a usage
+    error reported through the argparse parser `ap`."""
+    keys = [sc["key"] for sc in all_scenarios]
+    for k in only:
+        if k not in keys:
+            ap.error("unknown scenario %r" % k)
+    return [sc for sc in all_scenarios if not only or sc["key"] in only]

@@ -42,15 +42,14 @@ import os
 import platform
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section
-from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns
-from bench_stats import median, paired_ratio, rotation
+from bench_env import cpu_model, loadavg, rewrite_docs_section, git
+from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns, exit_status, run_main
+from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -183,10 +182,6 @@ def targets(summaries, scs, impls):
 
 # ----------------------------------------------------------------------------- reporting
 
-def fmt(v, spec="%.1f"):
-    return "n/a" if v is None else spec % v
-
-
 def markdown_table(scs, summaries, impls, tlist):
     ours = [i for i in impls if i != OTHER]
     head = ["scenario"] + ["%s median ms [min-max]" % i for i in impls] + \
@@ -275,13 +270,6 @@ def draw_chart(scs, summaries, impls, meta, path):
 
 # ----------------------------------------------------------------------------- main
 
-def git(*args):
-    try:
-        return subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return ""
-
-
 def snapshot(path, snap_dir, seen):
     """Copies a binary into snap_dir so that a concurrent rebuild cannot swap it mid-run."""
     if path in seen:
@@ -327,12 +315,8 @@ def main():
         ap.error("--impls lists an implementation twice")
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
-    all_scs = scenarios(args.quick)
     only = [k for k in args.only.split(",") if k]
-    for k in only:
-        if k not in [sc["key"] for sc in all_scs]:
-            ap.error("unknown scenario %r" % k)
-    scs = [sc for sc in all_scs if not only or sc["key"] in only]
+    scs = select_scenarios(ap, scenarios(args.quick), only)
     if args.record and (args.quick or only or args.server or OTHER not in impls):
         ap.error("--record publishes the figures: every scenario at full length, the real servers "
                  "(no --server), and %s among --impls" % OTHER)
@@ -443,25 +427,8 @@ def main():
             "<!-- echo:end -->"])
         rewrite_docs_section(DOCS_MD, "echo", section)
         print("recorded: docs/benchmarks/echo.json, %s, docs/benchmarks.md" % os.path.relpath(png, ROOT))
-    # Missed targets are a finding, not an error; a run that produced no figure is.
-    failed = sum(1 for by_impl in runs.values() for recs in by_impl.values() for rec in recs if "error" in rec)
-    if failed:
-        print("%d run(s) failed: see the '!' lines above" % failed, file=sys.stderr)
-    return 1 if failed else 0
-
-
-def interrupt(signum, frame):
-    raise KeyboardInterrupt
+    return exit_status(runs)
 
 
 if __name__ == "__main__":
-    # Ctrl-C and SIGTERM both unwind through the handlers that stop the servers (SIGINT too when
-    # the shell started the script with SIGINT ignored, as it does for background jobs).
-    signal.signal(signal.SIGINT, interrupt)
-    signal.signal(signal.SIGTERM, interrupt)
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        stop_all()
-        print("interrupted: servers stopped", file=sys.stderr)
-        sys.exit(130)
+    run_main(main)

@@ -33,14 +33,13 @@ import re
 import resource
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section
-from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns
-from bench_stats import median, paired_ratio, rotation
+from bench_env import cpu_model, loadavg, rewrite_docs_section, git
+from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns, exit_status, run_main
+from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -208,10 +207,6 @@ def targets(summaries, scs, impls):
 
 # ----------------------------------------------------------------------------- reporting
 
-def fmt(v, spec="%.1f"):
-    return "n/a" if v is None else spec % v
-
-
 INTRO = """```sh
 make bench-http                                            # build, run everything, record here
 /usr/bin/python3 bench/scripts/http_bench.py --quick --repeats 1   # smoke run, nothing recorded
@@ -331,13 +326,6 @@ def record_section(text):
     rewrite_docs_section(DOC, "http", "%s\n%s\n%s" % (BEGIN, text, END))
 
 
-def git(*args):
-    try:
-        return subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return ""
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5, help="alternating repeats (default 5)")
@@ -357,12 +345,8 @@ def main():
             ap.error("unknown implementation %r (known: %s)" % (i, ", ".join(SERVERS)))
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
-    all_scs = scenarios(args.quick)
     only = [k for k in args.only.split(",") if k]
-    for k in only:
-        if k not in [sc["key"] for sc in all_scs]:
-            ap.error("unknown scenario %r" % k)
-    scs = [sc for sc in all_scs if not only or sc["key"] in only]
+    scs = select_scenarios(ap, scenarios(args.quick), only)
     if not os.access(WRK, os.X_OK):
         raise SystemExit("%s is missing: run `make setup-bench`" % WRK)
 
@@ -455,22 +439,8 @@ def main():
     else:
         print()
         print(markdown(scs, summaries, impls, tlist, meta))
-    failed = sum(1 for by in runs.values() for recs in by.values() for r in recs if "error" in r)
-    if failed:
-        print("%d run(s) failed: see the '!' lines above" % failed, file=sys.stderr)
-    return 1 if failed else 0
-
-
-def interrupt(signum, frame):
-    raise KeyboardInterrupt
+    return exit_status(runs)
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupt)
-    signal.signal(signal.SIGTERM, interrupt)
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        stop_all()
-        print("interrupted: servers stopped", file=sys.stderr)
-        sys.exit(130)
+    run_main(main)

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section as rewrite_marked_section
+from bench_env import cpu_model, loadavg, rewrite_docs_section as rewrite_marked_section, git
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -666,13 +666,6 @@ def draw_charts(summaries, meta, outdir):
 
 
 # ----------------------------------------------------------------------------- main
-
-def git(*args):
-    try:
-        return subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return ""
-
 
 def uncommitted_sources():
     """Files (tracked or new) with uncommitted changes that can reach the benchmark binaries (the
