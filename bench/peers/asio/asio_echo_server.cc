@@ -43,6 +43,7 @@
 #include <boost/asio/write.hpp>
 
 #include "common/asio_coro.h"
+#include "common/server_peer_flags.h"
 #include "common/timer_slack.h"
 
 namespace rankd::bench_peers {
@@ -117,64 +118,19 @@ Awaitable<void> Accept(Acceptor& acceptor, BufferPool& pool) {
   }
 }
 
-struct Flags {
-  std::string host = "127.0.0.1";
-  unsigned short port = 0;
-};
-
-[[noreturn]] void FlagError(const char* prog, const std::string& msg) {
-  std::fprintf(stderr, "%s: %s (try --help)\n", prog, msg.c_str());
-  std::exit(2);
-}
-
-Flags ParseFlags(int argc, char** argv) {
-  const char* prog = argc > 0 ? argv[0] : "peer_asio_echo_server";
-  Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg(argv[i]);
-    if (arg == "--help" || arg == "-h") {
-      std::printf(
-          "usage: %s [--host ADDR] [--port P]\n"
-          "  --host ADDR   address to listen on (default 127.0.0.1)\n"
-          "  --port P      port; 0 (default) picks an ephemeral one\n"
-          "Prints `LISTENING <port>` once listening; SIGTERM or SIGINT stops it.\n",
-          prog);
-      std::exit(0);
-    }
-    std::string_view name = arg;
-    std::string_view value;
-    if (auto eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      FlagError(prog, std::string(name) + " needs a value");
-    }
-    if (name == "--host") {
-      f.host = std::string(value);
-    } else if (name == "--port") {
-      char* end = nullptr;
-      const std::string v(value);
-      const long port = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || port < 0 || port > 65535) {
-        FlagError(prog, "--port: expected 0..65535, got '" + v + "'");
-      }
-      f.port = static_cast<unsigned short>(port);
-    } else {
-      FlagError(prog, "unknown flag '" + std::string(name) + "'");
-    }
-  }
-  return f;
-}
+constexpr const char* kUsage =
+    "usage: %s [--host ADDR] [--port P]\n"
+    "  --host ADDR   address to listen on (default 127.0.0.1)\n"
+    "  --port P      port; 0 (default) picks an ephemeral one\n"
+    "Prints `LISTENING <port>` once listening; SIGTERM or SIGINT stops it.\n";
 
 int Main(int argc, char** argv) {
   UseFineTimerSlack();
-  const Flags flags = ParseFlags(argc, argv);
+  const PeerServerFlags flags = ParsePeerServerFlags(argc, argv, kUsage);
 
   error_code ec;
   const auto address = asio::ip::make_address(flags.host, ec);
-  if (ec) FlagError(argv[0], "--host: not an IP address: '" + flags.host + "'");
+  if (ec) PeerFlagError(argv[0], "--host: not an IP address: '" + flags.host + "'");
   const tcp::endpoint endpoint(address, flags.port);
 
   BufferPool pool;  // declared first: outlives the connections the io_context destroys

@@ -46,6 +46,7 @@
 #include <boost/asio/write.hpp>
 
 #include "common/asio_coro.h"
+#include "common/server_peer_flags.h"
 #include "common/timer_slack.h"
 
 namespace rankd::bench_peers {
@@ -196,50 +197,12 @@ Awaitable<void> Accept(Acceptor& acceptor, DateCache& date) {
   }
 }
 
-struct Flags {
-  std::string host = "127.0.0.1";
-  unsigned short port = 0;
-  int threads = 1;
-};
-
-[[noreturn]] void FlagError(const std::string& msg) {
-  std::fprintf(stderr, "peer_asio_http_server: %s\n", msg.c_str());
-  std::exit(2);
-}
-
-Flags ParseFlags(int argc, char** argv) {
-  Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg(argv[i]);
-    std::string_view name = arg;
-    std::string_view value;
-    if (auto eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      FlagError(std::string(name) + " needs a value");
-    }
-    const std::string v(value);
-    char* end = nullptr;
-    if (name == "--host") {
-      f.host = v;
-    } else if (name == "--port") {
-      const long port = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || port < 0 || port > 65535)
-        FlagError("--port: expected 0..65535");
-      f.port = static_cast<unsigned short>(port);
-    } else if (name == "--threads") {
-      const long t = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || t < 1 || t > 64) FlagError("--threads: expected 1..64");
-      f.threads = static_cast<int>(t);
-    } else {
-      FlagError("unknown flag '" + std::string(name) + "'");
-    }
-  }
-  return f;
-}
+constexpr const char* kUsage =
+    "usage: %s [--host ADDR] [--port P] [--threads N]\n"
+    "  --host ADDR   address to listen on (default 127.0.0.1)\n"
+    "  --port P      port; 0 (default) picks an ephemeral one\n"
+    "  --threads N   threads, each with its own io_context and SO_REUSEPORT acceptor (1..64)\n"
+    "Prints `LISTENING <port>` once listening; SIGTERM or SIGINT stops it.\n";
 
 // One thread's server: its io_context, acceptor and Date cache.
 struct Worker {
@@ -252,7 +215,13 @@ struct Worker {
 
 int Main(int argc, char** argv) {
   UseFineTimerSlack();
-  const Flags flags = ParseFlags(argc, argv);
+  int thread_count = 1;
+  const PeerServerFlags flags =
+      ParsePeerServerFlags(argc, argv, kUsage, [&](std::string_view name, const std::string& v) {
+        if (name != "--threads") return false;
+        thread_count = static_cast<int>(PeerFlagInteger(argv[0], name, v, 1, 64));
+        return true;
+      });
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
@@ -260,11 +229,11 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);  // inherited by every thread started below
   error_code ec;
   const auto address = asio::ip::make_address(flags.host, ec);
-  if (ec) FlagError("--host: not an IP address: '" + flags.host + "'");
+  if (ec) PeerFlagError(argv[0], "--host: not an IP address: '" + flags.host + "'");
 
   std::vector<std::unique_ptr<Worker>> workers;
   unsigned short port = flags.port;
-  for (int i = 0; i < flags.threads; ++i) {
+  for (int i = 0; i < thread_count; ++i) {
     auto w = std::make_unique<Worker>();
     const tcp::endpoint endpoint(address, port);
     w->acceptor.open(endpoint.protocol());
@@ -272,7 +241,10 @@ int Main(int argc, char** argv) {
     const int one = 1;
     ::setsockopt(w->acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
     w->acceptor.bind(endpoint, ec);
-    if (ec) FlagError("bind: " + ec.message());
+    if (ec) {
+      std::fprintf(stderr, "%s: bind: %s\n", argv[0], ec.message().c_str());
+      std::exit(2);
+    }
     w->acceptor.listen(asio::socket_base::max_listen_connections);
     port = w->acceptor.local_endpoint().port();
     asio::co_spawn(w->ioc.get_executor(), Accept(w->acceptor, w->date), asio::detached);
