@@ -5,6 +5,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "rankd/net/address.h"
 #include "rankd/net/tcp.h"
@@ -23,17 +24,16 @@ class DelayedPipe {
 
   rt::Task<void> Run() {
     rt::TaskScope writers(co_await rt::CurrentCancelToken());
+    std::vector<char> buffer(64 * 1024);
     for (;;) {
-      std::string chunk(64 * 1024, '\0');
       std::size_t n = 0;
       try {
-        n = co_await from_->ReadSome(chunk.data(), chunk.size());
+        n = co_await from_->ReadSome(buffer.data(), buffer.size());
       } catch (const std::system_error&) {
         n = 0;
       }
       if (n == 0) break;
-      chunk.resize(n);
-      queue_.push_back({rt::MonotonicNanos() + delay_.count(), std::move(chunk)});
+      queue_.push_back({rt::MonotonicNanos() + delay_.count(), std::string(buffer.data(), n)});
       if (!writing_) {
         writing_ = true;
         writers.Spawn(Deliver());
