@@ -1,5 +1,6 @@
 """Facts about the machine recorded next to every benchmark run, and the rewriting of a runner's
 marked section of docs/benchmarks.md (shared by the runners here)."""
+import json
 import os
 import platform
 import subprocess
@@ -49,3 +50,20 @@ def git(*args):
                               text=True).stdout.strip()
     except OSError:
         return ""
+
+
+def save_results(results_dir, name, now, doc, runs):
+    """Writes doc plus every run to <results_dir>/<name>-<UTC>.json, prints and returns the path."""
+    os.makedirs(results_dir, exist_ok=True)
+    path = os.path.join(results_dir, "%s-%s.json" % (name, now.strftime("%Y%m%dT%H%M%SZ")))
+    with open(path, "w") as f:
+        json.dump(dict(doc, runs=runs), f, indent=1)
+    print("\nresults: %s (%.0f s)" % (os.path.relpath(path, REPO_ROOT), doc["meta"]["seconds"]))
+    return path
+
+
+def save_doc_json(docs_dir, name, doc):
+    """The recorded summary: <docs_dir>/<name>.json."""
+    os.makedirs(docs_dir, exist_ok=True)
+    with open(os.path.join(docs_dir, "%s.json" % name), "w") as f:
+        json.dump(doc, f, indent=1)

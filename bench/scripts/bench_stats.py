@@ -35,3 +35,16 @@ def select_scenarios(ap, all_scenarios, only):
         if k not in keys:
             ap.error("unknown scenario %r" % k)
     return [sc for sc in all_scenarios if not only or sc["key"] in only]
+
+
+def keep_run(runs, scenario, impl, repeat, rec, log):
+    """Files one run's record under runs[scenario][impl] and logs its error ('!') or warning
+    ('?'). True when the run produced a figure."""
+    rec["repeat"] = repeat
+    runs[scenario][impl].append(rec)
+    if "error" in rec:
+        log("  ! %s repeat %d: %s" % (impl, repeat + 1, rec["error"]))
+        return False
+    if "warning" in rec:
+        log("  ? %s repeat %d: %s" % (impl, repeat + 1, rec["warning"]))
+    return True

@@ -47,9 +47,9 @@ import sys
 import tempfile
 import time
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section, git
+from bench_env import cpu_model, loadavg, rewrite_docs_section, git, save_doc_json, save_results
 from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns, exit_status, run_main
-from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios
+from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios, keep_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -364,13 +364,8 @@ def main():
             for r in range(args.repeats):
                 for impl in rotation(impls, r):
                     rec = run_once(sc, impl, argvs[impl], client, args.timeout)
-                    rec["repeat"] = r
-                    runs[sc["key"]][impl].append(rec)
-                    if "error" in rec:
-                        log("  ! %s repeat %d: %s" % (impl, r + 1, rec["error"]))
+                    if not keep_run(runs, sc["key"], impl, r, rec, log):
                         continue
-                    if "warning" in rec:
-                        log("  ? %s repeat %d: %s" % (impl, r + 1, rec["warning"]))
                     print("PERF_RUN impl=%s scenario=%s payload=%d connections=%d iterations=%d "
                           "repeat=%d total_ms=%.3f server_cpu_ms=%s" % (
                               impl, sc["key"], sc["payload"], sc["connections"], sc["iterations"],
@@ -401,19 +396,13 @@ def main():
             t["status"], t["scenario"], t["ours"], fmt(t["ratio"], "%.3f"), t["goal"]))
 
     doc = {"meta": meta, "scenarios": summaries, "targets": tlist}
-    os.makedirs(RESULTS_DIR, exist_ok=True)
-    res_path = os.path.join(RESULTS_DIR, "echo-%s.json" % now.strftime("%Y%m%dT%H%M%SZ"))
-    with open(res_path, "w") as f:
-        json.dump(dict(doc, runs=runs), f, indent=1)
-    print("\nresults: %s (%.0f s)" % (os.path.relpath(res_path, ROOT), meta["seconds"]))
+    save_results(RESULTS_DIR, "echo", now, doc, runs)
 
     if args.chart:
         draw_chart(scs, summaries, impls, meta, args.chart)
         print("chart: %s" % args.chart)
     if args.record:
-        os.makedirs(DOCS_DIR, exist_ok=True)
-        with open(os.path.join(DOCS_DIR, "echo.json"), "w") as f:
-            json.dump(doc, f, indent=1)
+        save_doc_json(DOCS_DIR, "echo", doc)
         png = os.path.join(DOCS_DIR, "echo.png")
         draw_chart(scs, summaries, impls, meta, png)
         section = "\n".join([

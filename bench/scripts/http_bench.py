@@ -26,7 +26,6 @@ peer needs cargo with Rust >= 1.85; without it the tokio implementations are ski
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import re
@@ -37,9 +36,9 @@ import subprocess
 import sys
 import time
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section, git
+from bench_env import cpu_model, loadavg, rewrite_docs_section, git, save_doc_json, save_results
 from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns, exit_status, run_main
-from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios
+from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios, keep_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -388,13 +387,8 @@ def main():
             for r in range(args.repeats):
                 for impl in rotation(impls, r):
                     rec = run_once(sc, impl, argvs[impl], args.warmup)
-                    rec["repeat"] = r
-                    runs[sc["key"]][impl].append(rec)
-                    if "error" in rec:
-                        log("  ! %s repeat %d: %s" % (impl, r + 1, rec["error"]))
+                    if not keep_run(runs, sc["key"], impl, r, rec, log):
                         continue
-                    if "warning" in rec:
-                        log("  ? %s repeat %d: %s" % (impl, r + 1, rec["warning"]))
                     print("PERF_RUN impl=%s scenario=%s repeat=%d rps=%.0f p50_ms=%s p99_ms=%s socket_errors=%d" % (
                         impl, sc["key"], r + 1, rec["rps"], fmt(rec.get("p50_ms"), "%.3f"),
                         fmt(rec.get("p99_ms"), "%.3f"), rec["socket_errors"]), flush=True)
@@ -420,18 +414,12 @@ def main():
             fmt(t["p99_ratio"], "%.2f"), t["goal"], ", p99 <= 1" if t["p99_bound"] else ""))
 
     doc = {"meta": meta, "scenarios": summaries, "targets": tlist}
-    os.makedirs(RESULTS_DIR, exist_ok=True)
-    res_path = os.path.join(RESULTS_DIR, "http-%s.json" % now.strftime("%Y%m%dT%H%M%SZ"))
-    with open(res_path, "w") as f:
-        json.dump(dict(doc, runs=runs), f, indent=1)
-    print("\nresults: %s (%.0f s)" % (os.path.relpath(res_path, ROOT), meta["seconds"]))
+    save_results(RESULTS_DIR, "http", now, doc, runs)
     if args.chart:
         draw_chart(scs, summaries, impls, meta, args.chart)
         print("chart: %s" % args.chart)
     if args.record:
-        os.makedirs(DOCS_DIR, exist_ok=True)
-        with open(os.path.join(DOCS_DIR, "http.json"), "w") as f:
-            json.dump(doc, f, indent=1)
+        save_doc_json(DOCS_DIR, "http", doc)
         draw_chart(scs, summaries, impls, meta, os.path.join(DOCS_DIR, "http.png"))
         record_section(markdown(scs, summaries, impls, tlist, meta) +
                        "\n\n![HTTP benchmark](benchmarks/http.png)")
