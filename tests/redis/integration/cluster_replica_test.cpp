@@ -326,8 +326,12 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
     for (int r = 0; r < 4; ++r) readers.Spawn(reader(r));
     CO_EXPECT_TRUE(EventuallyTrue([&] { return reads >= 200; }));
     // Stopped first, so that GETs are in flight on its connection when it dies (SIGKILL).
+    // Once every reader waits on it (no read completes for 200 ms), it dies.
     victim.Pause();
-    co_await rt::SleepFor(50ms);
+    for (std::int64_t seen = -1; seen != reads;) {
+      seen = reads;
+      co_await rt::SleepFor(200ms);
+    }
     victim.Kill();
     killed = true;
     // Reads go on through the fallback while the cluster still lists the replica.
