@@ -214,9 +214,11 @@ bool RedisServer::StartOnce() {
 
 void RedisServer::Reap(bool force) {
   if (pid_ <= 0) return;
-  if (paused_) ::kill(pid_, SIGCONT);
-  paused_ = false;
+  // SIGKILL ends a stopped process as it is; SIGTERM waits for SIGCONT. Continuing a stopped
+  // server before a SIGKILL would let it answer the requests it holds first.
   ::kill(pid_, force ? SIGKILL : SIGTERM);
+  if (paused_ && !force) ::kill(pid_, SIGCONT);
+  paused_ = false;
   if (WaitExit(pid_, kStopGrace) == -1) {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);

@@ -283,11 +283,16 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
   RedisServer& victim = *cluster_->replicas_of(0).at(0);
   const int victim_port = victim.port();
   const int master_port = cluster_->master(0).port();
-  // A key of master 0's slots, to watch the map.
+  // The keys of master 0's slots (the victim's shard); the first one watches the map.
+  std::vector<bool> in_victim_shard(kKeys, false);
   int watched = -1;
-  for (int i = 0; i < kKeys && watched < 0; ++i) {
+  {
     BlockingRedisClient c(master_port);
-    if (c.Command("EXISTS", KeyName(i)) == Reply::Integer(1)) watched = i;
+    for (int i = 0; i < kKeys; ++i) {
+      in_victim_shard[static_cast<std::size_t>(i)] =
+          c.Command("EXISTS", KeyName(i)) == Reply::Integer(1);
+      if (in_victim_shard[static_cast<std::size_t>(i)] && watched < 0) watched = i;
+    }
   }
   ASSERT_GE(watched, 0);
   const std::uint16_t watched_slot = HashSlot(KeyName(watched));
@@ -297,6 +302,7 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
   std::int64_t failed = 0;
   std::string first_failure;
   bool killed = false;
+  int waiting_on_victim = 0;  // readers whose GET went to the victim's shard and has no reply
   RunOnLoop([&]() -> rt::Task<void> {
     ClusterClient client(Options(&metrics, /*read_from_replicas=*/true));
     co_await client.Start();
@@ -308,8 +314,11 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
     bool stop = false;
     auto reader = [&](int first) -> rt::Task<void> {
       for (int i = first; !stop; i = (i + 7) % kKeys) {
+        const bool victim_shard = in_victim_shard[static_cast<std::size_t>(i)];
         try {
+          if (victim_shard) ++waiting_on_victim;
           const Reply reply = co_await ReadOnlyGet(client, KeyName(i));
+          if (victim_shard) --waiting_on_victim;
           ++reads;
           if (killed) ++reads_after_kill;
           if (reply != Reply::Bulk(ValueOf(i))) {
@@ -317,6 +326,7 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
             if (first_failure.empty()) first_failure = KeyName(i) + ": " + reply.DebugString();
           }
         } catch (const std::exception& e) {
+          if (victim_shard) --waiting_on_victim;
           ++failed;
           if (first_failure.empty()) first_failure = KeyName(i) + ": " + e.what();
         }
@@ -325,13 +335,10 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
     rt::TaskScope readers;
     for (int r = 0; r < 4; ++r) readers.Spawn(reader(r));
     CO_EXPECT_TRUE(EventuallyTrue([&] { return reads >= 200; }));
-    // Stopped first, so that GETs are in flight on its connection when it dies (SIGKILL).
-    // Once every reader waits on it (no read completes for 200 ms), it dies.
+    // Stopped first, so that GETs are in flight on its connection when it dies (SIGKILL): it
+    // dies once every reader waits on its shard, whose reads it holds while stopped.
     victim.Pause();
-    for (std::int64_t seen = -1; seen != reads;) {
-      seen = reads;
-      co_await rt::SleepFor(200ms);
-    }
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return waiting_on_victim == 4; }));
     victim.Kill();
     killed = true;
     // Reads go on through the fallback while the cluster still lists the replica.
