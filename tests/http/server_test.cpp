@@ -345,15 +345,16 @@ TEST_P(HttpServerTest, SlowlorisIsDroppedAtTheHeaderTimeoutWhileOthersAreServed)
 
 TEST_P(HttpServerTest, IdleAndBodyTimeoutsDropTheConnection) {
   ServerOptions o = Options();
-  o.idle_timeout = 300ms;
+  o.idle_timeout = 400ms;
   const auto port = Start(o);
-  // Idle: a keep-alive connection with no next request.
+  // Idle: a keep-alive connection with no next request. Each clock starts before the request
+  // is sent, so a client that is scheduled late cannot make the server look early.
   TestClient idle;
   ASSERT_EQ(idle.Connect(port), 0);
-  ASSERT_EQ(idle.RoundTrip(Get("/hello"))->status, 200);
   auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(idle.RoundTrip(Get("/hello"))->status, 200);
   EXPECT_TRUE(idle.WaitClosed(3s));
-  EXPECT_GE(MillisSince(start), 250);
+  EXPECT_GE(MillisSince(start), 300);
   // A connection that keeps making requests inside the idle timeout stays open.
   TestClient busy;
   ASSERT_EQ(busy.Connect(port), 0);
@@ -364,8 +365,8 @@ TEST_P(HttpServerTest, IdleAndBodyTimeoutsDropTheConnection) {
   // Body: the head arrives, most of the body never does.
   TestClient stalled;
   ASSERT_EQ(stalled.Connect(port), 0);
-  ASSERT_TRUE(stalled.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabc"));
   start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(stalled.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabc"));
   EXPECT_TRUE(stalled.WaitClosed(3s));
   EXPECT_GE(MillisSince(start), 250);
   EXPECT_EQ(echo_calls.load(), 0);

@@ -231,7 +231,7 @@ TEST_P(TcpTest, CancelDuringABlockedReadLeavesTheStreamUsable) {
     char buf[4];
     const auto start = std::chrono::steady_clock::now();
     EXPECT_THROW(co_await rt::WithTimeout(10ms, server.ReadExact(buf, 4)), rt::DeadlineExceeded);
-    EXPECT_LT(MillisSince(start), 100.0);
+    EXPECT_LT(MillisSince(start), 500.0);  // the read alone would block forever
     co_await client.WriteAll("ping", 4);
     co_await server.ReadExact(buf, 4);
     EXPECT_EQ(std::string(buf, 4), "ping");

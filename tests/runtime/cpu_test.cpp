@@ -148,7 +148,7 @@ TEST(DeadlineTest, TimeoutCancelsAnInFlightSleep) {
     const auto start = std::chrono::steady_clock::now();
     EXPECT_THROW(co_await WithTimeout(10ms, []() -> Task<void> { co_await SleepFor(1s); }()),
                  DeadlineExceeded);
-    EXPECT_LT(MillisSince(start), 50.0);
+    EXPECT_LT(MillisSince(start), 500.0);  // well before the 1 s sleep
     EXPECT_GE(MillisSince(start), 10.0);
     // Work that finishes in time returns its value.
     EXPECT_EQ(co_await WithTimeout(1s, []() -> Task<int> {
@@ -197,7 +197,7 @@ TEST(DeadlineTest, CancelsSleepAndOffloadedJobThatHadNotStarted) {
       }(pp, r));
     };
     EXPECT_THROW(co_await WithTimeout(10ms, work(p, ran, slept)), DeadlineExceeded);
-    EXPECT_LT(MillisSince(start), 50.0);
+    EXPECT_LT(MillisSince(start), 500.0);  // well before the 1 s sleep
   }(&pool, &queued_fn_ran, &sleep_cancelled));
   release_blocker.count_down();
   std::this_thread::sleep_for(20ms);  // give the worker time to (not) run the cancelled job
