@@ -16,7 +16,8 @@ namespace rankd::bench {
 namespace {
 
 // One direction of a relayed connection: chunks read from `from`, each due `delay` after it
-// was read, written to `to` in order by one writer task at a time.
+// was read, written to `to` in order by one writer task at a time (the chunks due together in
+// one write).
 class DelayedPipe {
  public:
   DelayedPipe(net::TcpStream* from, net::TcpStream* to, rt::Duration delay)
@@ -53,8 +54,14 @@ class DelayedPipe {
     while (!queue_.empty()) {
       const std::int64_t due = queue_.front().due_ns;
       co_await rt::SleepFor(std::chrono::nanoseconds(due - rt::MonotonicNanos()));
-      const std::string bytes = std::move(queue_.front().bytes);
+      // Every chunk due by now leaves in one write, as a link delivers what has arrived.
+      std::string bytes = std::move(queue_.front().bytes);
       queue_.pop_front();
+      const std::int64_t now = rt::MonotonicNanos();
+      while (!queue_.empty() && queue_.front().due_ns <= now) {
+        bytes += queue_.front().bytes;
+        queue_.pop_front();
+      }
       try {
         co_await to_->WriteAll(bytes.data(), bytes.size());
       } catch (const std::system_error&) {
