@@ -1,6 +1,8 @@
 #include "rankd/redis/cluster_client.h"
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 #include <stdexcept>
 
 #include "rankd/redis/hash_slot.h"
@@ -46,6 +48,27 @@ bool IsRetryable(ErrorKind kind) {
 }
 
 }  // namespace
+
+namespace detail {
+
+std::vector<NodeAddress> ReloadCandidates(
+    std::span<const ClusterNode> nodes, std::span<const NodeAddress> seeds,
+    const std::function<bool(const NodeAddress&)>& known_down) {
+  std::vector<NodeAddress> first;
+  std::vector<NodeAddress> down;
+  std::set<NodeAddress> seen;
+  auto add = [&](const NodeAddress& node) {
+    if (node.first.empty() || !seen.insert(node).second) return;
+    (known_down(node) ? down : first).push_back(node);
+  };
+  for (const ClusterNode& n : nodes) add({n.host, n.port});
+  for (const NodeAddress& seed : seeds) add(seed);
+  first.insert(first.end(), std::make_move_iterator(down.begin()),
+               std::make_move_iterator(down.end()));
+  return first;
+}
+
+}  // namespace detail
 
 std::size_t ClusterBatch::error_count() const noexcept {
   return static_cast<std::size_t>(std::count_if(items_.begin(), items_.end(),
@@ -122,12 +145,14 @@ rt::Task<bool> ClusterClient::TryLoadFrom(const std::string& host, std::uint16_t
 
 rt::Task<void> ClusterClient::RefreshSlotMap() {
   if (options_.connection.metrics != nullptr) ++options_.connection.metrics->topology_refreshes;
-  // The nodes the current map knows first, then the seeds.
-  std::vector<std::pair<std::string, std::uint16_t>> candidates;
-  for (const ClusterNode& n : map_.nodes()) {
-    if (!n.host.empty()) candidates.emplace_back(n.host, n.port);
-  }
-  for (const auto& seed : options_.seeds) candidates.push_back(seed);
+  const std::vector<detail::NodeAddress> candidates = detail::ReloadCandidates(
+      map_.nodes(), options_.seeds, [this](const detail::NodeAddress& node) {
+        for (const bool replica : {false, true}) {
+          const auto it = pools_.find(NodeKey(node.first, node.second, replica));
+          if (it != pools_.end() && it->second->known_down()) return true;
+        }
+        return false;
+      });
   std::string why;
   for (const auto& [host, port] : candidates) {
     if (co_await TryLoadFrom(host, port, &why)) co_return;

@@ -1,7 +1,8 @@
 // ClusterClient: Redis Cluster on top of per-node Pools and the SlotMap.
 //
 // The slot map comes from CLUSTER SHARDS (CLUSTER SLOTS when the server does not know it), asked
-// of the seed nodes and then of the nodes the map names. A keyed command goes to the primary of
+// of the nodes the current map names, then of the seeds; nodes whose connections were lost are
+// asked last. A keyed command goes to the primary of
 // its key's slot. A MOVED reply updates the map (and queues a full reload) and the command is
 // sent again to the new owner; an ASK reply sends ASKING and then the command to the named node
 // in one pipeline on one connection, leaving the map alone; TRYAGAIN and CLUSTERDOWN wait a
@@ -28,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -88,6 +90,20 @@ class ClusterBatch {
   };
   std::vector<Item> items_;
 };
+
+namespace detail {
+
+using NodeAddress = std::pair<std::string, std::uint16_t>;  // host, port
+
+// The nodes a slot-map reload asks, in order, each once: the map's nodes, then the seeds, and
+// last the nodes `known_down` names (their connections were lost: on a network a dead host
+// costs a whole connect timeout, which would hold up the reload a failover needs). Nodes with
+// no known address are left out.
+std::vector<NodeAddress> ReloadCandidates(
+    std::span<const ClusterNode> nodes, std::span<const NodeAddress> seeds,
+    const std::function<bool(const NodeAddress&)>& known_down);
+
+}  // namespace detail
 
 class ClusterClient {
  public:
