@@ -16,6 +16,8 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -273,6 +275,25 @@ std::string InfoField(const std::string& info, const std::string& name) {
   return "";
 }
 
+// Asks node `port` (a new connection each time) every `interval` until `check` answers
+// nullopt (done); past `deadline`, throws `what` followed by check's last answer or error.
+void PollNode(int port, Clock::time_point deadline, Clock::duration interval,
+              const std::string& what,
+              const std::function<std::optional<std::string>(BlockingRedisClient&)>& check) {
+  for (;;) {
+    std::optional<std::string> why;
+    try {
+      BlockingRedisClient client(port, 1s);
+      why = check(client);
+      if (!why) return;
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (Clock::now() >= deadline) throw std::runtime_error(what + *why);
+    std::this_thread::sleep_for(interval);
+  }
+}
+
 }  // namespace
 
 RedisCluster::RedisCluster(int masters, int replicas_per_master) {
@@ -345,29 +366,21 @@ void RedisCluster::Join() {
   }
   // Every node knows every other one (no handshake left): a replica can name its master.
   for (const auto& node : nodes_) {
-    for (;;) {
-      std::string nodes;
-      try {
-        BlockingRedisClient client(node->port(), 1s);
-        nodes = client.Command("CLUSTER", "NODES").str;
-        std::size_t known = 0;
-        for (std::size_t at = 0; at < nodes.size(); at = nodes.find('\n', at) + 1) {
-          if (nodes.find('\n', at) == std::string::npos) break;
-          ++known;
-        }
-        if (known == nodes_.size() && nodes.find("handshake") == std::string::npos &&
-            nodes.find("noaddr") == std::string::npos) {
-          break;
-        }
-      } catch (const std::exception& e) {
-        nodes = e.what();
-      }
-      if (Clock::now() >= deadline) {
-        throw std::runtime_error("cluster node " + node->address() + " did not meet every node:\n" +
-                                 nodes);
-      }
-      std::this_thread::sleep_for(20ms);
-    }
+    PollNode(node->port(), deadline, 20ms,
+             "cluster node " + node->address() + " did not meet every node:\n",
+             [&](BlockingRedisClient& client) -> std::optional<std::string> {
+               std::string nodes = client.Command("CLUSTER", "NODES").str;
+               std::size_t known = 0;
+               for (std::size_t at = 0; at < nodes.size(); at = nodes.find('\n', at) + 1) {
+                 if (nodes.find('\n', at) == std::string::npos) break;
+                 ++known;
+               }
+               if (known == nodes_.size() && nodes.find("handshake") == std::string::npos &&
+                   nodes.find("noaddr") == std::string::npos) {
+                 return std::nullopt;
+               }
+               return nodes;
+             });
   }
   for (std::size_t m = 0; m < n_masters; ++m) {
     for (std::size_t i : replicas_of_[m]) {
@@ -402,21 +415,13 @@ void RedisCluster::WaitUntilOk(int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (const auto& node : nodes_) {
     if (!node->running()) continue;
-    for (;;) {
-      std::string state;
-      try {
-        BlockingRedisClient client(node->port(), 1s);
-        state = client.Command("CLUSTER", "INFO").str;
-        if (state.find("cluster_state:ok\r\n") != std::string::npos) break;
-      } catch (const std::exception& e) {
-        state = e.what();
-      }
-      if (Clock::now() >= deadline) {
-        throw std::runtime_error("cluster node " + node->address() +
-                                 " did not reach cluster_state:ok: " + state);
-      }
-      std::this_thread::sleep_for(50ms);
-    }
+    PollNode(node->port(), deadline, 50ms,
+             "cluster node " + node->address() + " did not reach cluster_state:ok: ",
+             [](BlockingRedisClient& client) -> std::optional<std::string> {
+               std::string state = client.Command("CLUSTER", "INFO").str;
+               if (state.find("cluster_state:ok\r\n") != std::string::npos) return std::nullopt;
+               return state;
+             });
   }
 }
 
@@ -424,22 +429,14 @@ void RedisCluster::WaitForReplicaLinks(Clock::duration timeout) {
   const auto deadline = Clock::now() + timeout;
   for (RedisServer* replica : replicas()) {
     if (!replica->running()) continue;
-    const int port = replica->port();
-    for (;;) {
-      std::string status;
-      try {
-        BlockingRedisClient client(port, 1s);
-        status = InfoField(client.Command("INFO", "replication").str, "master_link_status");
-        if (status == "up") break;
-      } catch (const std::exception& e) {
-        status = e.what();
-      }
-      if (Clock::now() >= deadline) {
-        throw std::runtime_error("replica 127.0.0.1:" + std::to_string(port) +
-                                 " master_link_status: " + status);
-      }
-      std::this_thread::sleep_for(20ms);
-    }
+    PollNode(replica->port(), deadline, 20ms,
+             "replica " + replica->address() + " master_link_status: ",
+             [](BlockingRedisClient& client) -> std::optional<std::string> {
+               std::string status =
+                   InfoField(client.Command("INFO", "replication").str, "master_link_status");
+               if (status == "up") return std::nullopt;
+               return status;
+             });
   }
 }
 
@@ -458,45 +455,38 @@ void RedisCluster::WaitUntilReplicasOnline(int timeout_ms) {
   // still lists the replica as a master of its own, slotless shard, and "online".)
   for (const auto& node : nodes_) {
     if (!node->running()) continue;
-    for (;;) {
-      std::string missing;
-      try {
-        BlockingRedisClient client(node->port(), 1s);
-        client.Command("HELLO", 3);
-        const Reply shards = client.Command("CLUSTER", "SHARDS");
-        std::vector<std::pair<int, int>> online;  // (replica port, master port)
-        for (const Reply& shard : shards.elements) {
-          const Reply* shard_nodes = shard.Find("nodes");
-          if (shard_nodes == nullptr) continue;
-          int master_port = -1;
-          std::vector<int> online_replicas;
-          for (const Reply& n : shard_nodes->elements) {
-            const Reply* port = n.Find("port");
-            const Reply* role = n.Find("role");
-            const Reply* health = n.Find("health");
-            if (port == nullptr || role == nullptr || health == nullptr) continue;
-            if (role->str == "master") master_port = static_cast<int>(port->integer);
-            if (role->str == "replica" && health->str == "online") {
-              online_replicas.push_back(static_cast<int>(port->integer));
-            }
-          }
-          for (int port : online_replicas) online.emplace_back(port, master_port);
-        }
-        for (const auto& pair : expected) {
-          if (std::find(online.begin(), online.end(), pair) == online.end()) {
-            missing += " " + std::to_string(pair.first);
-          }
-        }
-        if (missing.empty()) break;
-      } catch (const std::exception& e) {
-        missing = e.what();
-      }
-      if (Clock::now() >= deadline) {
-        throw std::runtime_error("cluster node " + node->address() +
-                                 " does not list every replica as online; missing:" + missing);
-      }
-      std::this_thread::sleep_for(20ms);
-    }
+    PollNode(node->port(), deadline, 20ms,
+             "cluster node " + node->address() + " does not list every replica as online; missing:",
+             [&](BlockingRedisClient& client) -> std::optional<std::string> {
+               client.Command("HELLO", 3);
+               const Reply shards = client.Command("CLUSTER", "SHARDS");
+               std::vector<std::pair<int, int>> online;  // (replica port, master port)
+               for (const Reply& shard : shards.elements) {
+                 const Reply* shard_nodes = shard.Find("nodes");
+                 if (shard_nodes == nullptr) continue;
+                 int master_port = -1;
+                 std::vector<int> online_replicas;
+                 for (const Reply& n : shard_nodes->elements) {
+                   const Reply* port = n.Find("port");
+                   const Reply* role = n.Find("role");
+                   const Reply* health = n.Find("health");
+                   if (port == nullptr || role == nullptr || health == nullptr) continue;
+                   if (role->str == "master") master_port = static_cast<int>(port->integer);
+                   if (role->str == "replica" && health->str == "online") {
+                     online_replicas.push_back(static_cast<int>(port->integer));
+                   }
+                 }
+                 for (int port : online_replicas) online.emplace_back(port, master_port);
+               }
+               std::string missing;
+               for (const auto& pair : expected) {
+                 if (std::find(online.begin(), online.end(), pair) == online.end()) {
+                   missing += " " + std::to_string(pair.first);
+                 }
+               }
+               if (missing.empty()) return std::nullopt;
+               return missing;
+             });
   }
 }
 
