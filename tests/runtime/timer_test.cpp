@@ -100,7 +100,11 @@ TEST(TimerTest, RearmFromItsOwnCallback) {
       }
     };
     t.Start(std::chrono::microseconds(100), Rearm{&t, count});
-    co_await SleepFor(20ms);
+    // Each firing arms the next, so a stalled thread delays them all: wait for the fifth
+    // (bounded), then long enough for a sixth to be due.
+    const TimePoint give_up = Clock::now() + 10s;
+    while (*count < 5 && Clock::now() < give_up) co_await SleepFor(1ms);
+    co_await SleepFor(1ms);
   }(&fired));
   EXPECT_EQ(fired, 5);
 }
