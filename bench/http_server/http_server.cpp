@@ -7,10 +7,12 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "rankd/http/server.h"
+#include "rankd/runtime/shards.h"
 #include "server_flags.h"
 
 namespace rankd::bench {
@@ -18,24 +20,31 @@ namespace {
 
 constexpr std::string_view kMode = "--bench_http_server";
 
-http::ServerOptions ParseFlags(int argc, char** argv) {
-  http::ServerOptions o;
+struct BenchServerConfig {
+  rt::ShardOptions shards;
+  http::ServerOptions server;
+};
+
+BenchServerConfig ParseFlags(int argc, char** argv) {
+  BenchServerConfig c;
+  c.shards.shards = 1;
+  c.shards.name_prefix = "http";
   CommonServerFlags common;
-  ParseServerFlags(argc, argv, kMode, common, [&o](std::string_view name, std::string_view value) {
+  ParseServerFlags(argc, argv, kMode, common, [&c](std::string_view name, std::string_view value) {
     if (name == "--shards") {
-      o.shards = ParseServerFlagUnsigned(kMode, name, value, 256);
-      if (o.shards == 0) ServerFlagError(kMode, "--shards: expected at least 1");
+      c.shards.shards = ParseServerFlagUnsigned(kMode, name, value, 256);
+      if (c.shards.shards == 0) ServerFlagError(kMode, "--shards: expected at least 1");
     } else if (name == "--pin") {
-      o.pin_shards = ParseServerFlagUnsigned(kMode, name, value, 1) == 1;
+      c.shards.pin_to_cores = ParseServerFlagUnsigned(kMode, name, value, 1) == 1;
     } else {
       return false;
     }
     return true;
   });
-  o.backend = common.backend;
-  o.host = common.host;
-  o.port = common.port;
-  return o;
+  c.shards.loop.backend = common.backend;
+  c.server.host = common.host;
+  c.server.port = common.port;
+  return c;
 }
 
 http::Router BenchRoutes() {
@@ -52,7 +61,7 @@ http::Router BenchRoutes() {
 }  // namespace
 
 int RunHttpBenchServer(int argc, char** argv) {
-  const http::ServerOptions options = ParseFlags(argc, argv);
+  const BenchServerConfig config = ParseFlags(argc, argv);
   // Shard threads inherit the mask: only sigwait below takes SIGTERM/SIGINT.
   sigset_t signals;
   sigemptyset(&signals);
@@ -60,21 +69,25 @@ int RunHttpBenchServer(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  http::Server server(options, BenchRoutes());
+  rt::ShardSet shards(config.shards);
+  std::unique_ptr<http::Server> server;
   try {
-    server.Start();
+    server = std::make_unique<http::Server>(shards, config.server, BenchRoutes());
+    shards.Start();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rankd --bench_http_server: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "rankd http server on %s:%u, %zu shard(s), %s\n", options.host.c_str(),
-               static_cast<unsigned>(server.port()), options.shards,
-               rt::IoBackendName(server.backend()));
-  std::printf("LISTENING %u\n", static_cast<unsigned>(server.port()));
+  std::fprintf(stderr, "rankd http server on %s:%u, %zu shard(s), %s\n", config.server.host.c_str(),
+               static_cast<unsigned>(server->port()), shards.size(),
+               rt::IoBackendName(server->backend()));
+  std::printf("LISTENING %u\n", static_cast<unsigned>(server->port()));
   std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);
-  server.Drain();
+  server->Drain();
+  server.reset();
+  shards.Stop();
   return 0;
 }
 

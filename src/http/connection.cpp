@@ -32,20 +32,13 @@ Connection::Connection(ShardState& shard, net::TcpStream stream, rt::CancelToken
       parser_(shard.options->limits),
       data_(shard.TakeBuffer()),
       capacity_(shard.read_buffer_size) {
-  next = shard_.connections;
-  if (next != nullptr) next->prev = this;
-  shard_.connections = this;
+  shard_.connections.PushFront(this);
   ++shard_.open;
   shard_.open_count.Add();
 }
 
 Connection::~Connection() {
-  if (prev != nullptr) {
-    prev->next = next;
-  } else {
-    shard_.connections = next;
-  }
-  if (next != nullptr) next->prev = prev;
+  Unlink();
   --shard_.open;
   shard_.open_count.Sub();
   if (pooled_) shard_.GiveBuffer(std::move(data_));
@@ -133,130 +126,148 @@ void Connection::AppendError(int status, std::string_view reason) {
 }
 
 rt::Task<void> Connection::Run() {
-  const int fd = stream_.fd();
-  const ServerOptions& options = *shard_.options;
-  const Router& router = *shard_.router;
-  std::int64_t head_started_ns = 0;  // first byte of the request being read
-  std::int64_t body_started_ns = 0;  // its head completed, body pending
-  bool continue_sent = false;
-  bool close_after = false;
-  bool linger = false;  // close after an error response: drain the client's bytes first
-
   for (;;) {
-    // Answer every complete request already read, batching the responses.
-    for (;;) {
-      const ParseResult parsed = parser_.Parse(Unconsumed(), &request_);
-      if (parsed.status == ParseStatus::kComplete) {
-        shard_.requests.Add();
-        head_started_ns = body_started_ns = 0;
-        continue_sent = false;
-        deadline_ns_ = 0;  // handlers bound their own work
-        const bool head_request = request_.method == "HEAD";
-        Router::Match match = router.Resolve(&request_);
-        Response response;
-        try {
-          if (match.sync != nullptr) {
-            response = (*match.sync)(request_);
-          } else if (match.async != nullptr) {
-            response = co_await (*match.async)(request_);
-          } else {
-            response = Response::Static(match.status, ReasonPhrase(match.status),
-                                        "text/plain; charset=utf-8");
-            if (!match.allow.empty()) response.AddHeader("Allow", std::move(match.allow));
-          }
-        } catch (const rt::CancelledError&) {
-          throw;
-        } catch (const std::exception& e) {
-          rt::LogLine(std::string("rankd http: handler for ") + std::string(request_.method) + " " +
-                      std::string(request_.path) + " failed: " + e.what());
-          response = Response::Static(500, "internal error", "text/plain; charset=utf-8");
-        }
-        const bool keep = request_.keep_alive && !response.close() && !shard_.draining;
-        AppendHead(response, !keep);
-        const std::string_view body = response.body();
-        const bool body_allowed =
-            !head_request && response.status() != 204 && response.status() != 304;
-        if (body_allowed && body.size() > options.copy_body_limit) {
-          // A large body goes out from its own storage, after the batch so far.
-          deadline_ns_ = Now() + Nanos(options.write_timeout);
-          while (!out_.empty()) {
-            const std::int64_t n = co_await rt::Send(fd, out_.data(), out_.size());
-            if (n <= 0) co_return;
-            out_.MarkSent(static_cast<std::size_t>(n));
-          }
-          std::size_t sent = 0;
-          while (sent < body.size()) {
-            const std::int64_t n = co_await rt::Send(fd, body.data() + sent, body.size() - sent);
-            if (n <= 0) co_return;
-            sent += static_cast<std::size_t>(n);
-          }
-        } else if (body_allowed) {
-          out_.Append(body);
-        }
-        Consume(parsed.consumed);
-        if (!keep) {
-          close_after = true;
-          break;
-        }
-        continue;
-      }
-      if (parsed.status == ParseStatus::kError) {
-        shard_.bad_requests.Add();
-        AppendError(parsed.error_status, parsed.reason);
-        close_after = linger = true;
-        break;
-      }
-      const std::int64_t now = Now();
-      if (parsed.status == ParseStatus::kNeedBody) {
-        Reserve(parsed.needed);
-        if (request_.expect_continue && !continue_sent) {
-          out_.Append(kContinue);
-          continue_sent = true;
-        }
-        if (body_started_ns == 0) body_started_ns = now;
-        deadline_ns_ = body_started_ns + Nanos(options.body_timeout);
-      } else if (begin_ != end_) {  // part of a head
-        if (head_started_ns == 0) head_started_ns = now;
-        deadline_ns_ = head_started_ns + Nanos(options.header_timeout);
-      }
-      break;
-    }
-
-    const std::int64_t phase_deadline = deadline_ns_;
+    const NextStep next = co_await AnswerBuffered();
+    if (next == NextStep::kGone) co_return;
     if (!out_.empty()) {
-      deadline_ns_ = Now() + Nanos(options.write_timeout);
-      do {
-        const std::int64_t n = co_await rt::Send(fd, out_.data(), out_.size());
-        if (n <= 0) co_return;  // the peer is gone
-        out_.MarkSent(static_cast<std::size_t>(n));
-      } while (!out_.empty());
-      deadline_ns_ = phase_deadline;
+      const bool sent = co_await SendOutput();
+      if (!sent) co_return;  // the peer is gone
     }
-    if (close_after) break;
-
-    if (begin_ == end_) {
-      if (shard_.draining) co_return;
-      deadline_ns_ = Now() + Nanos(options.idle_timeout);
-      idle_ = true;
+    if (next != NextStep::kRead) {
+      co_await Close(next == NextStep::kCloseAfterError);
+      co_return;
     }
-    Compact();
-    // The reactor knows when the socket was left empty (a short read): then this read waits
-    // for readiness without a system call that would find nothing.
-    const std::int64_t n = co_await rt::Recv(fd, data_.get() + end_, capacity_ - end_);
-    idle_ = false;
-    if (n <= 0) co_return;  // closed by the peer, or an error: nothing to answer
-    end_ += static_cast<std::size_t>(n);
+    const bool read = co_await ReadMore();
+    if (!read) co_return;
   }
+}
 
+rt::Task<Connection::NextStep> Connection::AnswerBuffered() {
+  for (;;) {
+    const ParseResult parsed = parser_.Parse(Unconsumed(), &request_);
+    if (parsed.status == ParseStatus::kError) {
+      shard_.bad_requests.Add();
+      AppendError(parsed.error_status, parsed.reason);
+      co_return NextStep::kCloseAfterError;
+    }
+    if (parsed.status != ParseStatus::kComplete) {
+      AwaitRestOfRequest(parsed);
+      co_return NextStep::kRead;
+    }
+    shard_.requests.Add();
+    progress_ = RequestProgress{};
+    deadline_ns_ = 0;  // handlers bound their own work
+    Router::Match match = shard_.router->Resolve(&request_);
+    Response response;
+    try {
+      if (match.async != nullptr) {
+        response = co_await (*match.async)(request_);
+      } else {
+        response = Respond(match);
+      }
+    } catch (const rt::CancelledError&) {
+      throw;
+    } catch (const std::exception& e) {
+      rt::LogLine(std::string("rankd http: handler for ") + std::string(request_.method) + " " +
+                  std::string(request_.path) + " failed: " + e.what());
+      response = Response::Static(500, "internal error", "text/plain; charset=utf-8");
+    }
+    const bool keep = request_.keep_alive && !response.close() && !shard_.draining;
+    const std::string_view large_body = AppendResponse(response, keep);
+    if (!large_body.empty()) {
+      // A large body goes out from its own storage, after the batch so far. (Each co_await
+      // stands alone: g++ 12 miscompiles one inside && / || / ?:.)
+      const bool head_sent = co_await SendOutput();
+      if (!head_sent) co_return NextStep::kGone;
+      const bool body_sent = co_await SendAll(large_body);
+      if (!body_sent) co_return NextStep::kGone;
+    }
+    Consume(parsed.consumed);
+    if (!keep) co_return NextStep::kClose;
+  }
+}
+
+Response Connection::Respond(Router::Match& match) {
+  if (match.sync != nullptr) return (*match.sync)(request_);
+  Response response =
+      Response::Static(match.status, ReasonPhrase(match.status), "text/plain; charset=utf-8");
+  if (!match.allow.empty()) response.AddHeader("Allow", std::move(match.allow));
+  return response;
+}
+
+std::string_view Connection::AppendResponse(const Response& response, bool keep) {
+  AppendHead(response, !keep);
+  const int status = response.status();
+  if (request_.method == "HEAD" || status == 204 || status == 304) return {};
+  const std::string_view body = response.body();
+  if (body.size() > shard_.options->copy_body_limit) return body;
+  out_.Append(body);
+  return {};
+}
+
+void Connection::AwaitRestOfRequest(const ParseResult& parsed) {
+  const std::int64_t now = Now();
+  const ServerOptions& options = *shard_.options;
+  if (parsed.status == ParseStatus::kNeedBody) {
+    Reserve(parsed.needed);
+    if (request_.expect_continue && !progress_.continue_sent) {
+      out_.Append(kContinue);
+      progress_.continue_sent = true;
+    }
+    if (progress_.body_started_ns == 0) progress_.body_started_ns = now;
+    deadline_ns_ = progress_.body_started_ns + Nanos(options.body_timeout);
+  } else if (begin_ != end_) {  // part of a head
+    if (progress_.head_started_ns == 0) progress_.head_started_ns = now;
+    deadline_ns_ = progress_.head_started_ns + Nanos(options.header_timeout);
+  }
+}
+
+rt::Task<bool> Connection::SendOutput() {
+  const bool sent = co_await SendAll(std::string_view(out_.data(), out_.size()));
+  if (!sent) co_return false;
+  out_.Clear();
+  co_return true;
+}
+
+rt::Task<bool> Connection::SendAll(std::string_view bytes) {
+  // The write timeout covers this write; the phase's own deadline resumes after it.
+  const std::int64_t phase_deadline = deadline_ns_;
+  deadline_ns_ = Now() + Nanos(shard_.options->write_timeout);
+  while (!bytes.empty()) {
+    const std::int64_t n = co_await rt::Send(stream_.fd(), bytes.data(), bytes.size());
+    if (n <= 0) co_return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  deadline_ns_ = phase_deadline;
+  co_return true;
+}
+
+rt::Task<bool> Connection::ReadMore() {
+  if (begin_ == end_) {
+    if (shard_.draining) co_return false;
+    deadline_ns_ = Now() + Nanos(shard_.options->idle_timeout);
+    idle_ = true;
+  }
+  Compact();
+  // The reactor knows when the socket was left empty (a short read): then this read waits for
+  // readiness without a system call that would find nothing.
+  const std::int64_t n = co_await rt::Recv(stream_.fd(), data_.get() + end_, capacity_ - end_);
+  idle_ = false;
+  if (n <= 0) co_return false;  // closed by the peer, or an error: nothing to answer
+  end_ += static_cast<std::size_t>(n);
+  co_return true;
+}
+
+rt::Task<void> Connection::Close(bool linger) {
   // Close after the last response. After an error, stop sending but read (and drop) what the
   // client still sends for a moment, so our close does not reset the connection before the
   // client has read the response.
   stream_.ShutdownWrite();
   if (!linger) co_return;
-  deadline_ns_ = Now() + Nanos(std::min<rt::Duration>(kLingerTime, options.header_timeout));
+  deadline_ns_ = Now() + Nanos(std::min<rt::Duration>(kLingerTime, shard_.options->header_timeout));
   std::size_t discarded = 0;
   while (discarded < kLingerBytes) {
-    const std::int64_t n = co_await rt::Recv(fd, data_.get(), capacity_);
+    const std::int64_t n = co_await rt::Recv(stream_.fd(), data_.get(), capacity_);
     if (n <= 0) break;
     discarded += static_cast<std::size_t>(n);
   }

@@ -8,8 +8,8 @@
 // past its deadline is cancelled, which completes its pending read or write with
 // CancelledError and ends the coroutine.
 // Thread affinity: the shard's loop thread. Ownership: owns the stream, the read buffer (from
-// the shard's pool, returned on destruction), the output batch and the parsed request; linked
-// into the shard's connection list while it lives.
+// the shard's pool, returned on destruction), the output batch and the parsed request; on the
+// shard's connection list while it lives.
 #pragma once
 
 #include <cstddef>
@@ -20,14 +20,16 @@
 #include "rankd/http/request.h"
 #include "rankd/http/request_parser.h"
 #include "rankd/http/response.h"
+#include "rankd/http/router.h"
 #include "rankd/net/tcp.h"
 #include "rankd/runtime/cancellation.h"
+#include "rankd/runtime/intrusive_list.h"
 #include "rankd/runtime/task.h"
 #include "shard_state.h"
 
 namespace rankd::http {
 
-class Connection {
+class Connection : public rt::ListHook<> {
  public:
   Connection(ShardState& shard, net::TcpStream stream, rt::CancelToken parent);
   ~Connection();
@@ -44,10 +46,34 @@ class Connection {
   // Ends the connection (its pending I/O completes with CancelledError).
   void Cancel(bool timed_out) noexcept;
 
-  Connection* prev = nullptr;
-  Connection* next = nullptr;
-
  private:
+  // What Run does after answering the requests in the read buffer.
+  enum class NextStep { kRead, kClose, kCloseAfterError, kGone };
+  // Where the request being read stands (reset by each complete request).
+  struct RequestProgress {
+    std::int64_t head_started_ns = 0;  // its first byte arrived
+    std::int64_t body_started_ns = 0;  // its head completed, body pending
+    bool continue_sent = false;        // 100 Continue answered its Expect
+  };
+
+  // Answers every complete request in the read buffer, batching the responses in out_ (large
+  // bodies go out at once, after the batch so far).
+  rt::Task<NextStep> AnswerBuffered();
+  // A synchronous handler's response, or the router's own (404, 405 with Allow).
+  Response Respond(Router::Match& match);
+  // Appends the head and, unless it is large (returned, to be sent from its own storage), the
+  // body.
+  std::string_view AppendResponse(const Response& response, bool keep);
+  // The buffered bytes are an incomplete request: room for its body, 100 Continue, its deadline.
+  void AwaitRestOfRequest(const ParseResult& parsed);
+  // Writes out_ / `bytes` completely within the write timeout. False when the peer is gone.
+  rt::Task<bool> SendOutput();
+  rt::Task<bool> SendAll(std::string_view bytes);
+  // Reads more (idle between requests). False when the peer closed or the read failed.
+  rt::Task<bool> ReadMore();
+  // Ends the connection after its last response (see kLingerBytes for `linger`).
+  rt::Task<void> Close(bool linger);
+
   // Unconsumed input: data_[begin_, end_).
   std::string_view Unconsumed() const noexcept {
     return std::string_view(data_.get() + begin_, end_ - begin_);
@@ -75,6 +101,7 @@ class Connection {
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
   std::int64_t deadline_ns_ = 0;  // 0: none
+  RequestProgress progress_;
   bool idle_ = false;
 };
 

@@ -1,7 +1,5 @@
 #include "rankd/http/server.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <sys/socket.h>
 
 #include <stdexcept>
@@ -67,61 +65,76 @@ rt::Task<void> SweepDeadlines(ShardState* shard, rt::Duration interval) {
   }
 }
 
-// One shard's server: accept until drained, then let connections finish within the grace.
-rt::Task<void> ServeShard(ShardState* shard) {
-  struct DoneSignal {
-    ShardState* shard;
-    ~DoneSignal() {
-      shard->listening.store(false, std::memory_order_release);
-      shard->server_done();
-    }
-  };
-  DoneSignal done{shard};
-  rt::TaskScope connections(co_await rt::CurrentCancelToken());
-  rt::TaskScope background(co_await rt::CurrentCancelToken());
-  background.Spawn(SweepDeadlines(shard, SweepInterval(*shard->options)));
-
+// Accepts until the drain (or the loop stopping) cancels the accept loop, then closes the
+// listener so that new connections are refused at once.
+rt::Task<void> AcceptUntilDrained(ShardState* shard, rt::TaskScope* connections) {
   rt::CancelSource accept_cancel(co_await rt::CurrentCancelToken());
   shard->accept_cancel = &accept_cancel;
-  rt::Task<void> accepting = AcceptConnections(shard, &connections);
+  rt::Task<void> accepting = AcceptConnections(shard, connections);
   accepting.promise().set_cancel_token(accept_cancel.token());
   try {
     co_await std::move(accepting);
   } catch (const rt::CancelledError&) {
+    // The way accepting ends: drained, or the loop is stopping.
   }
   shard->accept_cancel = nullptr;
   shard->listener.Close();
   shard->listening.store(false, std::memory_order_release);
+}
 
-  // Draining (or the loop is stopping): requests in flight get up to the grace period.
-  const std::int64_t give_up = rt::MonotonicNanos() + shard->options->drain_grace.count();
-  while (!connections.empty() && rt::MonotonicNanos() < give_up) {
-    try {
-      co_await rt::SleepFor(std::chrono::milliseconds(2));
-    } catch (const rt::CancelledError&) {
-      break;  // the loop itself is stopping
-    }
-  }
-  connections.RequestCancel();
-  background.RequestCancel();
+// Lets the requests in flight finish within the drain grace, then cancels what is left and
+// waits for it to unwind. If this task is itself cancelled (the loop is stopping), the scope's
+// owner destroys what is left.
+rt::Task<void> FinishConnections(ShardState* shard, rt::TaskScope* connections) {
   try {
-    co_await connections.Join();
+    co_await connections->JoinFor(shard->options->drain_grace);
   } catch (const std::exception&) {
+    // Out of grace (DeadlineExceeded), or the loop is stopping: cancel the rest below. No child
+    // fails (ServeConnection ends every connection quietly).
   }
+  connections->RequestCancel();
+  co_await connections->Join();
+}
+
+// Cancels the background tasks and waits for them.
+rt::Task<void> StopBackground(rt::TaskScope* background) {
+  background->RequestCancel();
+  co_await background->Join();
+}
+
+// One shard's server: accept until drained, then let connections finish within the grace.
+rt::Task<void> ServeShard(ShardState* shard) {
+  struct FinishedSignal {
+    ShardState* shard;
+    ~FinishedSignal() { shard->MarkFinished(); }
+  };
+  FinishedSignal finished{shard};
+  rt::TaskScope connections(co_await rt::CurrentCancelToken());
+  rt::TaskScope background(co_await rt::CurrentCancelToken());
+  background.Spawn(SweepDeadlines(shard, SweepInterval(*shard->options)));
+  co_await AcceptUntilDrained(shard, &connections);
   try {
-    co_await background.Join();
-  } catch (const std::exception&) {
+    co_await FinishConnections(shard, &connections);
+    co_await StopBackground(&background);
+  } catch (const rt::CancelledError&) {
+    // The loop is stopping: the scopes' destructors destroy what is left.
   }
+}
+
+// The shard set's stop hook: drain this shard and wait until its server task is done.
+rt::Task<void> DrainShard(std::shared_ptr<ShardState> shard) {
+  if (!shard->started.load(std::memory_order_acquire)) co_return;
+  shard->BeginDrain();
+  co_await shard->finished.Wait();
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 
-ShardState::ShardState(Server* owner, const ServerOptions* server_options, const Router* routes,
+ShardState::ShardState(const ServerOptions* server_options, const Router* routes,
                        net::TcpListener bound)
-    : server(owner),
-      options(server_options),
+    : options(server_options),
       router(routes),
       listener(std::move(bound)),
       read_buffer_size(server_options->limits.max_header_bytes + 4096) {}
@@ -142,117 +155,84 @@ void ShardState::BeginDrain() {
   if (draining) return;
   draining = true;
   if (accept_cancel != nullptr) accept_cancel->RequestCancel();
-  for (Connection* c = connections; c != nullptr;) {
-    Connection* following = c->next;
+  for (Connection* c = connections.front(); c != nullptr;) {
+    Connection* following = connections.next(c);
     if (c->idle()) c->Cancel(false);
     c = following;
   }
 }
 
 void ShardState::SweepDeadlines(std::int64_t now_ns) {
-  for (Connection* c = connections; c != nullptr;) {
-    Connection* following = c->next;
+  for (Connection* c = connections.front(); c != nullptr;) {
+    Connection* following = connections.next(c);
     const std::int64_t deadline = c->deadline_ns();
     if (deadline != 0 && deadline <= now_ns) c->Cancel(true);
     c = following;
   }
 }
 
-void ShardState::server_done() { server->OnShardDone(); }
+void ShardState::MarkFinished() noexcept {
+  listening.store(false, std::memory_order_release);
+  finished.Set();
+  finished_flag.store(true, std::memory_order_release);
+  finished_flag.notify_all();
+}
 
 // ---------------------------------------------------------------------------------------------
 
-Server::Server(ServerOptions options, Router router)
-    : options_(std::move(options)), router_(std::move(router)) {}
-
-Server::~Server() { Drain(); }
-
-rt::IoBackend Server::backend() const noexcept {
-  // The reactor is created with the loop and never replaced: reading its kind is safe.
-  return !loops_.empty() ? loops_[0]->reactor().backend() : options_.backend;
-}
-
-void Server::Start() {
-  if (!loops_.empty()) throw std::logic_error("Server::Start called twice");
-  if (options_.shards == 0) throw std::invalid_argument("ServerOptions.shards must be at least 1");
+Server::Server(rt::ShardSet& shards, ServerOptions options, Router router)
+    : shards_(shards), options_(std::move(options)), router_(std::move(router)) {
+  if (shards_.running()) {
+    throw std::logic_error("http::Server must be attached before its shard set starts");
+  }
   if (options_.limits.max_header_bytes < 64) {
     throw std::invalid_argument("ServerOptions.limits.max_header_bytes must be at least 64");
   }
   // Every shard binds the same port; the first picks it when the options say 0.
-  std::vector<net::TcpListener> listeners;
   net::SocketAddress address = net::SocketAddress::Parse(options_.host, options_.port);
-  for (std::size_t i = 0; i < options_.shards; ++i) {
-    listeners.push_back(net::TcpListener::Bind(
-        address, net::ListenOptions{.backlog = options_.backlog, .reuse_port = true}));
+  for (std::size_t i = 0; i < shards_.size(); ++i) {
+    net::TcpListener listener = net::TcpListener::Bind(
+        address, net::ListenOptions{.backlog = options_.backlog, .reuse_port = true});
     if (i == 0) {
-      port_ = listeners[0].LocalAddress().port();
+      port_ = listener.LocalAddress().port();
       address = net::SocketAddress::Parse(options_.host, port_);
     }
+    auto state = std::make_shared<ShardState>(&options_, &router_, std::move(listener));
+    state->listening.store(true, std::memory_order_release);
+    shard_states_.push_back(std::move(state));
   }
-  for (std::size_t i = 0; i < options_.shards; ++i) {
-    shard_states_.push_back(
-        std::make_unique<ShardState>(this, &options_, &router_, std::move(listeners[i])));
-    shard_states_.back()->listening.store(true, std::memory_order_release);
-  }
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  for (std::size_t i = 0; i < options_.shards; ++i) {
-    rt::EventLoopOptions loop_options;
-    loop_options.name = "http-" + std::to_string(i);
-    loop_options.backend = options_.backend;
-    loops_.push_back(std::make_unique<rt::EventLoop>(std::move(loop_options)));
-  }
-  for (std::size_t i = 0; i < options_.shards; ++i) {
-    rt::EventLoop* loop = loops_[i].get();
-    ShardState* state = shard_states_[i].get();
-    const bool pin = options_.pin_shards;
-    threads_.emplace_back([loop, state, pin, i, cores] {
-      if (pin) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(i % cores, &set);
-        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
-          rt::LogLine("rankd http: could not pin " + loop->name() + " to a core");
-        }
-      }
-      pthread_setname_np(pthread_self(), loop->name().substr(0, 15).c_str());
-      loop->Run([loop, state] { loop->Spawn(ServeShard(state)); });
-    });
-  }
-  // Return once every shard runs (so that Drain's posts are accepted).
-  for (auto& loop : loops_) {
-    rt::LoopState st = loop->state();
-    while (st == rt::LoopState::kIdle || st == rt::LoopState::kStarting) {
-      std::this_thread::yield();
-      st = loop->state();
-    }
-  }
+  hooks_ = shards_.AddHooks(
+      [this](rt::Shard& shard) {
+        ShardState* state = shard_states_[shard.index].get();
+        state->started.store(true, std::memory_order_release);
+        shard.loop.Spawn(ServeShard(state));
+      },
+      [this](rt::Shard& shard) { return DrainShard(shard_states_[shard.index]); });
 }
 
-void Server::OnShardDone() {
-  std::lock_guard lock(mutex_);
-  ++shards_done_;
-  shard_done_.notify_all();
+Server::~Server() {
+  Drain();
+  shards_.RemoveHooks(hooks_);
+}
+
+rt::IoBackend Server::backend() const noexcept {
+  // The reactor is created with the loop and never replaced: reading its kind is safe.
+  return shards_.loop(0).reactor().backend();
 }
 
 void Server::Drain() {
-  if (loops_.empty() || drained_) return;
+  if (drained_) return;
   drained_ = true;
-  for (std::size_t i = 0; i < loops_.size(); ++i) {
-    ShardState* state = shard_states_[i].get();
-    loops_[i]->Post([state] { state->BeginDrain(); });
+  for (std::size_t i = 0; i < shard_states_.size(); ++i) {
+    // A shard whose loop refuses the post has stopped: its server task was cancelled.
+    shards_.Post(i, [state = shard_states_[i]] { state->BeginDrain(); });
   }
-  {
-    // Each shard's server task signals when its connections are gone. A shard that refused
-    // the post has stopped already (its task was cancelled and signalled).
-    std::unique_lock lock(mutex_);
-    const auto limit =
-        std::chrono::steady_clock::now() + options_.drain_grace + std::chrono::seconds(5);
-    shard_done_.wait_until(lock, limit, [&] { return shards_done_ >= loops_.size(); });
+  // Each shard's server task bounds itself by the drain grace, then cancels what is left.
+  for (const auto& state : shard_states_) {
+    if (state->started.load(std::memory_order_acquire)) {
+      state->finished_flag.wait(false, std::memory_order_acquire);
+    }
   }
-  for (auto& loop : loops_) loop->Stop();
-  for (auto& thread : threads_) thread.join();
-  threads_.clear();
-  loops_.clear();
 }
 
 ServerStats Server::Stats() const {

@@ -1,8 +1,10 @@
 // ShardState: what the connections of one shard share — options, router, Date cache, read
-// buffer pool, the list of open connections (for drain and timeouts) and counters.
-// Thread affinity: the shard's loop thread, except the counters and flags marked atomic
-// (read by Server::Stats from the owner thread). Ownership: owned by the Server; owns the
-// listener and the pooled buffers; borrows the router and options.
+// buffer pool, the list of open connections (for drain and timeouts) and counters — and how
+// the shard's server task says it is done.
+// Thread affinity: the shard's loop thread, except the counters and flags marked atomic (read by
+// Server::Stats and Server::Drain from the owner thread). Ownership: owned by the Server (shared
+// with drain requests in flight); owns the listener and the pooled buffers; borrows the router
+// and options.
 #pragma once
 
 #include <atomic>
@@ -15,10 +17,11 @@
 #include "rankd/http/router.h"
 #include "rankd/net/tcp.h"
 #include "rankd/runtime/cancellation.h"
+#include "rankd/runtime/event.h"
+#include "rankd/runtime/intrusive_list.h"
 
 namespace rankd::http {
 
-class Server;
 struct ServerOptions;
 class Connection;
 
@@ -39,24 +42,24 @@ class ShardCounter {
 
 class ShardState {
  public:
-  ShardState(Server* server, const ServerOptions* options, const Router* router,
-             net::TcpListener listener);
+  ShardState(const ServerOptions* options, const Router* router, net::TcpListener listener);
 
-  Server* server;
   const ServerOptions* options;
   const Router* router;
   net::TcpListener listener;
   DateCache date;
   std::size_t read_buffer_size;
 
-  // Open connections (intrusive list), for drain and the timeout sweep.
-  Connection* connections = nullptr;
+  // Open connections, for drain and the timeout sweep.
+  rt::IntrusiveList<Connection> connections;
   std::size_t open = 0;
   bool draining = false;
   rt::CancelSource* accept_cancel = nullptr;  // set while the accept loop runs
 
   ShardCounter accepted, rejected, open_count, timed_out, requests, bad_requests;
   std::atomic<bool> listening{false};
+  // The shard's server task was started (by the shard set's start hook).
+  std::atomic<bool> started{false};
 
   // Read buffers of read_buffer_size bytes, reused across connections.
   std::unique_ptr<char[]> TakeBuffer();
@@ -66,8 +69,12 @@ class ShardState {
   void BeginDrain();
   // Drops connections whose deadline passed; loop thread.
   void SweepDeadlines(std::int64_t now_ns);
-  // The shard's server task has finished (its connections are gone).
-  void server_done();
+
+  // The shard's server task has finished (its connections are gone): sets `finished` for
+  // waiters on the loop and `finished_flag` for the owner thread. Loop thread.
+  void MarkFinished() noexcept;
+  rt::Event finished;
+  std::atomic<bool> finished_flag{false};
 
  private:
   std::vector<std::unique_ptr<char[]>> free_buffers_;

@@ -87,6 +87,7 @@ rt::Task<std::vector<SocketAddress>> Resolve(std::string host, std::uint16_t por
   try {
     co_return std::vector<SocketAddress>{SocketAddress::Parse(host, port)};
   } catch (const std::invalid_argument&) {
+    // Not a numeric address: a name, looked up below.
   }
   co_return co_await rt::OffloadCpu([&host, port] {
     addrinfo hints{};

@@ -27,7 +27,9 @@ rt::IoOp MakeOp(rt::IoKind kind, int fd, void* buffer, std::size_t length) {
 // Closes fd after releasing it from the current loop's reactor.
 void CloseFd(int fd) noexcept {
   if (rt::EventLoop* loop = rt::EventLoop::Current()) loop->reactor().Forget(fd);
-  ::close(fd);
+  // The descriptor is released whatever close reports (Linux frees it even on EINTR), and a
+  // failed flush of a socket has no one left to tell.
+  (void)::close(fd);
 }
 
 rt::Task<TcpStream> ConnectOnce(SocketAddress address) {
@@ -174,11 +176,18 @@ TcpListener TcpListener::Bind(const SocketAddress& address, ListenOptions option
   if (fd < 0) ThrowErrno(errno, "socket");
   TcpListener listener(fd);
   const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // Without SO_REUSEADDR a restart on the same port fails while old connections sit in
+  // TIME_WAIT: better to say so now than as a confusing bind error later.
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) {
+    ThrowErrno(errno, "setsockopt(SO_REUSEADDR)");
+  }
   if (options.reuse_port && ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
     ThrowErrno(errno, "setsockopt(SO_REUSEPORT)");
   }
-  if (address.family() == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (address.family() == AF_INET6 &&
+      ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) {
+    ThrowErrno(errno, "setsockopt(IPV6_V6ONLY)");
+  }
   // Accepted sockets inherit TCP_NODELAY from the listener: set once here, not per connection.
   if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
     ThrowErrno(errno, "setsockopt(TCP_NODELAY)");
@@ -216,8 +225,9 @@ void TcpListener::Close() noexcept {
   if (fd_ < 0) return;
   // Stop listening now: an accept in flight on io_uring keeps the socket open until its
   // cancellation completes (a loop turn later), and a client connecting in between would be
-  // queued on a listener nobody serves, then reset, instead of refused.
-  ::shutdown(fd_, SHUT_RDWR);
+  // queued on a listener nobody serves, then reset, instead of refused. (A listener that is
+  // not listening any more reports ENOTCONN, which changes nothing.)
+  (void)::shutdown(fd_, SHUT_RDWR);
   CloseFd(std::exchange(fd_, -1));
 }
 

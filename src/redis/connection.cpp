@@ -44,26 +44,26 @@ struct ErrorMessageSink : NullSink {
 
 }  // namespace
 
-Waiter::~Waiter() {
+CallWaiter::~CallWaiter() {
   if (conn_ != nullptr) conn_->Abandon(this);
 }
 
-bool Waiter::Begin(Connection& conn, std::coroutine_handle<> handle, rt::CancelToken token,
-                   CallOptions options, std::string_view bytes, const ReplyTarget* targets,
-                   std::size_t count, std::vector<std::optional<std::string>>* item_errors) {
+bool CallWaiter::Begin(Connection& conn, std::coroutine_handle<> handle, rt::CancelToken token,
+                       CallOptions options, std::string_view bytes, const ReplyTarget* targets,
+                       std::size_t count, std::vector<std::optional<std::string>>* item_errors) {
   if (!conn.loop_->InLoopThread()) {
     throw std::logic_error("redis::Connection used from a thread other than its event loop's");
   }
-  loop_ = conn.loop_;
-  handle_ = handle;
   item_errors_ = item_errors;
-  if (token.StopRequested()) {
-    outcome_ = Outcome::kCancelled;
+  const std::int64_t deadline =
+      options.timeout.count() > 0 ? rt::MonotonicNanos() + options.timeout.count() : 0;
+  if (!Suspend(handle, token, deadline)) {
     conn.Metric(&ClientMetrics::errors_cancelled);
     return false;
   }
   if (!conn.Submit(this, bytes, targets, count)) {
-    outcome_ = Outcome::kConnectionLost;
+    Complete();  // not resumed: await_suspend returns false
+    result_ = CallResult::kConnectionLost;
     message_ = "redis " + conn.options_.host + ":" + std::to_string(conn.options_.port) +
                " is not connected (" + std::string(ConnectionStateName(conn.state_)) +
                (conn.last_error_.empty() ? "" : ": " + conn.last_error_) + ")";
@@ -71,84 +71,44 @@ bool Waiter::Begin(Connection& conn, std::coroutine_handle<> handle, rt::CancelT
     return false;
   }
   conn_ = &conn;
-  cancel_.Register(token, &Waiter::OnCancel, this);
-  if (options.timeout.count() > 0) {
-    loop_->timers().Add(static_cast<rt::TimerNode*>(this),
-                        rt::MonotonicNanos() + options.timeout.count());
+  return true;
+}
+
+void CallWaiter::ThrowIfFailed() const {
+  ThrowIfInterrupted();
+  switch (result_) {
+    case CallResult::kOk:
+      return;
+    case CallResult::kServerError:
+      throw ServerReplyError(message_);
+    case CallResult::kConnectionLost:
+      throw ConnectionError(message_);
+    case CallResult::kProtocol:
+      throw ProtocolError(message_);
+  }
+}
+
+void CallWaiter::Finish(CallResult result, std::string_view message) noexcept {
+  if (!pending()) return;
+  result_ = result;
+  if (!message.empty()) message_.assign(message);
+  conn_ = nullptr;
+  Wake();
+}
+
+bool CallWaiter::OnInterrupt(rt::Waiter* waiter, rt::WaitOutcome why) noexcept {
+  auto* self = static_cast<CallWaiter*>(waiter);
+  if (self->conn_ != nullptr) {
+    self->conn_->Metric(why == rt::WaitOutcome::kDeadline ? &ClientMetrics::errors_deadline
+                                                          : &ClientMetrics::errors_cancelled);
+    self->conn_->Abandon(self);
   }
   return true;
 }
 
-void Waiter::ThrowIfFailed() const {
-  switch (outcome_) {
-    case Outcome::kOk:
-    case Outcome::kPending:
-      return;
-    case Outcome::kServerError:
-      throw ServerReplyError(message_);
-    case Outcome::kConnectionLost:
-      throw ConnectionError(message_);
-    case Outcome::kProtocol:
-      throw ProtocolError(message_);
-    case Outcome::kCancelled:
-      throw rt::CancelledError();
-    case Outcome::kDeadline:
-      throw rt::DeadlineExceeded();
-  }
-}
-
-void Waiter::Finish(Outcome outcome, std::string_view message) noexcept {
-  if (outcome_ != Outcome::kPending) return;
-  outcome_ = outcome;
-  if (!message.empty()) message_.assign(message);
-  conn_ = nullptr;
-  cancel_.Unregister();
-  loop_->timers().Remove(static_cast<rt::TimerNode*>(this));
-  loop_->ready().Push(static_cast<rt::ReadyNode*>(this));
-}
-
-void Waiter::OnReady(rt::ReadyNode* node) noexcept { static_cast<Waiter*>(node)->handle_.resume(); }
-
-void Waiter::OnDeadline(rt::TimerNode* node) noexcept {
-  auto* self = static_cast<Waiter*>(node);
-  if (self->conn_ == nullptr) return;
-  self->conn_->Metric(&ClientMetrics::errors_deadline);
-  self->conn_->Abandon(self);
-  self->Finish(Outcome::kDeadline);
-}
-
-void Waiter::OnCancel(void* arg) noexcept {
-  auto* self = static_cast<Waiter*>(arg);
-  if (self->conn_ == nullptr) return;
-  self->conn_->Metric(&ClientMetrics::errors_cancelled);
-  self->conn_->Abandon(self);
-  self->Finish(Outcome::kCancelled);
-}
-
 }  // namespace detail
 
-using detail::Outcome;
-
-// Suspends the writer until commands are queued. Clears the connection's pointer to it when
-// its frame goes (a session torn down while the writer idles).
-class Connection::WriterWait {
- public:
-  explicit WriterWait(Connection* conn) noexcept : conn_(conn) {}
-  WriterWait(const WriterWait&) = delete;
-  ~WriterWait() {
-    if (conn_->writer_waiting_ == handle_) conn_->writer_waiting_ = nullptr;
-  }
-  bool await_ready() const noexcept { return !conn_->out_.empty(); }
-  void await_suspend(std::coroutine_handle<> h) noexcept {
-    handle_ = h;
-    conn_->writer_waiting_ = h;
-  }
-  void await_resume() const noexcept {}
-
- private:
-  Connection* conn_;
-  std::coroutine_handle<> handle_;
-};
+using detail::CallResult;
 
 Connection::Connection(ConnectionOptions options)
     : options_(std::move(options)), loop_(rt::EventLoop::Current()), parser_(options_.limits) {
@@ -163,27 +123,38 @@ Connection::Connection(ConnectionOptions options)
 
 Connection::~Connection() {
   closing_ = true;
-  FailAll(Outcome::kConnectionLost, "redis connection closed by its owner");
-  state_ = ConnectionState::kDown;
+  FailAll(CallResult::kConnectionLost, "redis connection closed by its owner");
+  SetState(ConnectionState::kDown);
 }
 
 void Connection::Start() {
   if (started_) return;
   started_ = true;
-  state_ = ConnectionState::kConnecting;
+  SetState(ConnectionState::kConnecting);
   scope_.Spawn(Supervise());
 }
 
 rt::Task<void> Connection::WaitUntilUp(rt::Duration timeout) {
-  const std::int64_t end = rt::MonotonicNanos() + timeout.count();
-  while (state_ != ConnectionState::kUp) {
-    if (rt::MonotonicNanos() >= end) {
-      throw ConnectionError("redis " + options_.host + ":" + std::to_string(options_.port) +
-                            " not up within the timeout (" +
-                            std::string(ConnectionStateName(state_)) +
-                            (last_error_.empty() ? "" : ": " + last_error_) + ")");
-    }
-    co_await rt::SleepFor(1ms);
+  bool timed_out = false;
+  try {
+    co_await up_.WaitFor(timeout);
+  } catch (const rt::DeadlineExceeded&) {
+    timed_out = true;
+  }
+  if (timed_out) {
+    throw ConnectionError("redis " + options_.host + ":" + std::to_string(options_.port) +
+                          " not up within the timeout (" +
+                          std::string(ConnectionStateName(state_)) +
+                          (last_error_.empty() ? "" : ": " + last_error_) + ")");
+  }
+}
+
+void Connection::SetState(ConnectionState state) noexcept {
+  state_ = state;
+  if (state == ConnectionState::kUp) {
+    up_.Set();
+  } else {
+    up_.Reset();
   }
 }
 
@@ -193,7 +164,7 @@ rt::Task<Reply> Connection::CallEncoded(std::string command, CallOptions options
   co_return builder.Take();
 }
 
-bool Connection::Submit(detail::Waiter* waiter, std::string_view bytes,
+bool Connection::Submit(detail::CallWaiter* waiter, std::string_view bytes,
                         const detail::ReplyTarget* targets, std::size_t count) {
   if (state_ == ConnectionState::kDown || closing_) return false;
   waiter->first_seq_ = head_seq_ + entries_.size();
@@ -204,11 +175,11 @@ bool Connection::Submit(detail::Waiter* waiter, std::string_view bytes,
   }
   out_.append(bytes);
   out_commands_ += count;
-  ScheduleFlush();
+  if (!commands_queued_.is_set()) commands_queued_.Set();
   return true;
 }
 
-void Connection::Abandon(detail::Waiter* waiter) noexcept {
+void Connection::Abandon(detail::CallWaiter* waiter) noexcept {
   const std::uint64_t begin = std::max(waiter->first_seq_, head_seq_);
   const std::uint64_t end =
       std::min<std::uint64_t>(waiter->first_seq_ + waiter->count_, head_seq_ + entries_.size());
@@ -219,11 +190,11 @@ void Connection::Abandon(detail::Waiter* waiter) noexcept {
   waiter->conn_ = nullptr;
 }
 
-void Connection::FailAll(Outcome outcome, const std::string& message) noexcept {
+void Connection::FailAll(CallResult result, const std::string& message) noexcept {
   for (Entry& e : entries_) {
-    if (e.waiter == nullptr || e.waiter->outcome_ != Outcome::kPending) continue;
+    if (e.waiter == nullptr || !e.waiter->pending()) continue;
     Metric(&ClientMetrics::errors_connection);
-    e.waiter->Finish(outcome, message);
+    e.waiter->Finish(result, message);
   }
   head_seq_ += entries_.size();
   entries_.clear();
@@ -231,75 +202,66 @@ void Connection::FailAll(Outcome outcome, const std::string& message) noexcept {
   out_commands_ = 0;
 }
 
-void Connection::ScheduleFlush() noexcept {
-  if (flush_queued_) return;
-  flush_queued_ = true;
-  loop_->ready().Push(&flush_node_);
-}
-
-void Connection::FlushNode::Run(rt::ReadyNode* node) noexcept {
-  Connection* conn = static_cast<FlushNode*>(node)->conn_;
-  conn->flush_queued_ = false;
-  if (conn->writer_waiting_ && !conn->out_.empty()) {
-    std::exchange(conn->writer_waiting_, nullptr).resume();
-  }
-}
-
 rt::Task<void> Connection::Supervise() {
   const rt::CancelToken token = co_await rt::CurrentCancelToken();
-  int failures = 0;
   const std::string name = options_.host + ":" + std::to_string(options_.port);
+  int failures = 0;
   for (;;) {
-    state_ = ConnectionState::kConnecting;
-    std::string why;
-    bool was_up = false;
-    bool protocol_failure = false;
-    bool closed = false;
-    try {
-      net::TcpStream stream;
-      co_await rt::WithTimeout(
-          options_.connect_timeout, [](Connection* self, net::TcpStream* s) -> rt::Task<void> {
-            *s = co_await net::TcpStream::Connect(self->options_.host, self->options_.port);
-            co_await self->Handshake(*s);
-          }(this, &stream));
-      state_ = ConnectionState::kUp;
-      was_up = true;
-      failures = 0;
-      Metric(&ClientMetrics::connects);
-      if (ever_up_) Metric(&ClientMetrics::reconnects);
-      ever_up_ = true;
-      co_await RunSession(stream);
-    } catch (const ProtocolError& e) {
-      why = e.what();
-      protocol_failure = true;
-    } catch (const rt::DeadlineExceeded&) {
-      why = "connect and handshake took longer than the connect timeout";
-    } catch (const rt::CancelledError&) {
-      closed = closing_ || token.StopRequested();
-      why = "cancelled";
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    state_ = ConnectionState::kDown;
-    if (closed) {
-      FailAll(Outcome::kConnectionLost, "redis connection to " + name + " closed");
+    SetState(ConnectionState::kConnecting);
+    const SessionEnd end = co_await RunOnce();
+    SetState(ConnectionState::kDown);
+    if (end.cancelled && (closing_ || token.StopRequested())) {
+      FailAll(CallResult::kConnectionLost, "redis connection to " + name + " closed");
       throw rt::CancelledError("redis connection to " + name + " closed");
     }
-    last_error_ = "redis " + name + ": " + why;
-    if (!was_up) Metric(&ClientMetrics::connect_failures);
-    FailAll(protocol_failure ? Outcome::kProtocol : Outcome::kConnectionLost, last_error_);
+    last_error_ = "redis " + name + ": " + end.why;
+    if (!end.was_up) Metric(&ClientMetrics::connect_failures);
+    FailAll(end.protocol_failure ? CallResult::kProtocol : CallResult::kConnectionLost,
+            last_error_);
     protocol_error_.clear();
-    // Capped exponential backoff with jitter: half the step fixed, half random.
-    const std::int64_t min_ns = std::max<std::int64_t>(options_.reconnect_min.count(), 1'000'000);
-    const std::int64_t max_ns = std::max<std::int64_t>(options_.reconnect_max.count(), min_ns);
-    std::int64_t step = min_ns;
-    for (int i = 0; i < failures && step < max_ns; ++i) step *= 2;
-    step = std::min(step, max_ns);
-    ++failures;
-    const std::int64_t delay =
-        step / 2 + static_cast<std::int64_t>(jitter_() % static_cast<std::uint64_t>(step / 2 + 1));
-    co_await rt::SleepFor(rt::Duration(delay));
+    if (end.was_up) failures = 0;
+    co_await rt::SleepFor(ReconnectDelay(failures++));
   }
+}
+
+rt::Task<Connection::SessionEnd> Connection::RunOnce() {
+  SessionEnd end;
+  try {
+    net::TcpStream stream;
+    co_await rt::WithTimeout(
+        options_.connect_timeout, [](Connection* self, net::TcpStream* s) -> rt::Task<void> {
+          *s = co_await net::TcpStream::Connect(self->options_.host, self->options_.port);
+          co_await self->Handshake(*s);
+        }(this, &stream));
+    SetState(ConnectionState::kUp);
+    end.was_up = true;
+    Metric(&ClientMetrics::connects);
+    if (ever_up_) Metric(&ClientMetrics::reconnects);
+    ever_up_ = true;
+    co_await RunSession(stream);
+  } catch (const ProtocolError& e) {
+    end.why = e.what();
+    end.protocol_failure = true;
+  } catch (const rt::DeadlineExceeded&) {
+    end.why = "connect and handshake took longer than the connect timeout";
+  } catch (const rt::CancelledError&) {
+    end.why = "cancelled";
+    end.cancelled = true;
+  } catch (const std::exception& e) {
+    end.why = e.what();
+  }
+  co_return end;
+}
+
+rt::Duration Connection::ReconnectDelay(int failures) {
+  // Half the step fixed, half random, so that connections that failed together spread out.
+  const std::int64_t min_ns = std::max<std::int64_t>(options_.reconnect_min.count(), 1'000'000);
+  const std::int64_t max_ns = std::max<std::int64_t>(options_.reconnect_max.count(), min_ns);
+  std::int64_t step = min_ns;
+  for (int i = 0; i < failures && step < max_ns; ++i) step *= 2;
+  step = std::min(step, max_ns);
+  return rt::Duration(
+      step / 2 + static_cast<std::int64_t>(jitter_() % static_cast<std::uint64_t>(step / 2 + 1)));
 }
 
 rt::Task<void> Connection::Handshake(net::TcpStream& stream) {
@@ -372,7 +334,9 @@ rt::Task<void> Connection::RunSession(net::TcpStream& stream) {
 rt::Task<void> Connection::WriteLoop(net::TcpStream& stream) {
   try {
     for (;;) {
-      co_await WriterWait(this);
+      co_await commands_queued_.Wait();
+      commands_queued_.Reset();
+      if (out_.empty()) continue;  // failed and cleared meanwhile
       writing_.swap(out_);
       if (options_.metrics != nullptr) options_.metrics->RecordWrite(out_commands_);
       out_commands_ = 0;
@@ -387,7 +351,7 @@ rt::Task<void> Connection::WriteLoop(net::TcpStream& stream) {
   } catch (const std::exception& e) {
     // The reader sees the shutdown and ends the session with this error.
     session_error_ = std::string("write failed: ") + e.what();
-    ::shutdown(stream.fd(), SHUT_RDWR);
+    (void)::shutdown(stream.fd(), SHUT_RDWR);  // a socket already down needs no wake-up
   }
 }
 
@@ -425,67 +389,67 @@ bool Connection::DispatchReplies() {
   while (read_start_ < read_end_) {
     const std::string_view buffer(read_buffer_.data() + read_start_, read_end_ - read_start_);
     std::size_t consumed = 0;
-    ParseStatus status;
-    if (buffer[0] == '>') {  // RESP3 out-of-band push: belongs to no command
-      status = parser_.Skip(buffer, &consumed);
-      if (status == ParseStatus::kComplete) {
-        read_start_ += consumed;
-        Metric(&ClientMetrics::pushes_ignored);
-        continue;
-      }
-    } else if (entries_.empty()) {
-      protocol_error_ = "a reply arrived with no command waiting for it (at stream offset " +
-                        std::to_string(parser_.offset()) + ")";
-      return false;
-    } else {
-      Entry& entry = entries_.front();
-      detail::Waiter* waiter = entry.waiter;
-      std::string error_message;
-      const bool is_error = buffer[0] == '-' || buffer[0] == '!';
-      if (waiter == nullptr) {
-        status = parser_.Skip(buffer, &consumed);
-      } else if (is_error) {
-        detail::ErrorMessageSink sink;
-        sink.out = &error_message;
-        status = parser_.Parse(buffer, sink, &consumed);
-      } else {
-        status = entry.target.parse(parser_, buffer, entry.target.sink, &consumed);
-      }
-      if (status == ParseStatus::kComplete) {
-        read_start_ += consumed;
-        const std::uint32_t index = entry.index;
-        entries_.pop_front();
-        ++head_seq_;
-        Metric(&ClientMetrics::replies);
-        if (waiter == nullptr) {
-          Metric(&ClientMetrics::late_replies);
-          continue;
-        }
-        if (is_error) {
-          Metric(&ClientMetrics::errors_server);
-          if (waiter->item_errors_ != nullptr) {
-            (*waiter->item_errors_)[index] = std::move(error_message);
-          } else {
-            waiter->outcome_ = Outcome::kServerError;
-            waiter->message_ = std::move(error_message);
-          }
-        }
-        if (--waiter->remaining_ == 0) {
-          if (waiter->outcome_ == Outcome::kServerError) {
-            waiter->outcome_ = Outcome::kPending;
-            waiter->Finish(Outcome::kServerError);
-          } else {
-            waiter->Finish(Outcome::kOk);
-          }
-        }
-        continue;
-      }
-    }
+    const ParseStatus status = DispatchOne(buffer, &consumed);
     if (status == ParseStatus::kNeedMore) return true;
-    protocol_error_ = parser_.error().message;
-    return false;
+    if (status == ParseStatus::kError) {
+      if (protocol_error_.empty()) protocol_error_ = parser_.error().message;
+      return false;
+    }
+    read_start_ += consumed;
   }
   return true;
+}
+
+ParseStatus Connection::DispatchOne(std::string_view buffer, std::size_t* consumed) {
+  if (buffer[0] == '>') {  // RESP3 out-of-band push: belongs to no command
+    const ParseStatus status = parser_.Skip(buffer, consumed);
+    if (status == ParseStatus::kComplete) Metric(&ClientMetrics::pushes_ignored);
+    return status;
+  }
+  if (entries_.empty()) {
+    protocol_error_ = "a reply arrived with no command waiting for it (at stream offset " +
+                      std::to_string(parser_.offset()) + ")";
+    return ParseStatus::kError;
+  }
+  const Entry& entry = entries_.front();
+  if (entry.waiter == nullptr) {  // its caller gave up
+    const ParseStatus status = parser_.Skip(buffer, consumed);
+    if (status == ParseStatus::kComplete) {
+      Metric(&ClientMetrics::late_replies);
+      CompleteEntry(false, {});
+    }
+    return status;
+  }
+  if (buffer[0] == '-' || buffer[0] == '!') {  // an error reply never reaches the sink
+    std::string message;
+    detail::ErrorMessageSink sink;
+    sink.out = &message;
+    const ParseStatus status = parser_.Parse(buffer, sink, consumed);
+    if (status == ParseStatus::kComplete) CompleteEntry(true, std::move(message));
+    return status;
+  }
+  const ParseStatus status = entry.target.parse(parser_, buffer, entry.target.sink, consumed);
+  if (status == ParseStatus::kComplete) CompleteEntry(false, {});
+  return status;
+}
+
+void Connection::CompleteEntry(bool is_error, std::string error_message) {
+  const Entry entry = entries_.front();
+  entries_.pop_front();
+  ++head_seq_;
+  Metric(&ClientMetrics::replies);
+  detail::CallWaiter* waiter = entry.waiter;
+  if (waiter == nullptr) return;
+  if (is_error) {
+    Metric(&ClientMetrics::errors_server);
+    if (waiter->item_errors_ != nullptr) {
+      (*waiter->item_errors_)[entry.index] = std::move(error_message);
+    } else {
+      waiter->result_ = CallResult::kServerError;
+      waiter->message_ = std::move(error_message);
+    }
+  }
+  if (--waiter->remaining_ == 0) waiter->Finish(waiter->result_);
 }
 
 }  // namespace rankd::redis

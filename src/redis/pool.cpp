@@ -3,92 +3,39 @@
 #include <stdexcept>
 
 #include "rankd/runtime/deadline.h"
-#include "rankd/runtime/sleep.h"
+#include "rankd/runtime/when_all.h"
 
 namespace rankd::redis {
 
 using namespace std::chrono_literals;
 
-namespace {
-constexpr int kGranted = 1;
-constexpr int kCancelled = 2;
-constexpr int kDeadline = 3;
-}  // namespace
-
 // One shared call: the callers waiting for it and, once done, its reply or error.
 struct Pool::Flight {
-  FlightAwaiter* head = nullptr;
+  rt::WaitList waiters;
   bool done = false;
   std::shared_ptr<const Reply> reply;
   std::exception_ptr error;
 };
 
 // Waits for a Flight to finish. Loop thread only; lives in the waiting coroutine's frame.
-class Pool::FlightAwaiter : private rt::ReadyNode {
+class Pool::FlightAwaiter : private rt::Waiter {
  public:
-  explicit FlightAwaiter(std::shared_ptr<Flight> flight) noexcept
-      : rt::ReadyNode(&FlightAwaiter::OnReady), flight_(std::move(flight)) {}
-  FlightAwaiter(const FlightAwaiter&) = delete;
-  ~FlightAwaiter() { Unlink(); }
+  explicit FlightAwaiter(std::shared_ptr<Flight> flight) noexcept : flight_(std::move(flight)) {}
   bool await_ready() const noexcept { return flight_->done; }
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
-    const rt::CancelToken token = rt::TokenOf(h);
-    if (token.StopRequested()) {
-      cancelled_ = true;
-      return false;
-    }
-    handle_ = h;
-    next_ = flight_->head;
-    if (next_ != nullptr) next_->prev_ = this;
-    flight_->head = this;
-    linked_ = true;
-    cancel_.Register(token, &FlightAwaiter::OnCancel, this);
+    if (!Suspend(h, rt::TokenOf(h))) return false;
+    flight_->waiters.Add(this);
     return true;
   }
   std::shared_ptr<const Reply> await_resume() const {
-    if (cancelled_) throw rt::CancelledError();
+    ThrowIfInterrupted();
     if (flight_->error) std::rethrow_exception(flight_->error);
     return flight_->reply;
   }
-  // Resumes every waiter of a finished flight.
-  static void WakeAll(Flight& flight) noexcept {
-    while (flight.head != nullptr) {
-      FlightAwaiter* w = flight.head;
-      w->Unlink();
-      w->cancel_.Unregister();
-      rt::EventLoop::Current()->ready().Push(w);
-    }
-  }
 
  private:
-  void Unlink() noexcept {
-    if (!linked_) return;
-    linked_ = false;
-    if (prev_ != nullptr)
-      prev_->next_ = next_;
-    else
-      flight_->head = next_;
-    if (next_ != nullptr) next_->prev_ = prev_;
-    prev_ = next_ = nullptr;
-  }
-  static void OnReady(rt::ReadyNode* node) noexcept {
-    static_cast<FlightAwaiter*>(node)->handle_.resume();
-  }
-  static void OnCancel(void* arg) noexcept {
-    auto* self = static_cast<FlightAwaiter*>(arg);
-    self->Unlink();
-    self->cancelled_ = true;
-    rt::EventLoop::Current()->ready().Push(self);
-  }
-
   std::shared_ptr<Flight> flight_;
-  std::coroutine_handle<> handle_;
-  FlightAwaiter* prev_ = nullptr;
-  FlightAwaiter* next_ = nullptr;
-  bool linked_ = false;
-  bool cancelled_ = false;
-  rt::CancelCallback cancel_;
 };
 
 Pool::Pool(PoolOptions options) : options_(std::move(options)), loop_(rt::EventLoop::Current()) {
@@ -105,7 +52,7 @@ Pool::Pool(PoolOptions options) : options_(std::move(options)), loop_(rt::EventL
 
 Pool::~Pool() {
   // Waiters still queued (their frames outlive the pool) fail with CancelledError.
-  while (waiters_head_ != nullptr) waiters_head_->Wake(kCancelled);
+  permit_waiters_.WakeAll(rt::WaitOutcome::kCancelled);
 }
 
 void Pool::Start() {
@@ -113,18 +60,19 @@ void Pool::Start() {
 }
 
 rt::Task<void> Pool::WaitUntilUp(rt::Duration timeout) {
-  const std::int64_t end = rt::MonotonicNanos() + timeout.count();
-  for (;;) {
-    for (auto& c : connections_) {
-      if (c->state() == ConnectionState::kUp) co_return;
-    }
-    if (rt::MonotonicNanos() >= end) {
-      throw ConnectionError("redis pool " + options_.connection.host + ":" +
-                            std::to_string(options_.connection.port) +
-                            ": no connection up within the timeout (" +
-                            connections_.front()->last_error() + ")");
-    }
-    co_await rt::SleepFor(1ms);
+  std::vector<rt::Task<void>> waits;
+  waits.reserve(connections_.size());
+  for (auto& c : connections_) waits.push_back(c->WaitUntilUp(timeout));
+  bool timed_out = false;
+  try {
+    co_await rt::WhenAny(std::move(waits));  // the first connection up, or the first timeout
+  } catch (const ConnectionError&) {
+    timed_out = true;
+  }
+  if (timed_out) {
+    throw ConnectionError(
+        "redis pool " + options_.connection.host + ":" + std::to_string(options_.connection.port) +
+        ": no connection up within the timeout (" + connections_.front()->last_error() + ")");
   }
 }
 
@@ -166,10 +114,7 @@ Pool::PermitAwaiter Pool::Acquire(std::int64_t deadline_ns) {
 }
 
 void Pool::Release() noexcept {
-  if (waiters_head_ != nullptr) {
-    waiters_head_->Wake(kGranted);  // the permit passes to the first waiter
-    return;
-  }
+  if (permit_waiters_.WakeOne()) return;  // the permit passes to the first waiter
   --in_flight_;
 }
 
@@ -206,7 +151,7 @@ rt::Task<std::shared_ptr<const Reply>> Pool::CallShared(std::string command, Cal
       }
       pool->flights_.erase(cmd);
       f->done = true;
-      FlightAwaiter::WakeAll(*f);
+      f->waiters.WakeAll();
     }(this, flight, std::move(command), options));
   }
   if (options.timeout.count() > 0) {
@@ -221,82 +166,30 @@ rt::Task<std::shared_ptr<const Reply>> Pool::CallShared(std::string command, Cal
 // ---- PermitAwaiter ----
 
 Pool::PermitAwaiter::~PermitAwaiter() {
-  Unlink();
-  // Granted but never resumed (the frame was destroyed first): give the permit back.
-  if (outcome_ == kGranted && !taken_) pool_->Release();
+  // Handed the permit but never resumed (the frame was destroyed first): give it back.
+  if (outcome() == rt::WaitOutcome::kDone && !taken_) pool_->Release();
 }
 
 bool Pool::PermitAwaiter::await_ready() noexcept {
-  if (pool_->in_flight_ < pool_->options_.max_in_flight && pool_->waiters_head_ == nullptr) {
+  if (pool_->in_flight_ < pool_->options_.max_in_flight && pool_->permit_waiters_.empty()) {
     ++pool_->in_flight_;
-    outcome_ = kGranted;
     return true;
   }
   return false;
 }
 
 bool Pool::PermitAwaiter::Suspend(std::coroutine_handle<> h, rt::CancelToken token) {
-  if (token.StopRequested()) {
-    outcome_ = kCancelled;
-    return false;
-  }
-  handle_ = h;
-  prev_ = pool_->waiters_tail_;
-  next_ = nullptr;
-  if (prev_ != nullptr)
-    prev_->next_ = this;
-  else
-    pool_->waiters_head_ = this;
-  pool_->waiters_tail_ = this;
-  queued_ = true;
-  ++pool_->waiting_;
-  if (pool_->options_.connection.metrics != nullptr)
+  if (!rt::Waiter::Suspend(h, token, deadline_ns_)) return false;
+  pool_->permit_waiters_.Add(this);
+  if (pool_->options_.connection.metrics != nullptr) {
     ++pool_->options_.connection.metrics->pool_waits;
-  cancel_.Register(token, &PermitAwaiter::OnCancel, this);
-  if (deadline_ns_ != 0)
-    pool_->loop_->timers().Add(static_cast<rt::TimerNode*>(this), deadline_ns_);
+  }
   return true;
 }
 
 void Pool::PermitAwaiter::await_resume() {
   taken_ = true;
-  if (outcome_ == kCancelled) throw rt::CancelledError();
-  if (outcome_ == kDeadline) throw rt::DeadlineExceeded();
-}
-
-void Pool::PermitAwaiter::Unlink() noexcept {
-  if (!queued_) return;
-  queued_ = false;
-  --pool_->waiting_;
-  if (prev_ != nullptr)
-    prev_->next_ = next_;
-  else
-    pool_->waiters_head_ = next_;
-  if (next_ != nullptr)
-    next_->prev_ = prev_;
-  else
-    pool_->waiters_tail_ = prev_;
-  prev_ = next_ = nullptr;
-}
-
-void Pool::PermitAwaiter::Wake(int outcome) noexcept {
-  Unlink();
-  outcome_ = outcome;
-  cancel_.Unregister();
-  pool_->loop_->timers().Remove(static_cast<rt::TimerNode*>(this));
-  pool_->loop_->ready().Push(static_cast<rt::ReadyNode*>(this));
-}
-
-void Pool::PermitAwaiter::OnReady(rt::ReadyNode* node) noexcept {
-  static_cast<PermitAwaiter*>(node)->handle_.resume();
-}
-
-void Pool::PermitAwaiter::OnDeadline(rt::TimerNode* node) noexcept {
-  static_cast<PermitAwaiter*>(node)->Wake(kDeadline);
-}
-
-void Pool::PermitAwaiter::OnCancel(void* arg) noexcept {
-  static_cast<PermitAwaiter*>(arg)->Wake(kCancelled);
+  ThrowIfInterrupted();
 }
 
 }  // namespace rankd::redis

@@ -9,33 +9,11 @@ bool CancelCallback::Register(CancelToken token, Fn fn, void* arg) noexcept {
   if (state->StopRequested()) return false;
   fn_ = fn;
   arg_ = arg;
-  state_ = state;
-  next_ = nullptr;
-  prev_ = state->tail_;
-  if (prev_ != nullptr) {
-    prev_->next_ = this;
-  } else {
-    state->head_ = this;
-  }
-  state->tail_ = this;
+  state->callbacks_.PushBack(this);
   return true;
 }
 
-void CancelCallback::Unregister() noexcept {
-  if (state_ == nullptr) return;
-  if (prev_ != nullptr) {
-    prev_->next_ = next_;
-  } else {
-    state_->head_ = next_;
-  }
-  if (next_ != nullptr) {
-    next_->prev_ = prev_;
-  } else {
-    state_->tail_ = prev_;
-  }
-  state_ = nullptr;
-  prev_ = next_ = nullptr;
-}
+void CancelCallback::Unregister() noexcept { Unlink(); }
 
 void CancelSource::LinkTo(CancelToken parent) noexcept {
   if (!parent_link_.Register(parent, &CancelSource::OnParentCancelled, this)) {
@@ -49,12 +27,9 @@ void CancelSource::OnParentCancelled(void* self) noexcept {
 
 bool CancelSource::RequestCancel() noexcept {
   if (state_.requested_.exchange(true, std::memory_order_acq_rel)) return false;
-  // Pop from the head one at a time: a callback may unregister any other callback (or register
-  // new ones, which then run too) while we notify.
-  while (CancelCallback* cb = state_.head_) {
-    cb->Unregister();
-    cb->fn_(cb->arg_);
-  }
+  // Take them off one at a time: a callback may unregister any other callback while we notify
+  // (registering a new one fails: the source is cancelled already).
+  while (CancelCallback* cb = state_.callbacks_.PopFront()) cb->fn_(cb->arg_);
   parent_link_.Unregister();
   return true;
 }

@@ -34,14 +34,8 @@ void CpuPool::Submit(PoolJob* job) {
   if (worker_pool == this && workers_[worker_index]->deque.Push(job)) {
     // Pushed onto our own deque: idle siblings may steal it.
   } else {
-    job->next = nullptr;
     std::lock_guard lock(shared_mu_);
-    if (shared_tail_ != nullptr) {
-      shared_tail_->next = job;
-    } else {
-      shared_head_ = job;
-    }
-    shared_tail_ = job;
+    shared_.PushBack(job);
     shared_size_.fetch_add(1, std::memory_order_relaxed);
   }
   WakeOne();
@@ -59,10 +53,8 @@ void CpuPool::WakeOne() {
 PoolJob* CpuPool::PopShared() {
   if (shared_size_.load(std::memory_order_relaxed) == 0) return nullptr;
   std::lock_guard lock(shared_mu_);
-  PoolJob* job = shared_head_;
+  PoolJob* job = shared_.PopFront();
   if (job != nullptr) {
-    shared_head_ = job->next;
-    if (shared_head_ == nullptr) shared_tail_ = nullptr;
     shared_size_.fetch_sub(1, std::memory_order_relaxed);
   }
   return job;

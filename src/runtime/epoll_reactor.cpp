@@ -26,35 +26,7 @@ constexpr int kMaxEvents = 256;
 
 enum OpState : std::uint8_t { kIdle = 0, kQueued = 1, kDeferred = 2, kConnectStarted = 4 };
 
-struct OpList {
-  IoOp* head = nullptr;
-  IoOp* tail = nullptr;
-
-  bool empty() const { return head == nullptr; }
-  void PushBack(IoOp* op) {
-    op->next = nullptr;
-    op->prev = tail;
-    if (tail != nullptr) {
-      tail->next = op;
-    } else {
-      head = op;
-    }
-    tail = op;
-  }
-  void Remove(IoOp* op) {
-    if (op->prev != nullptr) {
-      op->prev->next = op->next;
-    } else {
-      head = op->next;
-    }
-    if (op->next != nullptr) {
-      op->next->prev = op->prev;
-    } else {
-      tail = op->prev;
-    }
-    op->next = op->prev = nullptr;
-  }
-};
+using OpList = IntrusiveList<IoOp>;
 
 struct FdEntry {
   OpList readers;  // recv, accept
@@ -82,7 +54,7 @@ class EpollReactor final : public Reactor {
     wakefd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wakefd_ < 0) {
       const int err = errno;
-      ::close(epfd_);
+      (void)::close(epfd_);  // never used: nothing to flush, nothing to report
       throw std::system_error(err, std::system_category(), "eventfd");
     }
     epoll_event ev{};
@@ -90,15 +62,16 @@ class EpollReactor final : public Reactor {
     ev.data.u64 = kWakeToken;
     if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev) != 0) {
       const int err = errno;
-      ::close(wakefd_);
-      ::close(epfd_);
+      (void)::close(wakefd_);  // never used: nothing to flush, nothing to report
+      (void)::close(epfd_);
       throw std::system_error(err, std::system_category(), "epoll_ctl(eventfd)");
     }
   }
 
   ~EpollReactor() override {
-    ::close(wakefd_);
-    ::close(epfd_);
+    // Released whatever close reports; a destructor has no one to tell.
+    (void)::close(wakefd_);
+    (void)::close(epfd_);
   }
 
   IoBackend backend() const noexcept override { return IoBackend::kEpoll; }
@@ -139,8 +112,7 @@ class EpollReactor final : public Reactor {
 
   void Cancel(IoOp* op) noexcept override {
     if ((op->backend_state & kQueued) == 0) return;  // completed, deferred, or never submitted
-    FdEntry& e = fds_[op->fd];
-    (IsReader(op->kind) ? e.readers : e.writers).Remove(op);
+    op->Unlink();
     --queued_;
     op->result = -ECANCELED;
     Defer(op);
@@ -148,11 +120,10 @@ class EpollReactor final : public Reactor {
 
   void Abandon(IoOp* op) noexcept override {
     if (op->backend_state & kQueued) {
-      FdEntry& e = fds_[op->fd];
-      (IsReader(op->kind) ? e.readers : e.writers).Remove(op);
+      op->Unlink();
       --queued_;
     } else if (op->backend_state == kDeferred) {
-      deferred_.Remove(op);
+      op->Unlink();
       --deferred_count_;
     }
     op->backend_state = kIdle;
@@ -162,8 +133,7 @@ class EpollReactor final : public Reactor {
     if (fd < 0 || static_cast<std::size_t>(fd) >= fds_.size()) return;
     FdEntry& e = fds_[fd];
     for (OpList* list : {&e.readers, &e.writers}) {
-      while (IoOp* op = list->head) {
-        list->Remove(op);
+      while (IoOp* op = list->PopFront()) {
         --queued_;
         op->result = -ECANCELED;
         Defer(op);
@@ -242,9 +212,8 @@ class EpollReactor final : public Reactor {
   int RunDeferred() {
     // Completions may defer (or abandon) ops; only as many as were waiting run now.
     int n = 0;
-    for (std::size_t budget = deferred_count_; budget > 0 && deferred_.head != nullptr; --budget) {
-      IoOp* op = deferred_.head;
-      deferred_.Remove(op);
+    for (std::size_t budget = deferred_count_; budget > 0 && !deferred_.empty(); --budget) {
+      IoOp* op = deferred_.PopFront();
       --deferred_count_;
       op->backend_state = kIdle;
       op->complete(op);
@@ -262,9 +231,9 @@ class EpollReactor final : public Reactor {
       if (static_cast<std::size_t>(fd) >= fds_.size()) break;
       FdEntry& e = fds_[fd];
       OpList& list = readers ? e.readers : e.writers;
-      IoOp* op = list.head;
+      IoOp* op = list.front();
       if (op == nullptr || !(readers ? e.readable : e.writable) || !AttemptAndTrack(op, e)) break;
-      list.Remove(op);
+      op->Unlink();
       --queued_;
       op->backend_state = kIdle;
       op->complete(op);

@@ -7,8 +7,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "rankd/runtime/frame_pool.h"
 #include "rankd/runtime/log.h"
 #include "rankd/runtime/stall_detector.h"
+#include "rankd/runtime/task_scope.h"
 
 namespace rankd::rt {
 namespace {
@@ -128,9 +130,13 @@ void EventLoop::RunOnThisThread(Callback on_running, bool started_by_start) {
   }
   current_loop = this;
   ran_ = true;
+  // What a warm-up would buy, bought before the first request: see EventLoopOptions.
+  if (options_.reserve_frame_bytes > 0) FramePool::Reserve(options_.reserve_frame_bytes);
+  if (options_.reserve_timers > 0) timers_.Reserve(options_.reserve_timers);
   // Microsecond timers: the kernel's default 50 us timer slack would otherwise delay every
   // timed wait of this thread by up to that much.
-  ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  // A kernel that refuses leaves the default slack: timers are then up to 50 us later, no worse.
+  (void)::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   if (options_.stall_threshold.count() > 0) {
     StallDetector::Register(this, options_.stall_threshold);
   }
@@ -179,63 +185,69 @@ void EventLoop::Stop() noexcept {
 }
 
 void EventLoop::RunTurns() {
-  bool stop_seen = false;
-  std::int64_t stop_deadline = 0;
+  StopProgress stop;
   for (;;) {
     const std::int64_t now = MonotonicNanos();
     turn_now_ns_ = now;
     turn_started_ns_.store(now, std::memory_order_relaxed);
-
-    ready_.RunQueued();
-    if (posts_.Drain(options_.post_budget) != 0) last_post_ns_ = now;
-    timers_.FireExpired(now);
-    ready_.RunQueued();
-
-    if (state_.load(std::memory_order_acquire) == LoopState::kStopping) {
-      if (!stop_seen) {
-        stop_seen = true;
-        stop_deadline = now + options_.stop_grace.count();
-        root_scope_->RequestCancel();
-        ready_.RunQueued();
-      }
-      if (root_scope_->empty() || MonotonicNanos() >= stop_deadline) return;
-    }
-
-    // How long may we block?
-    std::int64_t timeout = -1;
-    if (!ready_.empty() || reactor_->has_ready_completions()) {
-      timeout = 0;
-    } else if (!timers_.empty()) {
-      timeout = std::max<std::int64_t>(0, timers_.NextDeadline() - MonotonicNanos());
-    }
-    if (stop_seen) {
-      const std::int64_t left = std::max<std::int64_t>(0, stop_deadline - MonotonicNanos());
-      timeout = timeout < 0 ? left : std::min(timeout, left);
-    }
-
-    // Spin only while posts are flowing: a loop serving I/O alone would burn a core that its
-    // clients need.
-    if (timeout != 0 && options_.idle_spin.count() > 0 && now - last_post_ns_ < kSpinAfterPostNs &&
-        SpinForPosts(timeout)) {
-      timeout = 0;
-    }
-    if (timeout != 0 && posts_.has_rings()) {
-      DekkerStore(sleeping_, true);
-      SleepFence(now - last_post_ns_ >= kQuietAfterNs);
-      if (posts_.HasPending()) {  // the other half of the Dekker pair
-        sleeping_.store(false, std::memory_order_relaxed);
-        timeout = 0;
-        // A slot may be reserved but not yet published; don't spin hard on it.
-        if (posts_.Drain(options_.post_budget) == 0) timeout = kUnpublishedSlotPollNs;
-      }
-    }
+    RunDueWork(now);
+    if (StopIsComplete(now, stop)) return;
+    const std::int64_t timeout = PrepareToBlock(PollTimeout(stop), now);
     if (timeout == 0 && !reactor_->needs_poll()) continue;  // nothing to poll for
-
     turn_started_ns_.store(0, std::memory_order_relaxed);
     const PollResult polled = reactor_->Poll(timeout);
     sleeping_.store(false, std::memory_order_relaxed);
     if (polled.woken) wake_pending_.store(false, std::memory_order_release);
   }
+}
+
+void EventLoop::RunDueWork(std::int64_t now) {
+  ready_.RunQueued();
+  if (posts_.Drain(options_.post_budget) != 0) last_post_ns_ = now;
+  timers_.FireExpired(now);
+  ready_.RunQueued();
+}
+
+bool EventLoop::StopIsComplete(std::int64_t now, StopProgress& stop) {
+  if (state_.load(std::memory_order_acquire) != LoopState::kStopping) return false;
+  if (!stop.seen) {
+    stop.seen = true;
+    stop.deadline_ns = now + options_.stop_grace.count();
+    root_scope_->RequestCancel();
+    ready_.RunQueued();
+  }
+  return root_scope_->empty() || MonotonicNanos() >= stop.deadline_ns;
+}
+
+std::int64_t EventLoop::PollTimeout(const StopProgress& stop) const {
+  std::int64_t timeout = -1;
+  if (!ready_.empty() || reactor_->has_ready_completions()) {
+    timeout = 0;
+  } else if (!timers_.empty()) {
+    timeout = std::max<std::int64_t>(0, timers_.NextDeadline() - MonotonicNanos());
+  }
+  if (stop.seen) {
+    const std::int64_t left = std::max<std::int64_t>(0, stop.deadline_ns - MonotonicNanos());
+    timeout = timeout < 0 ? left : std::min(timeout, left);
+  }
+  return timeout;
+}
+
+std::int64_t EventLoop::PrepareToBlock(std::int64_t timeout, std::int64_t now) {
+  if (timeout == 0) return 0;
+  // Spin only while posts are flowing: a loop serving I/O alone would burn a core that its
+  // clients need.
+  if (options_.idle_spin.count() > 0 && now - last_post_ns_ < kSpinAfterPostNs &&
+      SpinForPosts(timeout)) {
+    return 0;
+  }
+  if (!posts_.has_rings()) return timeout;
+  DekkerStore(sleeping_, true);
+  SleepFence(now - last_post_ns_ >= kQuietAfterNs);
+  if (!posts_.HasPending()) return timeout;  // the other half of the Dekker pair
+  sleeping_.store(false, std::memory_order_relaxed);
+  // A slot may be reserved but not yet published; don't spin hard on it.
+  return posts_.Drain(options_.post_budget) == 0 ? kUnpublishedSlotPollNs : 0;
 }
 
 void EventLoop::SleepFence(bool quiet) {

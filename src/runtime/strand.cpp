@@ -3,16 +3,10 @@
 namespace rankd::rt {
 
 void Strand::Submit(PoolJob* job) {
-  job->next = nullptr;
   bool start = false;
   {
     std::lock_guard lock(mu_);
-    if (tail_ != nullptr) {
-      tail_->next = job;
-    } else {
-      head_ = job;
-    }
-    tail_ = job;
+    queued_.PushBack(job);
     if (!active_) {
       active_ = true;
       start = true;
@@ -27,14 +21,12 @@ void Strand::Drain(PoolJob* self) noexcept {
     PoolJob* job;
     {
       std::lock_guard lock(strand->mu_);
-      job = strand->head_;
-      if (job == nullptr) {
+      if (strand->queued_.empty()) {
         strand->active_ = false;
         return;
       }
       if (n == kDrainBatch) break;  // more to do: resubmit below, still active
-      strand->head_ = job->next;
-      if (strand->head_ == nullptr) strand->tail_ = nullptr;
+      job = strand->queued_.PopFront();
     }
     job->run(job);
   }

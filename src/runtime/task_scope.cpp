@@ -6,8 +6,8 @@ TaskScope::~TaskScope() {
   source_.RequestCancel();
   // Destroy what is left. Each child is suspended (we are on its thread and not inside it);
   // destroying the frame runs its locals' destructors, which unregister everything pending.
-  while (PromiseBase* p = head_) {
-    Unlink(p);
+  while (PromiseBase* p = children_.PopFront()) {
+    --size_;
     p->self_handle.destroy();
   }
 }
@@ -19,23 +19,9 @@ void TaskScope::Spawn(Task<void> task) {
   p.set_cancel_token(source_.token());
   p.set_done_hook(&TaskScope::OnChildDone, this);
   p.self_handle = h;
-  p.owner_prev = nullptr;
-  p.owner_next = head_;
-  if (head_ != nullptr) head_->owner_prev = &p;
-  head_ = &p;
+  children_.PushFront(&p);
   ++size_;
   h.resume();
-}
-
-void TaskScope::Unlink(PromiseBase* p) noexcept {
-  if (p->owner_prev != nullptr) {
-    p->owner_prev->owner_next = p->owner_next;
-  } else {
-    head_ = p->owner_next;
-  }
-  if (p->owner_next != nullptr) p->owner_next->owner_prev = p->owner_prev;
-  p->owner_prev = p->owner_next = nullptr;
-  --size_;
 }
 
 std::coroutine_handle<> TaskScope::OnChildDone(void* ctx, std::coroutine_handle<> child) noexcept {
@@ -46,12 +32,16 @@ std::coroutine_handle<> TaskScope::OnChildDone(void* ctx, std::coroutine_handle<
     ++scope->failed_;
     if (!scope->first_error_) scope->first_error_ = e;
   }
-  scope->Unlink(&p);
+  p.Unlink();
+  --scope->size_;
   child.destroy();
-  if (scope->size_ == 0 && scope->joiner_) {
-    return std::exchange(scope->joiner_, nullptr);
-  }
-  return std::noop_coroutine();
+  if (scope->size_ != 0 || scope->joiners_.empty()) return std::noop_coroutine();
+  // The last child is done: the first joiner takes over this thread, the others follow from the
+  // ready queue.
+  Waiter* first = scope->joiners_.front();
+  std::coroutine_handle<> next = first->Complete();
+  scope->joiners_.WakeAll();
+  return next ? next : std::noop_coroutine();
 }
 
 }  // namespace rankd::rt

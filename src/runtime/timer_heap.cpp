@@ -13,6 +13,16 @@ TimerHeap::~TimerHeap() {
   }
 }
 
+void TimerHeap::Reserve(std::size_t timers) {
+  for (std::vector<Entry>* entries : {&lane_, &heap_}) {
+    if (entries->capacity() >= timers) continue;
+    const std::size_t size = entries->size();
+    entries->reserve(timers);
+    entries->resize(timers);  // writes every entry: the pages are faulted in now
+    entries->resize(size);
+  }
+}
+
 void TimerHeap::Add(TimerNode* node, std::int64_t deadline_ns) {
   if (node->heap_ != nullptr) node->heap_->Remove(node);
   node->deadline_ns_ = deadline_ns;

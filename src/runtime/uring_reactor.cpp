@@ -87,19 +87,19 @@ class UringReactor final : public Reactor {
   }
 
   ~UringReactor() override {
+    // Connections accepted ahead that no Accept took: nobody owns them but us. Released whatever
+    // close reports; a destructor has no one to tell.
     for (FdState& f : fds_) {
-      for (int accepted : f.accepted) ::close(accepted);
+      for (int accepted : f.accepted) (void)::close(accepted);
     }
     io_uring_queue_exit(&ring_);
-    ::close(wakefd_);
+    (void)::close(wakefd_);
   }
 
   IoBackend backend() const noexcept override { return IoBackend::kIoUring; }
 
   // Everything but an Accept that a multishot accept already answered is a submission.
-  bool TryComplete(IoOp* op) override {
-    return op->kind == IoKind::kAccept && TakeAccepted(op);
-  }
+  bool TryComplete(IoOp* op) override { return op->kind == IoKind::kAccept && TakeAccepted(op); }
 
   void Submit(IoOp* op) override {
     EnsureEnabled();
@@ -153,7 +153,7 @@ class UringReactor final : public Reactor {
     for (auto* list : {&stash_, &delivering_}) {
       for (Completion& c : *list) {
         if (c.op != op) continue;
-        if (op->kind == IoKind::kAccept && c.res >= 0) ::close(c.res);  // nobody will take it
+        if (op->kind == IoKind::kAccept && c.res >= 0) (void)::close(c.res);  // nobody will take it
         c.op = nullptr;
       }
     }
@@ -181,14 +181,14 @@ class UringReactor final : public Reactor {
     if (fd < 0 || static_cast<std::size_t>(fd) >= fds_.size()) return;
     FdState& state = fds_[fd];
     state.recv_drained = false;  // the number may be reused by a new socket
-    if (state.accept_armed || !state.accepted.empty() || state.accept_waiters != nullptr) {
+    if (state.accept_armed || !state.accepted.empty() || !state.accept_waiters.empty()) {
       // A listener: its Accepts end with -ECANCELED, connections taken ahead are closed, and
       // completions of the old multishot (cancelled below) are told apart by the generation.
-      while (IoOp* op = state.accept_waiters) {
+      while (IoOp* op = state.accept_waiters.front()) {
         RemoveAcceptWaiter(op);
         stash_.push_back({op, -ECANCELED});
       }
-      for (int accepted : state.accepted) ::close(accepted);
+      for (int accepted : state.accepted) (void)::close(accepted);  // unclaimed: ours to drop
       state.accepted.clear();
       state.accept_armed = false;
       ++state.accept_generation;
@@ -305,8 +305,9 @@ class UringReactor final : public Reactor {
     }
     if (op->backend_state & kAbandoned) {
       op->backend_state = kIdle;
-      if (op->kind == IoKind::kAccept && cqe->res >= 0) ::close(cqe->res);
-      return;  // its owner is gone
+      if (op->kind == IoKind::kAccept && cqe->res >= 0)
+        (void)::close(cqe->res);  // its owner is gone
+      return;                     // its owner is gone
     }
     stash_.push_back({op, cqe->res});
   }
@@ -342,7 +343,7 @@ class UringReactor final : public Reactor {
       return false;
     }
     FdState& f = fds_[op->fd];
-    if (f.accepted.empty() || f.accept_waiters != nullptr) return false;
+    if (f.accepted.empty() || !f.accept_waiters.empty()) return false;
     op->result = f.accepted.front();
     f.accepted.pop_front();
     return true;
@@ -351,35 +352,13 @@ class UringReactor final : public Reactor {
   void WaitForAccept(IoOp* op) {
     FdState& f = Fd(op->fd);
     op->backend_state = kAcceptWaiting;
-    op->next = nullptr;
-    if (f.accept_waiters == nullptr) {
-      op->prev = op;
-      f.accept_waiters = op;
-    } else {
-      IoOp* tail = f.accept_waiters->prev;
-      tail->next = op;
-      op->prev = tail;
-      f.accept_waiters->prev = op;
-    }
+    f.accept_waiters.PushBack(op);
     ++accept_waiting_;
     if (!f.accept_armed) ArmAccept(op->fd);
   }
 
   void RemoveAcceptWaiter(IoOp* op) noexcept {
-    FdState& f = fds_[op->fd];
-    IoOp* head = f.accept_waiters;
-    if (op == head) {
-      f.accept_waiters = op->next;
-      if (op->next != nullptr) op->next->prev = head->prev;
-    } else {
-      op->prev->next = op->next;
-      if (op->next != nullptr) {
-        op->next->prev = op->prev;
-      } else {
-        head->prev = op->prev;
-      }
-    }
-    op->next = op->prev = nullptr;
+    op->Unlink();
     op->backend_state = kIdle;
     --accept_waiting_;
   }
@@ -410,12 +389,12 @@ class UringReactor final : public Reactor {
       --multishots_in_flight_;
     }
     if (generation != f.accept_generation) {
-      if (res >= 0) ::close(res);  // accepted for a listener that is gone
+      if (res >= 0) (void)::close(res);  // accepted for a listener that is gone
       return;
     }
     if (!more) f.accept_armed = false;
     if (res >= 0) {
-      if (IoOp* op = f.accept_waiters) {
+      if (IoOp* op = f.accept_waiters.front()) {
         RemoveAcceptWaiter(op);
         stash_.push_back({op, res});
       } else {
@@ -429,18 +408,18 @@ class UringReactor final : public Reactor {
     } else if (res == -EINVAL && multishot_accept_) {
       // A kernel without multishot accept (before 5.19): single accepts from now on.
       multishot_accept_ = false;
-      while (IoOp* op = f.accept_waiters) {
+      while (IoOp* op = f.accept_waiters.front()) {
         RemoveAcceptWaiter(op);
         Submit(op);
       }
     } else if (res != -ECANCELED) {
       // EMFILE, ENFILE, ENOMEM...: the oldest Accept reports it, as a single accept would.
-      if (IoOp* op = f.accept_waiters) {
+      if (IoOp* op = f.accept_waiters.front()) {
         RemoveAcceptWaiter(op);
         stash_.push_back({op, res});
       }
     }
-    if (!f.accept_armed && f.accept_waiters != nullptr) ArmAccept(fd);
+    if (!f.accept_armed && !f.accept_waiters.empty()) ArmAccept(fd);
   }
 
   io_uring ring_{};
@@ -452,15 +431,16 @@ class UringReactor final : public Reactor {
   std::size_t in_flight_ = 0;
   std::vector<Completion> stash_;
   std::vector<Completion> delivering_;
-  // Per fd: ops in flight (Forget skips idle fds) and whether its last read came back short. For a listener: its multishot
-  // accept, connections it accepted that no Accept has claimed yet, and the Accepts waiting.
+  // Per fd: ops in flight (Forget skips idle fds) and whether its last read came back short. For a
+  // listener: its multishot accept, connections it accepted that no Accept has claimed yet, and the
+  // Accepts waiting.
   struct FdState {
     std::uint32_t in_flight = 0;
     bool recv_drained = false;
     bool accept_armed = false;
     std::uint32_t accept_generation = 0;
     std::deque<int> accepted;
-    IoOp* accept_waiters = nullptr;  // FIFO through next/prev; tail = head->prev
+    IntrusiveList<IoOp> accept_waiters;  // FIFO
   };
   FdState& Fd(int fd) {
     if (static_cast<std::size_t>(fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(fd) + 64);

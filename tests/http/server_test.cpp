@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,8 +41,6 @@ class HttpServerTest : public ::testing::TestWithParam<IoBackend> {
   // Options with short timeouts so the timeout tests stay fast.
   ServerOptions Options() const {
     ServerOptions o;
-    o.backend = GetParam();
-    o.shards = 1;
     o.header_timeout = 300ms;
     o.body_timeout = 300ms;
     o.idle_timeout = 2s;
@@ -82,9 +81,17 @@ class HttpServerTest : public ::testing::TestWithParam<IoBackend> {
     return r;
   }
 
-  std::uint16_t Start(ServerOptions options) {
-    server = std::make_unique<Server>(std::move(options), Routes());
-    server->Start();
+  // Shards on the backend under test (not started).
+  std::unique_ptr<rt::ShardSet> MakeShards(std::size_t count) const {
+    rt::ShardOptions o;
+    o.shards = count;
+    o.loop.backend = GetParam();
+    return std::make_unique<rt::ShardSet>(std::move(o));
+  }
+  std::uint16_t Start(ServerOptions options, std::size_t shard_count = 1) {
+    shards = MakeShards(shard_count);
+    server = std::make_unique<Server>(*shards, std::move(options), Routes());
+    shards->Start();
     return server->port();
   }
   std::uint16_t Start() { return Start(Options()); }
@@ -120,6 +127,7 @@ class HttpServerTest : public ::testing::TestWithParam<IoBackend> {
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>('a' + i % 26);
     return b;
   }();
+  std::unique_ptr<rt::ShardSet> shards;  // declared first: outlives the server
   std::unique_ptr<Server> server;
 };
 
@@ -441,9 +449,7 @@ TEST_P(HttpServerTest, ClientDisconnectingMidBodyRunsNoHandler) {
 }
 
 TEST_P(HttpServerTest, DrainFinishesInFlightRequestsAndRefusesNewConnections) {
-  ServerOptions o = Options();
-  o.shards = 2;
-  const auto port = Start(o);
+  const auto port = Start(Options(), 2);
   // An idle keep-alive connection on each shard (the kernel spreads them).
   std::vector<TestClient> idle(4);
   for (auto& c : idle) {
@@ -528,6 +534,47 @@ TEST_P(HttpServerTest, CurlGetsAndPosts) {
   EXPECT_EQ(echoed.size(), body.size());
   EXPECT_EQ(echoed, body);
   EXPECT_EQ(echo_calls.load(), 2);
+}
+
+// What a service puts on each shard (Redis pools, engine state) comes from a start hook on the
+// shard's own loop; a handler finds its own shard's object, on its own thread.
+TEST_P(HttpServerTest, EachHandlerSeesItsOwnShardsObject) {
+  struct PerShard {
+    std::size_t index;
+    std::thread::id thread;
+  };
+  shards = MakeShards(2);
+  rt::ShardLocal<PerShard> per_shard(*shards, [](rt::Shard& shard) {
+    return std::make_unique<PerShard>(PerShard{shard.index, std::this_thread::get_id()});
+  });
+  std::atomic<int> mismatches{0};
+  Router routes;
+  routes.Get("/shard", [&](Request&) {
+    const PerShard& mine = per_shard.Get();
+    if (mine.thread != std::this_thread::get_id() ||
+        mine.index != rt::ShardSet::CurrentIndex(*shards)) {
+      mismatches.fetch_add(1);
+    }
+    return Response::Text(200, std::to_string(mine.index));
+  });
+  server = std::make_unique<Server>(*shards, Options(), std::move(routes));
+  shards->Start();
+  // 32 connections: the kernel spreads them over both shards (all on one: p = 2^-31).
+  std::set<std::string> seen;
+  for (int i = 0; i < 32; ++i) {
+    TestClient c;
+    ASSERT_EQ(c.Connect(server->port()), 0);
+    const auto first = c.RoundTrip(Get("/shard"));
+    ASSERT_TRUE(first.has_value());
+    // A connection lives on one shard: every request on it sees the same object.
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(c.RoundTrip(Get("/shard"))->body, first->body);
+    seen.insert(first->body);
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"0", "1"}));
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_THROW(per_shard.Get(), std::logic_error);  // not a shard thread
+  server.reset();
+  shards->Stop();  // the objects go on their own loops, before per_shard does
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HttpServerTest,

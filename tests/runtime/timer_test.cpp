@@ -9,6 +9,7 @@
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/sleep.h"
+#include "rankd/runtime/task_scope.h"
 #include "rankd/runtime/timer_heap.h"
 #include "test_util.h"
 

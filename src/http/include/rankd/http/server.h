@@ -1,32 +1,33 @@
-// Server: rankd's HTTP/1.1 server on N shards.
+// Server: rankd's HTTP/1.1 server on the shards of an rt::ShardSet it is handed.
 //
-// Each shard is an event loop thread with its own listening socket on the same
-// port (SO_REUSEPORT: the kernel spreads connections across the shards); a connection lives on
-// the shard that accepted it, as one coroutine. Keep-alive, pipelining (the responses to the
-// requests of one read go out in one write, in order), Content-Length bodies, Expect:
+// Each shard has its own listening socket on the same port (SO_REUSEPORT: the kernel spreads
+// connections across the shards); a connection lives on the shard that accepted it, as one
+// coroutine, next to whatever else the shard set holds per shard (Redis pools, engine state), so
+// a request's handler runs on the loop that owns them. Keep-alive, pipelining (the responses to
+// the requests of one read go out in one write, in order), Content-Length bodies, Expect:
 // 100-continue, HEAD, Connection: close. Limits: header bytes (431), body bytes (413),
 // header-read, body-read, write and idle timeouts (a connection past its deadline is dropped,
 // so a slow client never holds a shard), connections per shard (503 beyond), malformed
 // requests (400 with a short reason). Every response carries Content-Length (except 204) and
 // Date.
 //
+// Lifecycle: construct it before the shard set starts (it binds the listeners then, so the port
+// is known and a bind error surfaces at once); it serves from the moment the shards start.
 // Drain(): stop accepting (every listener closes, so new connections are refused), let
 // requests in flight finish and answer them with Connection: close, close idle keep-alive
-// connections at once, and after `drain_grace` cancel what is left; then stop the shards.
+// connections at once, and after `drain_grace` cancel what is left. The shard set runs the same
+// drain on each shard as a stop hook, so stopping the set drains the server first.
 //
-// Thread affinity: Start, Drain and destruction from one owner thread (not a shard); Stats from
-// any thread while the Server exists (it reads counters). Ownership: owns the shards, listeners,
-// router and connections.
+// Thread affinity: construction, Drain and destruction on the shard set's owner thread (not a
+// shard); Stats from any thread while the Server exists (it reads counters). Ownership: owns
+// the listeners, router, connections and per-shard state; borrows the shard set, which must
+// outlive it.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "rankd/http/request_parser.h"
@@ -34,15 +35,13 @@
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/reactor.h"
+#include "rankd/runtime/shards.h"
 
 namespace rankd::http {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;  // 0: an ephemeral port (see Server::port)
-  std::size_t shards = 1;
-  rt::IoBackend backend = rt::IoBackend::kEpoll;
-  bool pin_shards = false;
   int backlog = 4096;
 
   ParserLimits limits;
@@ -76,41 +75,35 @@ class ShardState;
 
 class Server {
  public:
-  Server(ServerOptions options, Router router);
+  // Attaches to `shards` (not yet started) and binds one listener per shard. Throws
+  // std::system_error naming the address when binding fails, std::invalid_argument for bad
+  // options, std::logic_error when the shards are running already.
+  Server(rt::ShardSet& shards, ServerOptions options, Router router);
+  // Drains (see above) and detaches from the shard set.
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds every shard's listener and starts serving. Throws std::system_error naming the
-  // address when binding fails, std::invalid_argument for bad options.
-  void Start();
-  // The bound port (after Start).
+  // The bound port.
   std::uint16_t port() const noexcept { return port_; }
   const ServerOptions& options() const noexcept { return options_; }
   rt::IoBackend backend() const noexcept;
 
-  // Graceful shutdown (see above). Blocks until every shard has stopped. Idempotent.
+  // Graceful shutdown of the server (see above); the shards keep running. Blocks until every
+  // shard's connections are gone. Idempotent.
   void Drain();
   // Counters summed over the shards (relaxed reads: a snapshot, not a transaction).
   ServerStats Stats() const;
 
  private:
-  friend class ShardState;
-  void OnShardDone();
-
+  rt::ShardSet& shards_;
   ServerOptions options_;
   Router router_;
   std::uint16_t port_ = 0;
-  std::vector<std::unique_ptr<ShardState>> shard_states_;
-  // One loop and thread per shard. Not rt::ShardSet: its Spawn posts to the loop, and a loop
-  // that received a post within the last millisecond sleeps behind a process-wide memory
-  // barrier (membarrier, an IPI to every core running the process; event_loop.h, "Quiet loop");
-  // these loops start their work from Run's on_running callback and receive no post until Drain.
-  std::vector<std::unique_ptr<rt::EventLoop>> loops_;
-  std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable shard_done_;
-  std::size_t shards_done_ = 0;  // guarded by mutex_
+  // Shared with the drain requests posted to the shards, which may run after a Drain that saw
+  // the shard finish for another reason (its loop stopping) has returned.
+  std::vector<std::shared_ptr<ShardState>> shard_states_;
+  rt::ShardSet::HookId hooks_ = 0;
   bool drained_ = false;
 };
 

@@ -43,11 +43,11 @@
 #include "rankd/redis/reply_parser.h"
 #include "rankd/runtime/cancellation.h"
 #include "rankd/runtime/clock.h"
+#include "rankd/runtime/event.h"
 #include "rankd/runtime/event_loop.h"
-#include "rankd/runtime/ready_queue.h"
 #include "rankd/runtime/task.h"
 #include "rankd/runtime/task_scope.h"
-#include "rankd/runtime/timer_heap.h"
+#include "rankd/runtime/waiter.h"
 
 namespace rankd::net {
 class TcpStream;
@@ -95,14 +95,12 @@ ParseStatus ParseInto(ReplyParser& parser, std::string_view buffer, void* sink,
   return parser.Parse(buffer, *static_cast<Sink*>(sink), consumed);
 }
 
-enum class Outcome : std::uint8_t {
-  kPending,
+// How a call ended, besides being cancelled or timed out (those are the wait's own outcome).
+enum class CallResult : std::uint8_t {
   kOk,
   kServerError,
   kConnectionLost,
   kProtocol,
-  kCancelled,
-  kDeadline,
 };
 
 // Where one command's reply goes.
@@ -111,15 +109,17 @@ struct ReplyTarget {
   ParseFn parse;
 };
 
-// The state of one awaited call (a single command or a Pipeline) while its replies are due.
+// The wait of one call (a single command or a Pipeline) while its replies are due: an
+// rt::Waiter whose deadline is the call's timeout. Cancellation or the deadline abandon the
+// call's replies (read and discarded later; the connection stays up) and end the wait at once.
 // Lives in the awaiting coroutine's frame; the connection points at it until it completes.
 // Loop thread only.
-class Waiter : private rt::ReadyNode, private rt::TimerNode {
+class CallWaiter : private rt::Waiter {
  public:
-  Waiter() noexcept : rt::ReadyNode(&Waiter::OnReady), rt::TimerNode(&Waiter::OnDeadline) {}
-  Waiter(const Waiter&) = delete;
-  Waiter& operator=(const Waiter&) = delete;
-  ~Waiter();
+  CallWaiter() noexcept : rt::Waiter(&CallWaiter::OnInterrupt) {}
+  CallWaiter(const CallWaiter&) = delete;
+  CallWaiter& operator=(const CallWaiter&) = delete;
+  ~CallWaiter();
 
   // Registers the call: cancellation, deadline, then hands the commands to `conn`. Returns
   // false when the call completed at once (cancelled already, or the connection is down).
@@ -131,22 +131,17 @@ class Waiter : private rt::ReadyNode, private rt::TimerNode {
 
  private:
   friend class rankd::redis::Connection;
-  static void OnReady(rt::ReadyNode* node) noexcept;
-  static void OnDeadline(rt::TimerNode* node) noexcept;
-  static void OnCancel(void* arg) noexcept;
-  // Ends the call (once): records the outcome and queues the resumption.
-  void Finish(Outcome outcome, std::string_view message = {}) noexcept;
+  static bool OnInterrupt(rt::Waiter* waiter, rt::WaitOutcome why) noexcept;
+  // Ends the call with `result` and queues the resumption (no-op unless pending).
+  void Finish(CallResult result, std::string_view message = {}) noexcept;
 
-  Connection* conn_ = nullptr;  // while replies are due
-  rt::EventLoop* loop_ = nullptr;
-  std::coroutine_handle<> handle_;
+  Connection* conn_ = nullptr;   // while replies are due
   std::uint64_t first_seq_ = 0;  // sequence number of the call's first command
   std::size_t count_ = 0;
   std::size_t remaining_ = 0;
-  Outcome outcome_ = Outcome::kPending;
+  CallResult result_ = CallResult::kOk;
   std::string message_;
   std::vector<std::optional<std::string>>* item_errors_ = nullptr;  // pipelines
-  rt::CancelCallback cancel_;
 };
 
 }  // namespace detail
@@ -234,7 +229,7 @@ class Connection {
     detail::ReplyTarget target_;
     std::string_view command_;
     CallOptions options_;
-    detail::Waiter waiter_;
+    detail::CallWaiter waiter_;
   };
   template <class Sink>
   CommandAwaiter<Sink> Execute(Sink& sink, std::string_view command, CallOptions options = {}) {
@@ -260,7 +255,7 @@ class Connection {
     Connection& conn_;
     Pipeline& pipeline_;
     CallOptions options_;
-    detail::Waiter waiter_;
+    detail::CallWaiter waiter_;
   };
   PipelineAwaiter Execute(Pipeline& pipeline, CallOptions options = {}) {
     return PipelineAwaiter(*this, pipeline, options);
@@ -276,31 +271,33 @@ class Connection {
   rt::Task<Reply> CallEncoded(std::string command, CallOptions options);
 
  private:
-  friend class detail::Waiter;
+  friend class detail::CallWaiter;
   struct Entry {
-    detail::Waiter* waiter;  // nullptr once the caller gave up: the reply is discarded
+    detail::CallWaiter* waiter;  // nullptr once the caller gave up: the reply is discarded
     detail::ReplyTarget target;
     std::uint32_t index;  // the command's position in its call
   };
-  class FlushNode : public rt::ReadyNode {
-   public:
-    explicit FlushNode(Connection* conn) noexcept : rt::ReadyNode(&FlushNode::Run), conn_(conn) {}
-
-   private:
-    static void Run(rt::ReadyNode* node) noexcept;
-    Connection* conn_;
-  };
-  class WriterWait;
-
-  // From Waiter: queue the commands (false: the connection is down, the call failed).
-  bool Submit(detail::Waiter* waiter, std::string_view bytes, const detail::ReplyTarget* targets,
-              std::size_t count);
+  // From CallWaiter: queue the commands (false: the connection is down, the call failed).
+  bool Submit(detail::CallWaiter* waiter, std::string_view bytes,
+              const detail::ReplyTarget* targets, std::size_t count);
   // The caller gave up: its remaining replies will be discarded.
-  void Abandon(detail::Waiter* waiter) noexcept;
-  void FailAll(detail::Outcome outcome, const std::string& message) noexcept;
-  void ScheduleFlush() noexcept;
+  void Abandon(detail::CallWaiter* waiter) noexcept;
+  void FailAll(detail::CallResult result, const std::string& message) noexcept;
 
+  // How one connection's life ended.
+  struct SessionEnd {
+    std::string why;
+    bool was_up = false;
+    bool protocol_failure = false;
+    bool cancelled = false;
+  };
+  // Keeps the connection up: one session after another, a backoff between them.
   rt::Task<void> Supervise();
+  // One session: connect and handshake (within the connect timeout), then serve until it fails.
+  rt::Task<SessionEnd> RunOnce();
+  // Capped exponential backoff with jitter after `failures` failed attempts in a row.
+  rt::Duration ReconnectDelay(int failures);
+  void SetState(ConnectionState state) noexcept;
   rt::Task<void> Handshake(net::TcpStream& stream);
   rt::Task<void> RunSession(net::TcpStream& stream);
   rt::Task<void> WriteLoop(net::TcpStream& stream);
@@ -308,6 +305,10 @@ class Connection {
   rt::Task<void> ReadLoop(net::TcpStream& stream);
   // Hands out the complete replies in the read buffer. False on a protocol error.
   bool DispatchReplies();
+  // Parses the reply at the front of `buffer` into the first entry's sink (or skips it).
+  ParseStatus DispatchOne(std::string_view buffer, std::size_t* consumed);
+  // The first entry's reply is complete: count it, record an error reply, end its call if done.
+  void CompleteEntry(bool is_error, std::string error_message);
   void Metric(std::uint64_t ClientMetrics::*counter, std::uint64_t n = 1) noexcept {
     if (options_.metrics != nullptr) options_.metrics->*counter += n;
   }
@@ -323,9 +324,11 @@ class Connection {
   std::string out_;  // commands not yet written
   std::size_t out_commands_ = 0;
   std::string writing_;  // the batch being written
-  bool flush_queued_ = false;
-  std::coroutine_handle<> writer_waiting_;  // the writer, idle
-  std::string session_error_;               // set by the writer when a write fails
+  // Set when out_ gains commands: wakes the idle writer through the ready queue, after the
+  // ready work that queued the commands (and more commands of the same pass) has run.
+  rt::Event commands_queued_;
+  std::string session_error_;  // set by the writer when a write fails
+  rt::Event up_;               // set while the connection is up
 
   std::deque<Entry> entries_;   // commands whose replies are due, in order
   std::uint64_t head_seq_ = 0;  // sequence number of entries_.front()
@@ -337,7 +340,6 @@ class Connection {
   std::string protocol_error_;
   std::minstd_rand jitter_;
 
-  FlushNode flush_node_{this};
   rt::TaskScope scope_;  // last: its tasks' frames go first
 };
 

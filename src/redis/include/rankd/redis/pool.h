@@ -26,10 +26,9 @@
 
 #include "rankd/redis/connection.h"
 #include "rankd/runtime/cancellation.h"
-#include "rankd/runtime/ready_queue.h"
 #include "rankd/runtime/task.h"
 #include "rankd/runtime/task_scope.h"
-#include "rankd/runtime/timer_heap.h"
+#include "rankd/runtime/waiter.h"
 
 namespace rankd::redis {
 
@@ -56,7 +55,8 @@ class Pool {
   // The connection the next call would use.
   Connection& PickConnection();
   std::size_t in_flight() const noexcept { return in_flight_; }
-  std::size_t waiting() const noexcept { return waiting_; }
+  // Calls waiting for a permit (O(n); for tests and diagnostics).
+  std::size_t waiting() const noexcept { return permit_waiters_.Count(); }
   const PoolOptions& options() const noexcept { return options_; }
   // True when every connection was up once and none is now: the server is known to be gone
   // (until a reconnect succeeds). A pool still making its first connections is not.
@@ -113,22 +113,18 @@ class Pool {
   std::vector<std::unique_ptr<Connection>> connections_;
   std::size_t next_ = 0;  // round-robin start for ties
   std::size_t in_flight_ = 0;
-  std::size_t waiting_ = 0;
-  PermitAwaiter* waiters_head_ = nullptr;  // FIFO of calls waiting for a permit
-  PermitAwaiter* waiters_tail_ = nullptr;
+  rt::WaitList permit_waiters_;  // FIFO of calls waiting for a permit
   std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
   rt::TaskScope flight_scope_;  // last: shared calls go before the connections they use
 };
 
-// Waits for a permit. Lives in the waiting coroutine's frame. Loop thread only.
-class Pool::PermitAwaiter : private rt::ReadyNode, private rt::TimerNode {
+// Waits for a permit (the wait's deadline is the call's). A permit handed to a waiter whose
+// frame is destroyed before it resumes goes back to the pool. Lives in the waiting coroutine's
+// frame. Loop thread only.
+class Pool::PermitAwaiter : private rt::Waiter {
  public:
   PermitAwaiter(Pool* pool, std::int64_t deadline_ns) noexcept
-      : rt::ReadyNode(&PermitAwaiter::OnReady),
-        rt::TimerNode(&PermitAwaiter::OnDeadline),
-        pool_(pool),
-        deadline_ns_(deadline_ns) {}
-  PermitAwaiter(const PermitAwaiter&) = delete;
+      : pool_(pool), deadline_ns_(deadline_ns) {}
   ~PermitAwaiter();
   bool await_ready() noexcept;
   template <class P>
@@ -138,23 +134,11 @@ class Pool::PermitAwaiter : private rt::ReadyNode, private rt::TimerNode {
   void await_resume();
 
  private:
-  friend class Pool;
   bool Suspend(std::coroutine_handle<> h, rt::CancelToken token);
-  void Unlink() noexcept;
-  void Wake(int outcome) noexcept;  // 1 granted, 2 cancelled, 3 deadline
-  static void OnReady(rt::ReadyNode* node) noexcept;
-  static void OnDeadline(rt::TimerNode* node) noexcept;
-  static void OnCancel(void* arg) noexcept;
 
   Pool* pool_;
   std::int64_t deadline_ns_;
-  std::coroutine_handle<> handle_;
-  PermitAwaiter* prev_ = nullptr;
-  PermitAwaiter* next_ = nullptr;
-  bool queued_ = false;
-  int outcome_ = 0;
-  bool taken_ = false;  // the permit was handed to the caller
-  rt::CancelCallback cancel_;
+  bool taken_ = false;  // the call resumed (with the permit, or with an error)
 };
 
 }  // namespace rankd::redis

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "rankd/runtime/intrusive_list.h"
+
 namespace rankd::rt {
 
 // Thrown by runtime awaitables whose work was cancelled before it completed.
@@ -39,8 +41,7 @@ class CancelState {
   friend class CancelSource;
   friend class CancelCallback;
   std::atomic<bool> requested_{false};
-  CancelCallback* head_ = nullptr;  // intrusive doubly linked list in registration order,
-  CancelCallback* tail_ = nullptr;  // owner thread only
+  IntrusiveList<CancelCallback> callbacks_;  // in registration order; owner thread only
 };
 
 // A view of a source. Copyable, pointer-sized; empty tokens are never cancelled.
@@ -61,9 +62,9 @@ class CancelToken {
   CancelState* state_ = nullptr;
 };
 
-// Registers `fn(arg)` to run when the token is cancelled; runs it at once (inside Register) when
-// it already was. Unregisters on destruction. Owner thread only. Non-movable (intrusive).
-class CancelCallback {
+// Registers `fn(arg)` to run when the token is cancelled. Unregisters on destruction. Owner
+// thread only. Non-movable (intrusive).
+class CancelCallback : public ListHook<> {
  public:
   using Fn = void (*)(void* arg);
 
@@ -75,13 +76,10 @@ class CancelCallback {
   // Returns false (and does not run fn) when cancellation was already requested.
   bool Register(CancelToken token, Fn fn, void* arg) noexcept;
   void Unregister() noexcept;
-  bool registered() const noexcept { return state_ != nullptr; }
+  bool registered() const noexcept { return linked(); }
 
  private:
   friend class CancelSource;
-  CancelState* state_ = nullptr;
-  CancelCallback* prev_ = nullptr;
-  CancelCallback* next_ = nullptr;
   Fn fn_ = nullptr;
   void* arg_ = nullptr;
 };

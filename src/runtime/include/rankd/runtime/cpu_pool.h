@@ -18,13 +18,15 @@
 #include <thread>
 #include <vector>
 
+#include "rankd/runtime/intrusive_list.h"
+
 #include "rankd/runtime/work_stealing_deque.h"
 
 namespace rankd::rt {
 
-struct PoolJob {
+// The hook links a job into the pool's shared queue or a Strand's queue (under their mutexes).
+struct PoolJob : ListHook<> {
   void (*run)(PoolJob* self) noexcept = nullptr;
-  PoolJob* next = nullptr;  // shared FIFO link
 };
 
 class CpuPool {
@@ -57,8 +59,7 @@ class CpuPool {
 
   std::vector<std::unique_ptr<Worker>> workers_;
   mutable std::mutex shared_mu_;
-  PoolJob* shared_head_ = nullptr;
-  PoolJob* shared_tail_ = nullptr;
+  IntrusiveList<PoolJob> shared_;
   std::atomic<std::size_t> shared_size_{0};
   alignas(64) std::atomic<std::uint32_t> idle_{0};
   alignas(64) std::atomic<std::uint32_t> wake_epoch_{0};

@@ -17,18 +17,18 @@
 #include "rankd/runtime/cancellation.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/reactor.h"
-#include "rankd/runtime/sleep.h"
+#include "rankd/runtime/waiter.h"
 
 namespace rankd::rt {
 
-class IoAwaiter {
+class IoAwaiter : private Waiter {
  public:
-  explicit IoAwaiter(IoOp op) noexcept : op_(op) {}
+  explicit IoAwaiter(IoOp op) noexcept : Waiter(&IoAwaiter::OnInterrupt), op_(op) {}
   IoAwaiter(const IoAwaiter&) = delete;
   IoAwaiter& operator=(const IoAwaiter&) = delete;
   ~IoAwaiter() {
     // Frame destroyed while pending: take the op back from the reactor before its memory goes.
-    if (pending_) loop_->reactor().Abandon(&op_);
+    if (submitted_) loop()->reactor().Abandon(&op_);
   }
 
   bool await_ready() const noexcept { return false; }
@@ -36,49 +36,42 @@ class IoAwaiter {
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
     const CancelToken token = TokenOf(h);
-    if (token.StopRequested()) {
-      cancelled_ = true;
-      return false;
-    }
-    loop_ = &detail::RequireLoop("I/O");
-    Reactor& reactor = loop_->reactor();
+    if (CompleteIfCancelled(token)) return false;
+    Reactor& reactor = detail::RequireLoop("I/O").reactor();
     if (reactor.TryComplete(&op_)) return false;
-    handle_ = h;
+    Suspend(h, token);
     op_.user = this;
     op_.complete = &IoAwaiter::OnComplete;
     reactor.Submit(&op_);
-    pending_ = true;
-    cancel_.Register(token, &IoAwaiter::OnCancel, this);
+    submitted_ = true;
     return true;
   }
 
   // Result: >= 0 on success, -errno on failure. Throws CancelledError when cancelled.
   std::int64_t await_resume() const {
-    if (cancelled_) throw CancelledError();
+    if (outcome() == WaitOutcome::kCancelled) throw CancelledError();
     return op_.result;
   }
 
  private:
+  // The reactor delivers the completion on the loop's own stack: resume at once. An op that a
+  // cancellation cut short ends with -ECANCELED; one that completed first keeps its result.
   static void OnComplete(IoOp* op) noexcept {
     auto* self = static_cast<IoAwaiter*>(op->user);
-    self->pending_ = false;
-    self->cancel_.Unregister();
-    if (self->cancel_requested_ && op->result == -ECANCELED) self->cancelled_ = true;
-    self->handle_.resume();
+    self->submitted_ = false;
+    const bool cut_short =
+        self->interrupted() == WaitOutcome::kCancelled && op->result == -ECANCELED;
+    self->ResumeNow(cut_short ? WaitOutcome::kCancelled : WaitOutcome::kDone);
   }
-  static void OnCancel(void* arg) noexcept {
-    auto* self = static_cast<IoAwaiter*>(arg);
-    self->cancel_requested_ = true;
-    self->loop_->reactor().Cancel(&self->op_);
+  // Cancelled while submitted: ask the reactor to release the op; its completion resumes us.
+  static bool OnInterrupt(Waiter* waiter, WaitOutcome) noexcept {
+    auto* self = static_cast<IoAwaiter*>(waiter);
+    self->loop()->reactor().Cancel(&self->op_);
+    return false;
   }
 
   IoOp op_;
-  EventLoop* loop_ = nullptr;
-  std::coroutine_handle<> handle_;
-  CancelCallback cancel_;
-  bool pending_ = false;
-  bool cancel_requested_ = false;
-  bool cancelled_ = false;
+  bool submitted_ = false;
 };
 
 inline IoAwaiter Recv(int fd, void* buffer, std::size_t length) noexcept {
@@ -100,7 +93,8 @@ inline IoAwaiter Send(int fd, const void* buffer, std::size_t length) noexcept {
 }
 
 // Result: the accepted fd (non-blocking, close-on-exec). `peer` may be null.
-inline IoAwaiter Accept(int listen_fd, sockaddr* peer = nullptr, socklen_t peer_length = 0) noexcept {
+inline IoAwaiter Accept(int listen_fd, sockaddr* peer = nullptr,
+                        socklen_t peer_length = 0) noexcept {
   IoOp op;
   op.kind = IoKind::kAccept;
   op.fd = listen_fd;

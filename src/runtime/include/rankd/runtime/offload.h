@@ -23,9 +23,8 @@
 #include "rankd/runtime/cancellation.h"
 #include "rankd/runtime/cpu_pool.h"
 #include "rankd/runtime/event_loop.h"
-#include "rankd/runtime/ready_queue.h"
-#include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task.h"
+#include "rankd/runtime/waiter.h"
 
 namespace rankd::rt {
 
@@ -81,10 +80,7 @@ struct OffloadJob final : PoolJob {
     // The callback owns a reference; if the loop has stopped the callback is dropped unrun and
     // the awaiter, never resumed, is destroyed by its owner.
     self->loop->PostInternal([ref = Ref(self)] {
-      if (ref.job->waiting) {
-        ref.job->waiting = false;
-        ref.job->handle.resume();
-      }
+      if (Waiter* waiter = std::exchange(ref.job->waiter, nullptr)) waiter->ResumeNow();
     });
     self->phase.store(OffloadPhase::kFinished, std::memory_order_release);
     self->phase.notify_all();
@@ -107,8 +103,7 @@ struct OffloadJob final : PoolJob {
   F fn;
   CancelToken token;
   EventLoop* loop = nullptr;
-  std::coroutine_handle<> handle;
-  bool waiting = false;  // loop thread only: the awaiter is suspended and wants resumption
+  Waiter* waiter = nullptr;  // loop thread only: the suspended awaiter that wants the result
   std::optional<Stored> value;
   std::exception_ptr error;
 };
@@ -117,20 +112,19 @@ struct OffloadJob final : PoolJob {
 
 // Executor: anything with Submit(PoolJob*) callable from the loop thread (CpuPool, Strand).
 template <class F, class Executor = CpuPool>
-class OffloadAwaiter : private ReadyNode {
+class OffloadAwaiter : private Waiter {
   using Job = detail::OffloadJob<F>;
 
  public:
   using R = typename Job::R;
 
   OffloadAwaiter(Executor& executor, F fn)
-      : ReadyNode(&OffloadAwaiter::OnCancelledResume), executor_(&executor),
-        job_(new Job(std::move(fn))) {}
+      : Waiter(&OffloadAwaiter::OnInterrupt), executor_(&executor), job_(new Job(std::move(fn))) {}
   OffloadAwaiter(const OffloadAwaiter&) = delete;
   OffloadAwaiter& operator=(const OffloadAwaiter&) = delete;
   ~OffloadAwaiter() {
     if (job_ == nullptr) return;
-    job_->waiting = false;
+    job_->waiter = nullptr;
     auto expected = detail::OffloadPhase::kQueued;
     if (!job_->phase.compare_exchange_strong(expected, detail::OffloadPhase::kCancelled,
                                              std::memory_order_acq_rel) &&
@@ -147,52 +141,41 @@ class OffloadAwaiter : private ReadyNode {
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
     const CancelToken token = TokenOf(h);
-    if (token.StopRequested()) {
-      cancelled_ = true;
+    if (!Suspend(h, token)) {
       job_->phase.store(detail::OffloadPhase::kCancelled, std::memory_order_relaxed);
       return false;
     }
-    loop_ = &detail::RequireLoop("OffloadCpu");
     job_->token = token;
-    job_->loop = loop_;
-    job_->handle = h;
-    job_->waiting = true;
-    cancel_.Register(token, &OffloadAwaiter::OnCancel, this);
+    job_->loop = loop();
+    job_->waiter = this;
     submitted_ = true;
     executor_->Submit(job_);
     return true;
   }
 
   R await_resume() {
-    cancel_.Unregister();
-    if (cancelled_) throw CancelledError();
+    if (outcome() == WaitOutcome::kCancelled) throw CancelledError();
     if (job_->error) std::rethrow_exception(job_->error);
     if constexpr (!std::is_void_v<R>) return std::move(*job_->value);
   }
 
  private:
-  static void OnCancel(void* arg) noexcept {
-    auto* self = static_cast<OffloadAwaiter*>(arg);
+  // Not started: fn will never run, so the wait ends now with CancelledError. Running: fn sees
+  // the token; the wait ends when it returns.
+  static bool OnInterrupt(Waiter* waiter, WaitOutcome) noexcept {
+    auto* self = static_cast<OffloadAwaiter*>(waiter);
     auto expected = detail::OffloadPhase::kQueued;
-    if (self->job_->phase.compare_exchange_strong(expected, detail::OffloadPhase::kCancelled,
-                                                  std::memory_order_acq_rel)) {
-      // Not started: fn will never run. Resume from the loop with CancelledError.
-      self->cancelled_ = true;
-      self->job_->waiting = false;
-      self->loop_->ready().Push(self);
+    if (!self->job_->phase.compare_exchange_strong(expected, detail::OffloadPhase::kCancelled,
+                                                   std::memory_order_acq_rel)) {
+      return false;
     }
-    // Running: fn sees the token; we resume when it returns.
-  }
-  static void OnCancelledResume(ReadyNode* node) noexcept {
-    static_cast<OffloadAwaiter*>(node)->job_->handle.resume();
+    self->job_->waiter = nullptr;
+    return true;
   }
 
   Executor* executor_;
   Job* job_;
-  EventLoop* loop_ = nullptr;
-  CancelCallback cancel_;
   bool submitted_ = false;
-  bool cancelled_ = false;
 };
 
 // Runs fn on `pool` (default: CpuPool::Default()). fn may take a CancelToken.

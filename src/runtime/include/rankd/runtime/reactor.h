@@ -26,11 +26,14 @@
 #include <memory>
 #include <string>
 
+#include "rankd/runtime/intrusive_list.h"
+
 namespace rankd::rt {
 
 enum class IoKind : std::uint8_t { kRecv, kSend, kAccept, kConnect };
 
-struct IoOp {
+// One operation. The hook is the backend's: it queues waiting ops on it.
+struct IoOp : ListHook<> {
   IoKind kind = IoKind::kRecv;
   int fd = -1;
   void* buffer = nullptr;  // recv: destination; send: source (const)
@@ -43,8 +46,6 @@ struct IoOp {
   void* user = nullptr;
 
   // Backend bookkeeping.
-  IoOp* next = nullptr;
-  IoOp* prev = nullptr;
   std::uint8_t backend_state = 0;
 };
 

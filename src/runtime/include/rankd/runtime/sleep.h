@@ -12,33 +12,21 @@
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/log.h"
-#include "rankd/runtime/ready_queue.h"
 #include "rankd/runtime/task.h"
 #include "rankd/runtime/timer_heap.h"
+#include "rankd/runtime/waiter.h"
 
 namespace rankd::rt {
-
-namespace detail {
-inline EventLoop& RequireLoop(const char* what) {
-  EventLoop* loop = EventLoop::Current();
-  if (loop == nullptr) throw std::logic_error(std::string(what) + " needs a running EventLoop");
-  return *loop;
-}
-}  // namespace detail
 
 // Awaitable returned by SleepUntil/SleepFor. Completes when the deadline passes, or early with
 // CancelledError when the awaiting task's token is cancelled. A deadline that already passed
 // does not suspend. Loop thread only; lives in the awaiting coroutine's frame.
-class SleepAwaiter : private TimerNode, private ReadyNode {
+class SleepAwaiter : private Waiter {
  public:
   // A deadline meaning "already passed" (SleepFor of zero or less).
   static constexpr std::int64_t kNow = std::numeric_limits<std::int64_t>::min();
 
-  explicit SleepAwaiter(std::int64_t deadline_ns) noexcept
-      : TimerNode(&SleepAwaiter::OnFire), ReadyNode(&SleepAwaiter::OnResume),
-        deadline_ns_(deadline_ns) {}
-  SleepAwaiter(const SleepAwaiter&) = delete;
-  SleepAwaiter& operator=(const SleepAwaiter&) = delete;
+  explicit SleepAwaiter(std::int64_t deadline_ns) noexcept : deadline_ns_(deadline_ns) {}
 
   // Compared with the time the loop read at the start of its turn (no clock read per sleep): a
   // deadline that passed since then still suspends, and fires on the loop's next turn.
@@ -47,48 +35,22 @@ class SleepAwaiter : private TimerNode, private ReadyNode {
     const EventLoop* loop = EventLoop::Current();
     return deadline_ns_ <= (loop != nullptr ? loop->turn_now_ns() : MonotonicNanos());
   }
-
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
-    const CancelToken token = TokenOf(h);
-    if (token.StopRequested()) {
-      cancelled_ = true;
-      return false;
-    }
-    loop_ = &detail::RequireLoop("SleepFor");
-    handle_ = h;
-    loop_->timers().Add(this, deadline_ns_);
-    cancel_.Register(token, &SleepAwaiter::OnCancel, this);
-    return true;
+    return Suspend(h, TokenOf(h), deadline_ns_);
   }
-
+  // The wait's deadline is the sleep's end: only a cancellation is an error.
   void await_resume() const {
-    if (cancelled_) throw CancelledError();
+    if (outcome() == WaitOutcome::kCancelled) throw CancelledError();
   }
 
  private:
-  static void OnFire(TimerNode* node) noexcept {
-    auto* self = static_cast<SleepAwaiter*>(node);
-    self->cancel_.Unregister();
-    self->handle_.resume();
-  }
-  static void OnCancel(void* arg) noexcept {
-    auto* self = static_cast<SleepAwaiter*>(arg);
-    self->loop_->timers().Remove(self);
-    self->cancelled_ = true;
-    // Resume from the loop, not from inside whoever requested the cancellation.
-    self->loop_->ready().Push(self);
-  }
-  static void OnResume(ReadyNode* node) noexcept { static_cast<SleepAwaiter*>(node)->handle_.resume(); }
-
   std::int64_t deadline_ns_;
-  bool cancelled_ = false;
-  EventLoop* loop_ = nullptr;
-  std::coroutine_handle<> handle_;
-  CancelCallback cancel_;
 };
 
-inline SleepAwaiter SleepUntil(TimePoint deadline) noexcept { return SleepAwaiter(ToNanos(deadline)); }
+inline SleepAwaiter SleepUntil(TimePoint deadline) noexcept {
+  return SleepAwaiter(ToNanos(deadline));
+}
 
 // SleepFor(0) (or any non-positive duration) completes without suspending.
 inline SleepAwaiter SleepFor(Duration d) noexcept {
@@ -97,27 +59,22 @@ inline SleepAwaiter SleepFor(Duration d) noexcept {
 
 // Yields to the loop: resumes after the work already queued for this turn. Completes early with
 // CancelledError if the token is cancelled. Loop thread only.
-class YieldAwaiter : private ReadyNode {
+class YieldAwaiter : private Waiter {
  public:
-  YieldAwaiter() noexcept : ReadyNode(&YieldAwaiter::OnRun) {}
-  YieldAwaiter(const YieldAwaiter&) = delete;
-  YieldAwaiter& operator=(const YieldAwaiter&) = delete;
   bool await_ready() const noexcept { return false; }
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
     token_ = TokenOf(h);
-    if (token_.StopRequested()) return false;
-    handle_ = h;
-    detail::RequireLoop("Yield").ready().Push(this);
+    if (CompleteIfCancelled(token_)) return false;
+    Suspend(h, CancelToken{});  // nothing to register: it resumes on the next pass anyway
+    Wake();
     return true;
   }
   // Cancellation requested before or while queued completes with CancelledError.
   void await_resume() const { token_.ThrowIfStopRequested(); }
 
  private:
-  static void OnRun(ReadyNode* node) noexcept { static_cast<YieldAwaiter*>(node)->handle_.resume(); }
   CancelToken token_;
-  std::coroutine_handle<> handle_;
 };
 
 inline YieldAwaiter Yield() noexcept { return {}; }

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "rankd/runtime/cpu_pool.h"
+#include "rankd/runtime/intrusive_list.h"
 #include "rankd/runtime/offload.h"
 
 namespace rankd::rt {
@@ -41,9 +42,8 @@ class Strand {
 
   CpuPool* pool_;
   std::mutex mu_;
-  PoolJob* head_ = nullptr;
-  PoolJob* tail_ = nullptr;
-  bool active_ = false;  // a drain job is submitted or running
+  IntrusiveList<PoolJob> queued_;  // guarded by mu_
+  bool active_ = false;            // a drain job is submitted or running
   DrainJob drain_;
 };
 

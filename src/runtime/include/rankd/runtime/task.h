@@ -20,14 +20,18 @@
 
 #include "rankd/runtime/cancellation.h"
 #include "rankd/runtime/frame_pool.h"
+#include "rankd/runtime/intrusive_list.h"
 
 namespace rankd::rt {
 
 template <class T = void>
 class Task;
 
+struct TaskScopeTag;
+
 // State shared by every rankd coroutine promise: continuation, cancellation token, exception.
-class PromiseBase {
+// The hook links a detached frame into the TaskScope that owns it (owner thread only).
+class PromiseBase : public ListHook<TaskScopeTag> {
  public:
   // Called at completion instead of resuming a continuation (TaskScope's detached children,
   // WhenAll's and WhenAny's children). The hook may destroy the frame; it returns the coroutine
@@ -71,9 +75,7 @@ class PromiseBase {
   }
   std::exception_ptr exception() const noexcept { return exception_; }
 
-  // Intrusive links for whoever owns a detached frame (TaskScope). Owner thread only.
-  PromiseBase* owner_prev = nullptr;
-  PromiseBase* owner_next = nullptr;
+  // The frame's own handle, for whoever owns a detached frame (TaskScope).
   std::coroutine_handle<> self_handle;
   void RethrowIfFailed() const {
     if (exception_) std::rethrow_exception(exception_);
@@ -112,7 +114,7 @@ class Promise final : public PromiseBase {
  public:
   Task<T> get_return_object() noexcept;
   template <class U>
-    requires std::is_convertible_v<U&&, T>
+  requires std::is_convertible_v<U&&, T>
   void return_value(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
     value_.emplace(std::forward<U>(value));
   }

@@ -3,9 +3,11 @@
 // Spawn(task) starts the task at once (it runs until its first suspension) and keeps its frame.
 // Each child gets the scope's cancellation token (the scope's source is linked to the parent
 // token given at construction). `co_await scope.Join()` resumes when every child has finished
-// and rethrows the first exception a child ended with. The destructor cancels the children that
-// are still suspended and destroys their frames (their locals' destructors unregister timers,
-// I/O and CPU jobs; a CPU job already running is waited for), so nothing keeps running after it.
+// and rethrows the first exception a child ended with; a join is a Waiter, so it honours the
+// joining task's token (and so WithTimeout), and any number of tasks may join. The destructor
+// cancels the children that are still suspended and destroys their frames (their locals'
+// destructors unregister timers, I/O and CPU jobs; a CPU job already running is waited for), so
+// nothing keeps running after it.
 //
 // Thread affinity: the event loop thread the scope is used on, only. Must not be destroyed from
 // inside one of its own children.
@@ -16,7 +18,10 @@
 #include <exception>
 
 #include "rankd/runtime/cancellation.h"
+#include "rankd/runtime/clock.h"
+#include "rankd/runtime/intrusive_list.h"
 #include "rankd/runtime/task.h"
+#include "rankd/runtime/waiter.h"
 
 namespace rankd::rt {
 
@@ -41,31 +46,42 @@ class TaskScope {
   std::size_t failed() const noexcept { return failed_; }
   std::exception_ptr first_error() const noexcept { return first_error_; }
 
-  class JoinAwaiter {
+  class JoinAwaiter : private Waiter {
    public:
-    explicit JoinAwaiter(TaskScope* scope) noexcept : scope_(scope) {}
+    JoinAwaiter(TaskScope* scope, std::int64_t deadline_ns) noexcept
+        : scope_(scope), deadline_ns_(deadline_ns) {}
     bool await_ready() const noexcept { return scope_->empty(); }
-    void await_suspend(std::coroutine_handle<> h) noexcept { scope_->joiner_ = h; }
+    template <class P>
+    bool await_suspend(std::coroutine_handle<P> h) {
+      if (!Suspend(h, TokenOf(h), deadline_ns_)) return false;
+      scope_->joiners_.Add(this);
+      return true;
+    }
     void await_resume() const {
+      ThrowIfInterrupted();
       if (scope_->first_error_) std::rethrow_exception(scope_->first_error_);
     }
 
    private:
     TaskScope* scope_;
+    std::int64_t deadline_ns_;
   };
-  // Resumes when the scope is empty; rethrows the first child exception. One joiner at a time.
-  JoinAwaiter Join() noexcept { return JoinAwaiter(this); }
+  // Resumes when the scope is empty; rethrows the first child exception.
+  JoinAwaiter Join() noexcept { return JoinAwaiter(this, 0); }
+  // The same, or DeadlineExceeded once `timeout` has passed (the children keep running).
+  JoinAwaiter JoinFor(Duration timeout) noexcept {
+    return JoinAwaiter(this, MonotonicNanos() + timeout.count());
+  }
 
  private:
   static std::coroutine_handle<> OnChildDone(void* ctx, std::coroutine_handle<> child) noexcept;
-  void Unlink(PromiseBase* p) noexcept;
 
   CancelSource source_;
-  PromiseBase* head_ = nullptr;
+  IntrusiveList<PromiseBase, TaskScopeTag> children_;
   std::size_t size_ = 0;
   std::size_t failed_ = 0;
   std::exception_ptr first_error_;
-  std::coroutine_handle<> joiner_;
+  WaitList joiners_;
 };
 
 }  // namespace rankd::rt
