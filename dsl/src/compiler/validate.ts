@@ -5,8 +5,9 @@
 
 import { readFileSync } from "node:fs";
 import AjvModule, { type ErrorObject, type ValidateFunction } from "ajv";
-import type { ExprJson, NodeJson, PlanJson, PredJson, ValueType } from "../authoring/json.js";
+import type { NodeJson, PlanJson, ValueType } from "../authoring/json.js";
 import { canonicalJson, sha256Hex } from "./canonical.js";
+import { assignable, exprType, keyType, predCheck, regexProblem, type TypeContext } from "./exprtypes.js";
 import { SCHEMA_PATH } from "./paths.js";
 import { valueProblem, type Registry } from "./registry.js";
 
@@ -16,10 +17,6 @@ export interface PlanIssue {
   message: string;
   hint?: string;
 }
-
-
-/** Deepest expression nesting accepted; deeper trees are a mistake, and bound the engine's recursion. */
-export const MAX_EXPR_DEPTH = 64;
 
 let compiled: ValidateFunction | undefined;
 function schemaValidator(): ValidateFunction {
@@ -179,23 +176,14 @@ export function checkPlan(value: unknown, reg: Registry, opts: CheckOptions = {}
     let cols = new Set(inCols);
     let rows = inRows;
     let cmds = 0;
-    const needKey = (key: string, what: string): ValueType | undefined => {
-      const k = reg.keys.get(key);
-      if (!k) {
-        add(id, `${what}: unknown key "${key}": it is not in the registry`);
-        return undefined;
-      }
-      if (!inCols.has(key)) {
-        add(id, `${what}: key "${key}" is not available at node "${id}": no node upstream fetches or computes it`, `fetch it with fetchFeatures(...) or compute it with vm(...) before this node`);
-      }
-      return k.type;
-    };
     const schemaOf = (name: string, type: "hash" | "list") => {
       const s = reg.schemas.get(name);
       if (!s) add(id, `key schema "${name}" is not in the registry`);
       else if (s.type !== type) add(id, `key schema "${name}" is a ${s.type}, but ${n.op} needs a ${type}`);
       return s;
     };
+    const tctx: TypeContext = { plan, reg, available: inCols, node: id, add };
+    const needKey = (key: string, what: string): ValueType | undefined => keyType(key, what, tctx);
     const fixed = SOURCE_SCHEMAS[n.op];
     if (fixed) {
       if (fixed.list) schemaOf(fixed.list, "list");
@@ -203,7 +191,6 @@ export function checkPlan(value: unknown, reg: Registry, opts: CheckOptions = {}
       if (fixed.hash) schemaOf(fixed.hash, "hash");
       cols = new Set(["id", ...(hydrate?.type === "hash" ? hydrate.yields : [])]);
     }
-    const tctx: TypeContext = { plan, reg, available: inCols, node: id, add };
     switch (n.op) {
       case "viewer":
         rows = 1;
@@ -344,179 +331,6 @@ function topoOrder(nodes: NodeJson[], byId: Map<string, NodeJson>): { ok: true; 
   return cycle ? { ok: false, cycle } : { ok: true, order };
 }
 
-interface TypeContext {
-  plan: PlanJson;
-  reg: Registry;
-  available: Set<string>;
-  node: string;
-  add: (node: string, message: string, hint?: string) => void;
-}
-
-type Ty = ValueType | "null";
-
-function assignable(from: Ty, to: ValueType): boolean {
-  return from === "null" || from === to || (from === "int" && to === "float");
-}
-
-const isNum = (t: Ty) => t === "int" || t === "float" || t === "null";
-
-/** The type of an expression, or undefined after reporting a problem. */
-function exprType(e: ExprJson, c: TypeContext, where: string, depth: number): Ty | undefined {
-  if (depth > MAX_EXPR_DEPTH) {
-    c.add(c.node, `${where} nests deeper than ${MAX_EXPR_DEPTH} levels`);
-    return undefined;
-  }
-  const sub = (x: ExprJson, i: number) => exprType(x, c, where, depth + 1);
-  switch (e.op) {
-    case "const": {
-      const p = valueProblem(e.type, e.value);
-      if (p) {
-        c.add(c.node, `${where}: ${e.type} constant ${p}`);
-        return undefined;
-      }
-      return e.type;
-    }
-    case "null":
-      return "null";
-    case "key": {
-      const k = c.reg.keys.get(e.key);
-      if (!k) {
-        c.add(c.node, `${where}: unknown key "${e.key}": it is not in the registry`);
-        return undefined;
-      }
-      if (!c.available.has(e.key)) {
-        c.add(c.node, `${where}: key "${e.key}" is not available at node "${c.node}": no node upstream fetches or computes it`, "fetch it with fetchFeatures(...) or compute it with vm(...) before this node");
-      }
-      return k.type;
-    }
-    case "param": {
-      const r = c.reg.params.get(e.name);
-      if (!r) {
-        c.add(c.node, `${where}: unknown param "${e.name}": it is not in the registry`);
-        return undefined;
-      }
-      if (!(e.name in c.plan.params)) {
-        c.add(c.node, `${where}: param "${e.name}" is used but not declared in the plan's params`, `add ${e.name}: <default> to definePlan({ params })`);
-      }
-      return r.type;
-    }
-    case "add":
-    case "sub":
-    case "mul":
-    case "div":
-    case "neg":
-    case "abs":
-    case "log1p":
-    case "exp":
-    case "min":
-    case "max":
-    case "clamp": {
-      let ok = true;
-      e.args.forEach((a, i) => {
-        const t = sub(a, i);
-        if (t === undefined) ok = false;
-        else if (!isNum(t)) {
-          c.add(c.node, `${where}: ${e.op} needs numbers, but operand ${i + 1} is a ${t}`);
-          ok = false;
-        }
-      });
-      return ok ? "float" : undefined;
-    }
-    case "coalesce":
-    case "if": {
-      if (e.op === "if") predCheck(e.pred, c, where, depth + 1);
-      const types = e.args.map(sub);
-      if (types.some((t) => t === undefined)) return undefined;
-      return common(types as Ty[], e.op, c, where);
-    }
-  }
-}
-
-function common(types: Ty[], op: string, c: TypeContext, where: string): Ty | undefined {
-  const set = new Set(types.filter((t) => t !== "null"));
-  if (set.size === 0) return "null";
-  if ([...set].every((t) => t === "int" || t === "float")) return set.has("float") ? "float" : "int";
-  if (set.size === 1) return [...set][0];
-  c.add(c.node, `${where}: ${op} needs operands of one type, got ${[...set].sort().join(" and ")}`);
-  return undefined;
-}
-
-function predCheck(p: PredJson, c: TypeContext, where: string, depth: number): void {
-  if (depth > MAX_EXPR_DEPTH) {
-    c.add(c.node, `${where} nests deeper than ${MAX_EXPR_DEPTH} levels`);
-    return;
-  }
-  switch (p.op) {
-    case "and":
-    case "or":
-    case "not":
-      p.args.forEach((a) => predCheck(a, c, where, depth + 1));
-      return;
-    case "eq":
-    case "ne":
-    case "lt":
-    case "le":
-    case "gt":
-    case "ge": {
-      const [a, b] = p.args.map((x) => exprType(x, c, where, depth + 1));
-      if (a === undefined || b === undefined) return;
-      const ordered = p.op !== "eq" && p.op !== "ne";
-      if (a !== "null" && b !== "null") {
-        const comparable = (isNum(a) && isNum(b)) || a === b;
-        if (!comparable) c.add(c.node, `${where}: ${p.op} compares a ${a} with a ${b}`);
-        else if (ordered && a === "bool") c.add(c.node, `${where}: ${p.op} cannot order bools; use eq or ne`);
-      }
-      return;
-    }
-    case "in": {
-      const t = exprType(p.arg, c, where, depth + 1);
-      p.values.forEach((v, i) => {
-        const prob = valueProblem(p.type, v);
-        if (prob) c.add(c.node, `${where}: in value ${i + 1} ${prob} (the list is ${p.type})`);
-      });
-      if (t !== undefined && t !== "null") {
-        const ok = p.type === "string" ? t === "string" : isNum(t);
-        if (!ok) c.add(c.node, `${where}: in tests a ${t} against a list of ${p.type} values`);
-      }
-      return;
-    }
-    case "is_null":
-    case "not_null":
-      exprType(p.arg, c, where, depth + 1);
-      return;
-    case "regex": {
-      const t = exprType(p.arg, c, where, depth + 1);
-      if (t !== undefined && t !== "string" && t !== "null") c.add(c.node, `${where}: regex matches strings, but its operand is a ${t}`);
-      if ("pattern" in p) {
-        const prob = regexProblem(p.pattern, p.flags);
-        if (prob) c.add(c.node, `${where}: ${prob}`);
-      } else {
-        const r = c.reg.params.get(p.param);
-        if (!r) c.add(c.node, `${where}: unknown param "${p.param}": it is not in the registry`);
-        else if (r.type !== "string") c.add(c.node, `${where}: regex pattern param "${p.param}" must be a string param, but it is a ${r.type}`);
-        if (!(p.param in c.plan.params)) c.add(c.node, `${where}: param "${p.param}" is used but not declared in the plan's params`, `add ${p.param}: <default> to definePlan({ params })`);
-      }
-      return;
-    }
-  }
-}
-
 function usedAsRegex(plan: PlanJson, param: string): boolean {
   return JSON.stringify(plan.preds).includes(`"param":${JSON.stringify(param)}`);
-}
-
-/**
- * Why a pattern cannot be used, or undefined. Patterns run under RE2 in the
- * engine, so constructs RE2 lacks (lookaround, backreferences) are rejected.
- */
-export function regexProblem(pattern: string, flags: string): string | undefined {
-  if (/\(\?<?[=!]/.test(pattern)) return `pattern /${pattern}/ uses lookaround, which RE2 does not support`;
-  if (/\\[1-9]|\\k</.test(pattern)) return `pattern /${pattern}/ uses a backreference, which RE2 does not support`;
-  if (!/^i?m?s?$/.test(flags)) return `regex flags "${flags}" are not supported (use i, m and s)`;
-  try {
-    new RegExp(pattern, flags);
-  } catch (e) {
-    return `invalid pattern /${pattern}/: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`;
-  }
-  return undefined;
 }
