@@ -3,39 +3,13 @@
 // produce and the Redis commands it can issue per request.
 
 import type { NodeJson, PlanJson } from "../authoring/json.js";
+import { opSpec, type OpSpec } from "./ops.js";
 import type { PlanAnalysis } from "./validate.js";
 
+/** A node's op with its params, as the op table shows them. */
 function describeOp(n: NodeJson): string {
-  const p = n.params as Record<string, unknown>;
-  switch (n.op) {
-    case "follow":
-    case "recommendation":
-    case "media":
-      return `${n.op} fanout=${p["fanout"]}`;
-    case "fetch_list":
-      return `fetch_list ${p["schema"]} fanout=${p["fanout"]}`;
-    case "fixed_source":
-      return `fixed_source ${(p["ids"] as unknown[]).length} ids`;
-    case "fetch_features":
-      return `fetch_features ${p["schema"]} [${(p["keys"] as string[]).join(", ")}]`;
-    case "vm":
-      return `vm ${p["out_key"]} = ${p["expr"]}`;
-    case "filter":
-      return `filter ${p["pred"]}`;
-    case "sort":
-      return `sort ${p["by"]} ${p["order"]}`;
-    case "take":
-      return `take ${p["count"]}`;
-    case "topk":
-      return `topk ${p["by"]} k=${p["k"]}`;
-    case "dedupe":
-      return `dedupe ${p["by"]}`;
-    case "sleep":
-    case "busy_cpu":
-      return `${n.op} ${p["ms"]}ms`;
-    default:
-      return n.op;
-  }
+  const params = (opSpec(n.op) as OpSpec).explain(n.params);
+  return params ? `${n.op} ${params}` : n.op;
 }
 
 function pad(s: string, n: number): string {

@@ -5,9 +5,10 @@
 
 import { readFileSync } from "node:fs";
 import AjvModule, { type ErrorObject, type ValidateFunction } from "ajv";
-import type { NodeJson, PlanJson, ValueType } from "../authoring/json.js";
+import type { NodeJson, PlanJson } from "../authoring/json.js";
 import { canonicalJson, sha256Hex } from "./canonical.js";
-import { assignable, exprType, keyType, predCheck, regexProblem, type TypeContext } from "./exprtypes.js";
+import { exprType, keyType, predCheck, regexProblem, type TypeContext } from "./exprtypes.js";
+import { opSpec, tableRefs, type NodeCost, type OpCheckContext, type OpSpec, type ReadSchemas } from "./ops.js";
 import { SCHEMA_PATH } from "./paths.js";
 import { valueProblem, type Registry } from "./registry.js";
 
@@ -48,20 +49,14 @@ function schemaIssue(value: unknown, e: ErrorObject): PlanIssue {
   // A bad expression or predicate is reported at the first node that uses it.
   const t = /^\/(exprs|preds)\/([^/]+)/.exec(e.instancePath);
   if (t) {
-    const field = t[1] === "exprs" ? "expr" : "pred";
-    const user = nodes.find((n) => n && typeof n === "object" && (n.params as Record<string, unknown> | undefined)?.[field] === t[2]);
+    const type = t[1] === "exprs" ? "expr" : "pred";
+    const user = nodes.find((n) => n && typeof n === "object" && tableRefs(n, type).includes(t[2] as string));
     if (user && typeof user.id === "string") node = user.id;
   }
   let detail = e.message ?? "is invalid";
   if (e.keyword === "additionalProperties") detail = `has unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
   if (e.keyword === "enum") detail = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(", ")}`;
   return { node, message: `plan JSON ${where} ${detail}` };
-}
-
-/** The static cost of one node: the most rows it can produce and Redis commands it can issue per request. */
-export interface NodeCost {
-  rows: number;
-  redis_commands: number;
 }
 
 export interface PlanAnalysis {
@@ -75,14 +70,6 @@ export interface PlanAnalysis {
   redis_commands: number;
 }
 
-/** Fixed key schemas read by the named source ops. */
-const SOURCE_SCHEMAS: Record<string, { list?: string; hash?: string }> = {
-  viewer: { hash: "user" },
-  follow: { list: "follow", hash: "user" },
-  recommendation: { list: "recommendation", hash: "user" },
-  media: { list: "media" },
-};
-
 export interface CheckOptions {
   /** Check that `digest` matches the plan's content (artifacts read from disk). */
   checkDigest?: boolean;
@@ -94,22 +81,46 @@ export function planDigest(plan: PlanJson): string {
   return sha256Hex(canonicalJson(rest));
 }
 
-/** Every problem in `value` as a plan artifact for `reg`; the analysis when there are none. */
+type Report = TypeContext["add"];
+
+/**
+ * Every problem in `value` as a plan artifact for `reg`; the analysis when
+ * there are none. A plan whose origin, params or references are wrong, or
+ * whose nodes form a cycle, is not checked further.
+ */
 export function checkPlan(value: unknown, reg: Registry, opts: CheckOptions = {}): { issues: PlanIssue[]; analysis?: PlanAnalysis } {
   const schemaIssues = checkSchema(value);
   if (schemaIssues.length) return { issues: schemaIssues };
   const plan = value as PlanJson;
   const issues: PlanIssue[] = [];
-  const add = (node: string, message: string, hint?: string) => issues.push(hint ? { node, message, hint } : { node, message });
+  const add: Report = (node, message, hint) => issues.push(hint ? { node, message, hint } : { node, message });
 
+  checkOrigin(plan, reg, opts, add);
+  checkParamDecls(plan, reg, add);
+  const byId = checkReferences(plan, add);
+  if (issues.length) return { issues };
+  const order = dependencyOrder(plan.nodes, byId, add);
+  if (!order) return { issues };
+  checkAllNodesUsed(plan, byId, add);
+  const walk = checkNodes(plan, reg, order, byId, add);
+  checkTablesUsed(plan, walk, add);
+  const totals = checkCommandBudget(plan, order, walk.cost, add);
+  if (issues.length) return { issues };
+  return { issues, analysis: { order, cost: walk.cost, columns: walk.columns, ...totals } };
+}
+
+/** The plan was compiled against this registry, and is unchanged since (when asked). */
+function checkOrigin(plan: PlanJson, reg: Registry, opts: CheckOptions, add: Report): void {
   if (plan.registry_digest !== reg.digest) {
     add("$plan", `the plan was compiled against registry ${String(plan.registry_digest).slice(0, 12)}, but this registry is ${reg.digest.slice(0, 12)}`, "recompile the plan with the current registry");
   }
   if (opts.checkDigest && plan.digest !== planDigest(plan)) {
     add("$plan", `digest ${String(plan.digest).slice(0, 12)} does not match the plan's content (${planDigest(plan).slice(0, 12)}): the file was edited after compiling`);
   }
+}
 
-  // Params: each declared param exists in the registry with the same type and bounds.
+/** Each declared param exists in the registry with the same type and bounds, and a default within them. */
+function checkParamDecls(plan: PlanJson, reg: Registry, add: Report): void {
   for (const [name, decl] of Object.entries(plan.params)) {
     const r = reg.params.get(name);
     if (!r) {
@@ -128,8 +139,14 @@ export function checkPlan(value: unknown, reg: Registry, opts: CheckOptions = {}
       if (p) add("$plan", `param "${name}" default is not a usable pattern: ${p}`);
     }
   }
+}
 
-  // Nodes: unique ids, known inputs, no cycles.
+function usedAsRegex(plan: PlanJson, param: string): boolean {
+  return JSON.stringify(plan.preds).includes(`"param":${JSON.stringify(param)}`);
+}
+
+/** Node ids are unique, and every input and output names a node; returns the nodes by id. */
+function checkReferences(plan: PlanJson, add: Report): Map<string, NodeJson> {
   const byId = new Map<string, NodeJson>();
   for (const n of plan.nodes) {
     if (byId.has(n.id)) add(n.id, `node id "${n.id}" is used by more than one node`);
@@ -142,172 +159,11 @@ export function checkPlan(value: unknown, reg: Registry, opts: CheckOptions = {}
     }
   }
   for (const o of plan.outputs) if (!byId.has(o)) add("$plan", `output "${o}" is not a node of this plan`);
-  if (issues.length) return { issues };
-  const order = topoOrder(plan.nodes, byId);
-  if (!order.ok) {
-    add(order.cycle[0] ?? "$plan", `the nodes form a cycle: ${order.cycle.join(" -> ")}`);
-    return { issues };
-  }
-
-  // Every node must contribute to an output.
-  const used = new Set<string>();
-  const visit = (id: string) => {
-    if (used.has(id)) return;
-    used.add(id);
-    for (const i of byId.get(id)?.inputs ?? []) visit(i);
-  };
-  plan.outputs.forEach(visit);
-  for (const n of plan.nodes) {
-    if (!used.has(n.id)) add(n.id, `node "${n.id}" is not used by any output`, "return it from build, feed it into another node, or delete it");
-  }
-
-  // Per-op checks, key availability and static cost, in dependency order.
-  const columns = new Map<string, Set<string>>();
-  const cost = new Map<string, NodeCost>();
-  const usedExprs = new Set<string>();
-  const usedPreds = new Set<string>();
-  for (const id of order.order) {
-    const n = byId.get(id) as NodeJson;
-    const ins = n.inputs.map((i) => columns.get(i) ?? new Set<string>());
-    const inCost = n.inputs.map((i) => cost.get(i) ?? { rows: 0, redis_commands: 0 });
-    const inCols = ins[0] ?? new Set<string>(["id"]);
-    const inRows = inCost[0]?.rows ?? 0;
-    const p = n.params as Record<string, unknown>;
-    let cols = new Set(inCols);
-    let rows = inRows;
-    let cmds = 0;
-    const schemaOf = (name: string, type: "hash" | "list") => {
-      const s = reg.schemas.get(name);
-      if (!s) add(id, `key schema "${name}" is not in the registry`);
-      else if (s.type !== type) add(id, `key schema "${name}" is a ${s.type}, but ${n.op} needs a ${type}`);
-      return s;
-    };
-    const tctx: TypeContext = { plan, reg, available: inCols, node: id, add };
-    const needKey = (key: string, what: string): ValueType | undefined => keyType(key, what, tctx);
-    const fixed = SOURCE_SCHEMAS[n.op];
-    if (fixed) {
-      if (fixed.list) schemaOf(fixed.list, "list");
-      const hydrate = fixed.hash ? reg.schemas.get(fixed.hash) : undefined;
-      if (fixed.hash) schemaOf(fixed.hash, "hash");
-      cols = new Set(["id", ...(hydrate?.type === "hash" ? hydrate.yields : [])]);
-    }
-    switch (n.op) {
-      case "viewer":
-        rows = 1;
-        cmds = 1;
-        break;
-      case "fixed_source": {
-        const ids = p["ids"] as number[];
-        ids.forEach((v, i) => {
-          if (!Number.isSafeInteger(v)) add(id, `fixed_source ids[${i}] = ${v} is not a safe integer`);
-        });
-        cols = new Set(["id"]);
-        rows = ids.length;
-        break;
-      }
-      case "follow":
-      case "recommendation":
-        rows = inRows * (p["fanout"] as number);
-        cmds = inRows + rows;
-        break;
-      case "media":
-        rows = inRows * (p["fanout"] as number);
-        cmds = inRows;
-        break;
-      case "fetch_list":
-        schemaOf(p["schema"] as string, "list");
-        cols = new Set(["id"]);
-        rows = inRows * (p["fanout"] as number);
-        cmds = inRows;
-        break;
-      case "fetch_features": {
-        const s = schemaOf(p["schema"] as string, "hash");
-        for (const k of p["keys"] as string[]) {
-          if (s && s.type === "hash" && !s.yields.includes(k)) add(id, `key schema "${s.name}" does not yield key "${k}" (it yields ${s.yields.join(", ")})`);
-          cols.add(k);
-        }
-        cmds = inRows;
-        break;
-      }
-      case "vm": {
-        const out = p["out_key"] as string;
-        const eid = p["expr"] as string;
-        usedExprs.add(eid);
-        const k = reg.keys.get(out);
-        if (!k) add(id, `vm writes unknown key "${out}": it is not in the registry`);
-        else if (!k.writable) add(id, `vm cannot write key "${out}": the registry marks it read-only`, "write one of the registry's writable keys");
-        const e = plan.exprs[eid];
-        if (!e) add(id, `vm uses expression "${eid}", which is not in the plan's exprs`);
-        else {
-          const t = exprType(e, tctx, `expression ${eid}`, 0);
-          if (k && t && !assignable(t, k.type)) add(id, `vm cannot assign a ${t} expression to ${k.type} key "${out}"`);
-        }
-        cols.add(out);
-        break;
-      }
-      case "filter": {
-        const pid = p["pred"] as string;
-        usedPreds.add(pid);
-        const pr = plan.preds[pid];
-        if (!pr) add(id, `filter uses predicate "${pid}", which is not in the plan's preds`);
-        else predCheck(pr, tctx, `predicate ${pid}`, 0);
-        break;
-      }
-      case "sort":
-        needKey(p["by"] as string, "sort");
-        break;
-      case "topk": {
-        const t = needKey(p["by"] as string, "topk");
-        if (t && t !== "int" && t !== "float") add(id, `topk ranks by a number, but key "${String(p["by"])}" is a ${t}`);
-        rows = Math.min(inRows, p["k"] as number);
-        break;
-      }
-      case "take":
-        rows = Math.min(inRows, p["count"] as number);
-        break;
-      case "dedupe":
-        needKey(p["by"] as string, "dedupe");
-        break;
-      case "concat":
-        cols = new Set([...(ins[0] ?? []), ...(ins[1] ?? [])]);
-        rows = (inCost[0]?.rows ?? 0) + (inCost[1]?.rows ?? 0);
-        break;
-      case "sleep":
-      case "busy_cpu":
-        break;
-    }
-    columns.set(id, cols);
-    cost.set(id, { rows, redis_commands: cmds });
-    if (rows > plan.budgets.max_rows_per_node) {
-      add(id, `node "${id}" may produce up to ${rows} rows, over the plan's budget of ${plan.budgets.max_rows_per_node} rows per node`, "lower a fanout upstream or raise budgets.max_rows_per_node");
-    }
-  }
-  for (const eid of Object.keys(plan.exprs)) if (!usedExprs.has(eid)) add("$plan", `expression "${eid}" is not used by any node`);
-  for (const pid of Object.keys(plan.preds)) if (!usedPreds.has(pid)) add("$plan", `predicate "${pid}" is not used by any node`);
-
-  let maxRows = 0;
-  let maxRowsNode = "";
-  let total = 0;
-  for (const id of order.order) {
-    const c = cost.get(id) as NodeCost;
-    if (c.rows > maxRows) {
-      maxRows = c.rows;
-      maxRowsNode = id;
-    }
-    total += c.redis_commands;
-  }
-  if (total > plan.budgets.max_redis_commands) {
-    const top = order.order
-      .filter((id) => (cost.get(id)?.redis_commands ?? 0) > 0)
-      .map((id) => `${id} ${cost.get(id)?.redis_commands}`)
-      .join(", ");
-    add("$plan", `the plan may issue up to ${total} Redis commands per request, over its budget of ${plan.budgets.max_redis_commands} (${top})`, "lower a fanout or raise budgets.max_redis_commands");
-  }
-  if (issues.length) return { issues };
-  return { issues, analysis: { order: order.order, cost, columns, max_rows: maxRows, max_rows_node: maxRowsNode, redis_commands: total } };
+  return byId;
 }
 
-function topoOrder(nodes: NodeJson[], byId: Map<string, NodeJson>): { ok: true; order: string[] } | { ok: false; cycle: string[] } {
+/** Node ids in an order where every node follows its inputs; undefined after reporting a cycle. */
+function dependencyOrder(nodes: NodeJson[], byId: Map<string, NodeJson>, add: Report): string[] | undefined {
   const state = new Map<string, 1 | 2>();
   const order: string[] = [];
   const stack: string[] = [];
@@ -328,9 +184,141 @@ function topoOrder(nodes: NodeJson[], byId: Map<string, NodeJson>): { ok: true; 
     order.push(id);
   };
   for (const n of nodes) visit(n.id);
-  return cycle ? { ok: false, cycle } : { ok: true, order };
+  if (!cycle) return order;
+  add(cycle[0] ?? "$plan", `the nodes form a cycle: ${cycle.join(" -> ")}`);
+  return undefined;
 }
 
-function usedAsRegex(plan: PlanJson, param: string): boolean {
-  return JSON.stringify(plan.preds).includes(`"param":${JSON.stringify(param)}`);
+/** Every node contributes to an output. */
+function checkAllNodesUsed(plan: PlanJson, byId: Map<string, NodeJson>, add: Report): void {
+  const used = new Set<string>();
+  const visit = (id: string) => {
+    if (used.has(id)) return;
+    used.add(id);
+    for (const i of byId.get(id)?.inputs ?? []) visit(i);
+  };
+  plan.outputs.forEach(visit);
+  for (const n of plan.nodes) {
+    if (!used.has(n.id)) add(n.id, `node "${n.id}" is not used by any output`, "return it from build, feed it into another node, or delete it");
+  }
+}
+
+/** What the walk over the nodes found: each node's cost and output keys, and the table entries used. */
+interface NodeWalk {
+  cost: Map<string, NodeCost>;
+  columns: Map<string, Set<string>>;
+  usedExprs: Set<string>;
+  usedPreds: Set<string>;
+}
+
+/**
+ * Checks each node in dependency order through its op's entry in the op
+ * table: the key schemas it reads, its key params, the op's own checks, then
+ * its output keys, its static cost and the rows budget.
+ */
+function checkNodes(plan: PlanJson, reg: Registry, order: string[], byId: Map<string, NodeJson>, add: Report): NodeWalk {
+  const walk: NodeWalk = { cost: new Map(), columns: new Map(), usedExprs: new Set(), usedPreds: new Set() };
+  for (const id of order) {
+    const n = byId.get(id) as NodeJson;
+    const spec = opSpec(n.op) as OpSpec;
+    const inputKeys = n.inputs.map((i) => walk.columns.get(i) ?? new Set<string>());
+    const tctx: TypeContext = { plan, reg, available: inputKeys[0] ?? new Set<string>(["id"]), node: id, add };
+    const schemas = readSchemas(spec, n, reg, add);
+    checkKeyParams(spec, n, tctx);
+    for (const e of tableRefs(n, "expr")) walk.usedExprs.add(e);
+    for (const p of tableRefs(n, "pred")) walk.usedPreds.add(p);
+    spec.check?.(opCheckContext(n, schemas, tctx));
+    const cost = spec.cost(n.inputs.map((i) => walk.cost.get(i)?.rows ?? 0), n.params);
+    walk.columns.set(id, outputKeys(spec, n, inputKeys, schemas));
+    walk.cost.set(id, cost);
+    checkRowBudget(plan, id, cost, add);
+  }
+  return walk;
+}
+
+/** The key schemas a node reads, reporting one that is missing or of the wrong type. */
+function readSchemas(spec: OpSpec, n: NodeJson, reg: Registry, add: Report): ReadSchemas {
+  const found: ReadSchemas = {};
+  for (const type of ["list", "hash"] as const) {
+    const ref = spec.reads[type];
+    if (!ref) continue;
+    const name = "name" in ref ? ref.name : (n.params[ref.param] as string);
+    const s = reg.schemas.get(name);
+    if (!s) add(n.id, `key schema "${name}" is not in the registry`);
+    else if (s.type !== type) add(n.id, `key schema "${name}" is a ${s.type}, but ${n.op} needs a ${type}`);
+    else found[type] = s;
+  }
+  return found;
+}
+
+/** Each key a node's `key` params name is a registry key available at its input. */
+function checkKeyParams(spec: OpSpec, n: NodeJson, tctx: TypeContext): void {
+  for (const [name, p] of Object.entries(spec.params)) {
+    if (p.type === "key") keyType(n.params[name] as string, n.op, tctx);
+  }
+}
+
+function opCheckContext(n: NodeJson, schemas: ReadSchemas, tctx: TypeContext): OpCheckContext {
+  const report = (message: string, hint?: string) => tctx.add(n.id, message, hint);
+  return {
+    node: n,
+    reg: tctx.reg,
+    schemas,
+    report,
+    exprType: (eid) => {
+      const e = tctx.plan.exprs[eid];
+      if (e) return exprType(e, tctx, `expression ${eid}`, 0);
+      report(`${n.op} uses expression "${eid}", which is not in the plan's exprs`);
+      return undefined;
+    },
+    checkPred: (pid) => {
+      const p = tctx.plan.preds[pid];
+      if (p) predCheck(p, tctx, `predicate ${pid}`, 0);
+      else report(`${n.op} uses predicate "${pid}", which is not in the plan's preds`);
+    },
+  };
+}
+
+/** The keys on a node's output rows, by its op's output rule. */
+function outputKeys(spec: OpSpec, n: NodeJson, inputKeys: Set<string>[], schemas: ReadSchemas): Set<string> {
+  const keys = new Set<string>(["id"]);
+  if (spec.output.keepInputKeys) for (const k of inputKeys.flatMap((s) => [...s])) keys.add(k);
+  if (spec.output.addHashYields) for (const k of schemas.hash?.yields ?? []) keys.add(k);
+  for (const p of spec.output.addParams) for (const k of [n.params[p] as string | string[]].flat()) keys.add(k);
+  return keys;
+}
+
+function checkRowBudget(plan: PlanJson, id: string, cost: NodeCost, add: Report): void {
+  if (cost.rows > plan.budgets.max_rows_per_node) {
+    add(id, `node "${id}" may produce up to ${cost.rows} rows, over the plan's budget of ${plan.budgets.max_rows_per_node} rows per node`, "lower a fanout upstream or raise budgets.max_rows_per_node");
+  }
+}
+
+/** Every entry of the plan's exprs and preds is used by some node. */
+function checkTablesUsed(plan: PlanJson, walk: NodeWalk, add: Report): void {
+  for (const eid of Object.keys(plan.exprs)) if (!walk.usedExprs.has(eid)) add("$plan", `expression "${eid}" is not used by any node`);
+  for (const pid of Object.keys(plan.preds)) if (!walk.usedPreds.has(pid)) add("$plan", `predicate "${pid}" is not used by any node`);
+}
+
+/** The plan's largest node and its Redis commands in all, reporting commands over the budget. */
+function checkCommandBudget(plan: PlanJson, order: string[], cost: Map<string, NodeCost>, add: Report): Pick<PlanAnalysis, "max_rows" | "max_rows_node" | "redis_commands"> {
+  let maxRows = 0;
+  let maxRowsNode = "";
+  let total = 0;
+  for (const id of order) {
+    const c = cost.get(id) as NodeCost;
+    if (c.rows > maxRows) {
+      maxRows = c.rows;
+      maxRowsNode = id;
+    }
+    total += c.redis_commands;
+  }
+  if (total > plan.budgets.max_redis_commands) {
+    const top = order
+      .filter((id) => (cost.get(id)?.redis_commands ?? 0) > 0)
+      .map((id) => `${id} ${cost.get(id)?.redis_commands}`)
+      .join(", ");
+    add("$plan", `the plan may issue up to ${total} Redis commands per request, over its budget of ${plan.budgets.max_redis_commands} (${top})`, "lower a fanout or raise budgets.max_redis_commands");
+  }
+  return { max_rows: maxRows, max_rows_node: maxRowsNode, redis_commands: total };
 }
