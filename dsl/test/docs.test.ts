@@ -7,6 +7,7 @@ import { test } from "node:test";
 import { compilePlanFile } from "../src/compiler/compile.js";
 import { canonicalJson, sha256Hex } from "../src/compiler/canonical.js";
 import { explainPlan } from "../src/compiler/explain.js";
+import { OPS } from "../src/compiler/ops.js";
 import { REPO_DIR } from "../src/compiler/paths.js";
 import { registry } from "./helpers.js";
 
@@ -36,4 +37,17 @@ test("the canonical JSON example in plan-format.md holds", () => {
   assert.equal(m[1], '{"b":[1,2.5,-0,1e21,1e-7],"a":{"y":"é\\n\\"","x":true},"c":null}');
   assert.equal(canonicalJson(value), m[2]);
   assert.equal(sha256Hex(m[2] as string), m[3]);
+});
+
+test("plan-format.md's ops table lists the op table's ops, each with its inputs and params", () => {
+  const rows = [...format.matchAll(/^\| `([a-z_]+)` \| (\d+) \| `\{([a-z_, ]*)\}` \|/gm)].map((m) => [m[1], m[2], m[3]]);
+  const arity = (n: { min: number; max: number }) => (n.min === n.max ? String(n.min) : `${n.min}–${n.max}`);
+  assert.deepEqual(rows, Object.entries(OPS).map(([op, spec]) => [op, arity(spec.inputs), Object.keys(spec.params).join(", ")]));
+});
+
+test("the guide's table of operations names every op of the op table", () => {
+  const section = guide.slice(guide.indexOf("## All operations"), guide.indexOf("## Fragments"));
+  const rows = section.split("\n").filter((line) => line.startsWith("| "));
+  const named = rows.flatMap((line) => [...(line.split(" | ")[1] ?? "").matchAll(/`([a-z_]+)`/g)].map((m) => m[1]));
+  assert.deepEqual(named.sort(), Object.keys(OPS).sort());
 });

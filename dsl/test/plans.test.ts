@@ -75,3 +75,22 @@ test("explain prints the feed DAG with rows and Redis commands from fanouts", as
   assert.match(text, /max rows per node:\s+1000 \(media\)/);
   assert.match(text, /redis commands:\s+1202/);
 });
+
+test("explain describes the ops of the other example plans with their params", () => {
+  const shown = (name: string) => {
+    const plan = JSON.parse(readFileSync(path.join(GOLDEN_DIR, `${name}.json`), "utf8"));
+    const { analysis } = checkPlan(plan, registry, { checkDigest: true });
+    assert.ok(analysis);
+    return explainPlan(plan, analysis);
+  };
+  const blend = shown("blend");
+  assert.match(blend, /recommendation +viewer +recommendation fanout=50 +50 +51$/m);
+  assert.match(blend, /followed\.take +followed\.media +take 1000 +250 +0$/m);
+  assert.match(blend, /editorial +- +fixed_source 3 ids +3 +0 +editors' picks$/m);
+  assert.match(blend, /concat_2 +concat, editorial +concat +503 +0$/m);
+  assert.match(blend, /dedupe +concat_2 +dedupe id +503 +0$/m);
+  assert.match(shown("reels"), /sort +blend_scores +sort final_score desc +1000 +0$/m);
+  const timeouts = shown("timeouts");
+  assert.match(timeouts, /slow_ranker +features +sleep 80ms +100 +0 /m);
+  assert.match(timeouts, /cpu_step +slow_ranker +busy_cpu 5ms +100 +0 /m);
+});

@@ -7,6 +7,7 @@ import path from "node:path";
 import { test } from "node:test";
 import type { PlanJson } from "../src/authoring/json.js";
 import { REPO_DIR } from "../src/compiler/paths.js";
+import { Registry, type RegistryData } from "../src/compiler/registry.js";
 import { checkPlan, planDigest } from "../src/compiler/validate.js";
 import { registry } from "./helpers.js";
 
@@ -18,6 +19,16 @@ function issuesAfter(edit: (p: PlanJson) => void, redigest = true): string[] {
   edit(p);
   if (redigest) p.digest = planDigest(p);
   return checkPlan(p, registry, { checkDigest: true }).issues.map((i) => `${i.node}: ${i.message}`);
+}
+
+/** The issues of the feed artifact against a copy of the registry changed by `edit`. */
+function issuesWithRegistry(edit: (d: RegistryData) => void): string[] {
+  const data = JSON.parse(JSON.stringify(registry.data)) as RegistryData;
+  edit(data);
+  const reg = new Registry(data);
+  const p = golden();
+  p.registry_digest = reg.digest;
+  return checkPlan(p, reg).issues.map((i) => `${i.node}: ${i.message}`);
 }
 
 test("the golden feed artifact is valid as loaded from disk", () => {
@@ -82,4 +93,31 @@ test("declared params must match the registry", () => {
   assert.match(issuesAfter((p) => ((p.params["like_weight"] as { type: string }).type = "int")).join("\n"), /param "like_weight" is declared as int, but the registry says float/);
   assert.match(issuesAfter((p) => ((p.params["like_weight"] as { max?: number }).max = 1e9)).join("\n"), /param "like_weight" bounds \[0, 1000000000\] differ from the registry's \[0, 100\]/);
   assert.match(issuesAfter((p) => (p.params["shoe_size"] = { type: "int", default: 1 })).join("\n"), /param "shoe_size" is not in the registry/);
+});
+
+test("the key schemas the named sources read must be in the registry with their type", () => {
+  assert.deepEqual(
+    issuesWithRegistry((d) => (d.key_schemas = d.key_schemas.filter((k) => k.name !== "user"))),
+    ['viewer: key schema "user" is not in the registry', 'follow: key schema "user" is not in the registry'],
+  );
+  assert.deepEqual(
+    issuesWithRegistry((d) => ((d.key_schemas.find((k) => k.name === "media") as { type: string }).type = "hash")),
+    ['media: key schema "media" is a hash, but media needs a list'],
+  );
+});
+
+test("fixed_source ids must be safe integers", () => {
+  const issues = issuesAfter((p) => (p.nodes[0] = { id: "viewer", op: "fixed_source", inputs: [], params: { ids: [2 ** 53] }, on_error: "fail" }));
+  assert.deepEqual(issues, ["viewer: fixed_source ids[0] = 9007199254740992 is not a safe integer"]);
+});
+
+test("concat's rows carry the keys of both its inputs", () => {
+  const p = golden();
+  p.nodes[5] = { id: "quality", op: "concat", inputs: ["media", "score"], params: {}, on_error: "fail" };
+  p.preds = {};
+  p.digest = planDigest(p);
+  const { issues, analysis } = checkPlan(p, registry, { checkDigest: true });
+  assert.deepEqual(issues, []);
+  assert.deepEqual([...(analysis?.columns.get("quality") ?? [])], ["id", "author_id", "age_hours", "likes", "ctr", "title", "final_score"]);
+  assert.deepEqual(analysis?.cost.get("quality"), { rows: 2000, redis_commands: 0 });
 });
