@@ -2,7 +2,8 @@
 // (docs/plan-format.md, "Ops"). The plan validator (validate.ts) and
 // `rankc --explain` (explain.ts) read ops only from here; the JSON Schema
 // states the same arity and params, and dsl/test/ops.test.ts keeps the two
-// in step. The engine's op table has the same shape, plus how to run the op.
+// in step. The engine's op table is to have the same shape, plus how to run
+// the op.
 //
 // An entry (OpSpec) states:
 //   inputs   how many input nodes the op reads, { min, max }.
@@ -23,6 +24,10 @@
 //   check    the op's own checks, beyond what the fields above imply
 //            (optional).
 //   explain  its params as `rankc --explain` shows them after the op's name.
+//
+// A new op needs an entry here, its clause in the schema, a method in
+// authoring/plan.ts and its rows in the docs' op tables; the tests name what
+// is missing.
 
 import type { NodeJson } from "../authoring/json.js";
 import { assignable, type Ty } from "./exprtypes.js";
