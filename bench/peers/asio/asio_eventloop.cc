@@ -37,10 +37,18 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "common/peer_bench.h"
 #include "common/timer_slack.h"
+#include "rankd/bench_report/clock.h"
+#include "rankd/bench_report/eventloop_flags.h"
+#include "rankd/bench_report/eventloop_report.h"
+#include "rankd/bench_report/latency_stats.h"
+#include "rankd/bench_report/rss.h"
 
 namespace rankd::bench_peers {
+
+// The flags, statistics and report shared with rankd's benchmark mode (bench/report).
+using namespace rankd::bench_report;
+
 namespace {
 
 namespace asio = boost::asio;

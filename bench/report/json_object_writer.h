@@ -1,0 +1,32 @@
+// A minimal JSON writer for the benchmark reports: nested objects of numbers, two-space
+// indentation, keys in the order they are added. The text it builds is the body of the top-level
+// object (the caller prints the outer braces), starting at depth 1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rankd::bench_report {
+
+// One report's JSON text. Single-threaded (the benchmark's main thread); owns its text.
+class JsonObjectWriter {
+ public:
+  // Opens a nested object under `key`; Close() ends it.
+  void Open(std::string_view key);
+  void Close();
+  void Int(std::string_view key, std::int64_t value);
+  // Three decimals; NaN and infinity (which JSON lacks) are written as 0.
+  void Num(std::string_view key, double value);
+
+  const std::string& text() const { return out_; }
+
+ private:
+  void Key(std::string_view key);
+
+  std::string out_;
+  int depth_ = 1;
+  bool first_ = true;
+};
+
+}  // namespace rankd::bench_report
