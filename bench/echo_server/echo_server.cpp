@@ -20,11 +20,16 @@
 namespace rankd::bench {
 namespace {
 
-constexpr std::string_view kMode = "--bench_echo_server";
+constexpr ServerModeHelp kHelp{
+    .about =
+        "The TCP echo server of the echo benchmark (bench/scripts/echo_bench.py), one event\n"
+        "loop thread: prints LISTENING <port> once listening; SIGTERM or SIGINT stops it.\n",
+    .own_flags = "",
+};
 
 CommonServerFlags ParseEchoFlags(int argc, char** argv) {
   CommonServerFlags f;
-  ParseServerFlags(argc, argv, kMode, f, [](std::string_view, std::string_view) { return false; });
+  ParseServerFlags(argc, argv, kHelp, f, [](std::string_view, std::string_view) { return false; });
   return f;
 }
 
@@ -106,6 +111,7 @@ int RunEchoServer(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  // Cannot fail: pthread_sigmask's only error is an invalid `how` (EINVAL).
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   rt::EventLoopOptions options;
@@ -117,11 +123,12 @@ int RunEchoServer(int argc, char** argv) {
     listener = net::TcpListener::Bind(net::SocketAddress::Parse(flags.host, flags.port),
                                       net::ListenOptions{.backlog = 4096});
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rankd --bench_echo_server: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     return 1;
   }
   std::thread stopper([&loop, signals] {
     int sig = 0;
+    // sigwait's only error is an invalid set (EINVAL); whatever it returns, the loop stops.
     sigwait(&signals, &sig);
     loop.Stop();
   });
@@ -137,16 +144,21 @@ int RunEchoServer(int argc, char** argv) {
       try {
         co_await Serve(l, &connections);
       } catch (const rt::CancelledError&) {
+        // Stop cancelled the server task: the way it ends.
       }
       connections.RequestCancel();
       try {
         co_await connections.Join();
-      } catch (const std::exception&) {
+      } catch (const rt::CancelledError&) {
+        // The connections were cancelled just above: Join rethrows the first one's cancellation.
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "rankd echo: a connection failed: %s\n", e.what());
       }
     }(&listener));
   });
   listener.Close();
-  // The signal thread is still in sigwait if the loop stopped for another reason.
+  // The signal thread is still in sigwait if the loop stopped for another reason. Cannot fail:
+  // the thread is not joined yet and SIGTERM is a valid signal.
   pthread_kill(stopper.native_handle(), SIGTERM);
   stopper.join();
   return 0;

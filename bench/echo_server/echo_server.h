@@ -4,8 +4,8 @@
 
 namespace rankd::bench {
 
-// Parses --io_backend, --host and --port from argv, serves until SIGTERM or SIGINT, and returns
-// the process exit code (2 for bad flags).
+// Parses --io_backend, --host and --port from argv[1..] (argv[0] names the command in messages),
+// serves until SIGTERM or SIGINT, and returns the process exit code (2 for bad flags).
 int RunEchoServer(int argc, char** argv);
 
 }  // namespace rankd::bench

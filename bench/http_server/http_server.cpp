@@ -18,7 +18,15 @@
 namespace rankd::bench {
 namespace {
 
-constexpr std::string_view kMode = "--bench_http_server";
+constexpr ServerModeHelp kHelp{
+    .about =
+        "The HTTP benchmark's server (bench/scripts/http_bench.py): GET /json and /plaintext\n"
+        "as tokio's tinyhttp example serves them; prints LISTENING <port> once every shard\n"
+        "listens; SIGTERM or SIGINT drains and stops it.\n",
+    .own_flags =
+        "  --shards N                    event loops, one listener each (default 1)\n"
+        "  --pin 0|1                     pin each shard's thread to a core (default 0)\n",
+};
 
 struct BenchServerConfig {
   rt::ShardOptions shards;
@@ -30,12 +38,13 @@ BenchServerConfig ParseFlags(int argc, char** argv) {
   c.shards.shards = 1;
   c.shards.name_prefix = "http";
   CommonServerFlags common;
-  ParseServerFlags(argc, argv, kMode, common, [&c](std::string_view name, std::string_view value) {
+  const std::string_view command = argv[0];
+  ParseServerFlags(argc, argv, kHelp, common, [&](std::string_view name, std::string_view value) {
     if (name == "--shards") {
-      c.shards.shards = ParseServerFlagUnsigned(kMode, name, value, 256);
-      if (c.shards.shards == 0) ServerFlagError(kMode, "--shards: expected at least 1");
+      c.shards.shards = ParseServerFlagUnsigned(command, name, value, 256);
+      if (c.shards.shards == 0) ServerFlagError(command, "--shards: expected at least 1");
     } else if (name == "--pin") {
-      c.shards.pin_to_cores = ParseServerFlagUnsigned(kMode, name, value, 1) == 1;
+      c.shards.pin_to_cores = ParseServerFlagUnsigned(command, name, value, 1) == 1;
     } else {
       return false;
     }
@@ -67,6 +76,7 @@ int RunHttpBenchServer(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  // Cannot fail: pthread_sigmask's only error is an invalid `how` (EINVAL).
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   rt::ShardSet shards(config.shards);
@@ -75,7 +85,7 @@ int RunHttpBenchServer(int argc, char** argv) {
     server = std::make_unique<http::Server>(shards, config.server, BenchRoutes());
     shards.Start();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rankd --bench_http_server: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     return 1;
   }
   std::fprintf(stderr, "rankd http server on %s:%u, %zu shard(s), %s\n", config.server.host.c_str(),
@@ -84,6 +94,7 @@ int RunHttpBenchServer(int argc, char** argv) {
   std::printf("LISTENING %u\n", static_cast<unsigned>(server->port()));
   std::fflush(stdout);
   int sig = 0;
+  // sigwait's only error is an invalid set (EINVAL); whatever it returns, the server drains.
   sigwait(&signals, &sig);
   server->Drain();
   server.reset();

@@ -5,8 +5,9 @@
 
 namespace rankd::bench {
 
-// Parses --shards, --io_backend, --host and --port from argv, serves /json and /plaintext until
-// SIGTERM or SIGINT (then drains), and returns the process exit code (2 for bad flags).
+// Parses --shards, --pin, --io_backend, --host and --port from argv[1..] (argv[0] names the
+// command in messages), serves /json and /plaintext until SIGTERM or SIGINT (then drains), and
+// returns the process exit code (2 for bad flags).
 int RunHttpBenchServer(int argc, char** argv);
 
 }  // namespace rankd::bench

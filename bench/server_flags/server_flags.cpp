@@ -5,30 +5,49 @@
 #include <cstdlib>
 
 namespace rankd::bench {
+namespace {
 
-void ServerFlagError(std::string_view mode, const std::string& message) {
-  std::fprintf(stderr, "rankd %.*s: %s\n", static_cast<int>(mode.size()), mode.data(),
+void PrintServerUsage(std::string_view command, const ServerModeHelp& help) {
+  std::printf(
+      "usage: %.*s [flags]\n%.*s"
+      "  --io_backend epoll|io_uring   reactor backend (default epoll)\n"
+      "  --host H                      address to listen on (default 127.0.0.1)\n"
+      "  --port N                      port to listen on; 0 (the default) picks a free one\n"
+      "%.*s"
+      "Flags take `--flag value` or `--flag=value`.\n",
+      static_cast<int>(command.size()), command.data(), static_cast<int>(help.about.size()),
+      help.about.data(), static_cast<int>(help.own_flags.size()), help.own_flags.data());
+}
+
+}  // namespace
+
+void ServerFlagError(std::string_view command, const std::string& message) {
+  std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(command.size()), command.data(),
                message.c_str());
   std::exit(2);
 }
 
-unsigned ParseServerFlagUnsigned(std::string_view mode, std::string_view name,
+unsigned ParseServerFlagUnsigned(std::string_view command, std::string_view name,
                                  std::string_view value, unsigned max) {
   unsigned v = 0;
   auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || end != value.data() + value.size() || v > max) {
-    ServerFlagError(mode, std::string(name) + ": expected 0.." + std::to_string(max) + ", got '" +
-                              std::string(value) + "'");
+    ServerFlagError(command, std::string(name) + ": expected 0.." + std::to_string(max) +
+                                 ", got '" + std::string(value) + "'");
   }
   return v;
 }
 
 void ParseServerFlags(
-    int argc, char** argv, std::string_view mode, CommonServerFlags& common,
+    int argc, char** argv, const ServerModeHelp& help, CommonServerFlags& common,
     const std::function<bool(std::string_view name, std::string_view value)>& other) {
+  const std::string_view command = argv[0];
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);
-    if (arg == mode) continue;
+    if (arg == "--help" || arg == "-h") {
+      PrintServerUsage(command, help);
+      std::exit(0);
+    }
     std::string_view name = arg, value;
     if (auto eq = arg.find('='); eq != std::string_view::npos) {
       name = arg.substr(0, eq);
@@ -36,7 +55,7 @@ void ParseServerFlags(
     } else if (i + 1 < argc) {
       value = argv[++i];
     } else {
-      ServerFlagError(mode, std::string(name) + " needs a value");
+      ServerFlagError(command, std::string(name) + " needs a value");
     }
     if (name == "--io_backend") {
       if (value == "epoll") {
@@ -45,14 +64,15 @@ void ParseServerFlags(
         common.backend = rt::IoBackend::kIoUring;
       } else {
         ServerFlagError(
-            mode, "--io_backend: expected epoll or io_uring, got '" + std::string(value) + "'");
+            command, "--io_backend: expected epoll or io_uring, got '" + std::string(value) + "'");
       }
     } else if (name == "--host") {
       common.host = std::string(value);
     } else if (name == "--port") {
-      common.port = static_cast<std::uint16_t>(ParseServerFlagUnsigned(mode, name, value, 65535));
+      common.port =
+          static_cast<std::uint16_t>(ParseServerFlagUnsigned(command, name, value, 65535));
     } else if (!other(name, value)) {
-      ServerFlagError(mode, "unknown flag '" + std::string(name) + "'");
+      ServerFlagError(command, "unknown flag '" + std::string(name) + "'");
     }
   }
 }

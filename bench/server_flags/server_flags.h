@@ -1,6 +1,7 @@
-// Flag reading shared by rankd's benchmark server modes (--bench_echo_server,
-// --bench_http_server): `--name value` or `--name=value`, the common --io_backend/--host/--port,
-// and a one-line error naming the mode and the flag, with exit status 2.
+// Flag reading shared by rankd's benchmark server modes (`rankd bench echo-server`,
+// `rankd bench http-server`, also spelled --bench_echo_server and --bench_http_server):
+// `--name value` or `--name=value`, the common --io_backend/--host/--port, --help, and a one-line
+// error naming the command and the flag, with exit status 2.
 //
 // Plain functions; no state, no thread affinity.
 #pragma once
@@ -14,11 +15,11 @@
 
 namespace rankd::bench {
 
-// Prints "rankd <mode>: <message>" and exits with status 2.
-[[noreturn]] void ServerFlagError(std::string_view mode, const std::string& message);
+// Prints "<command>: <message>" and exits with status 2.
+[[noreturn]] void ServerFlagError(std::string_view command, const std::string& message);
 
 // A whole number in [0, max], or a ServerFlagError naming the flag.
-unsigned ParseServerFlagUnsigned(std::string_view mode, std::string_view name,
+unsigned ParseServerFlagUnsigned(std::string_view command, std::string_view name,
                                  std::string_view value, unsigned max);
 
 // The flags every benchmark server mode takes.
@@ -28,10 +29,17 @@ struct CommonServerFlags {
   std::uint16_t port = 0;
 };
 
-// Walks argv (skipping `mode` itself): the common flags go into `common`, every other flag to
-// `other(name, value)`, which returns false for a flag it does not know (an error).
+// What --help prints about a mode, besides its usage line and the common flags.
+struct ServerModeHelp {
+  std::string_view about;      // what the mode serves; lines ending in '\n'
+  std::string_view own_flags;  // the mode's other flags, one "  --flag ..." line each
+};
+
+// Walks argv[1..]; argv[0] is the command's name in messages (e.g. "rankd bench echo-server").
+// The common flags go into `common`, every other flag to `other(name, value)`, which returns
+// false for a flag it does not know (an error). --help or -h prints the usage and exits 0.
 void ParseServerFlags(
-    int argc, char** argv, std::string_view mode, CommonServerFlags& common,
+    int argc, char** argv, const ServerModeHelp& help, CommonServerFlags& common,
     const std::function<bool(std::string_view name, std::string_view value)>& other);
 
 }  // namespace rankd::bench
