@@ -1,51 +1,63 @@
-// rankd: the ranking engine's binary. Today it carries the runtime's benchmark mode; the ranking
-// service (HTTP API, plans, Redis) is wired in here as it lands.
+// rankd: the ranking engine's binary, `rankd <command> [arguments]`. The commands are the table
+// below; the ranking service's commands join it as they land. Until then rankd carries its
+// runtime's benchmark modes (`rankd bench ...`, also under their original --bench_* spellings).
 #include <cstdio>
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include "bench_eventloop.h"
-#include "echo_server.h"
-#include "http_server.h"
+#include "bench_command.h"
+#include "subcommand.h"
 
+namespace rankd::cli {
 namespace {
 
-// Runs a server mode without its selecting flag, argv[0] naming it in its messages.
-int RunServerMode(int (*run)(int argc, char** argv), std::string_view flag, int argc, char** argv) {
-  std::string command = "rankd " + std::string(flag);
-  std::vector<char*> args{command.data()};
-  for (int i = 1; i < argc; ++i) {
-    if (argv[i] != flag) args.push_back(argv[i]);
+int RunHelp(int argc, char** argv);
+
+constexpr Subcommand kCommands[] = {
+    {"bench", "run a benchmark mode: eventloop, echo-server, http-server", RunBench},
+    {"help", "list the commands, or describe one: rankd help <command>", RunHelp},
+};
+
+constexpr SubcommandTable kRankd{
+    .command = "rankd",
+    .noun = "command",
+    .entries = kCommands,
+    .footer =
+        "Every command takes --help. The benchmark modes also run under their original\n"
+        "spellings: rankd --bench_eventloop, --bench_echo_server, --bench_http_server.\n",
+};
+
+// `rankd help [command]`: the list of commands, or `rankd <command> --help`.
+int RunHelp(int argc, char** argv) {
+  if (argc == 1) {
+    PrintSubcommands(kRankd);
+    return 0;
   }
-  args.push_back(nullptr);
-  return run(static_cast<int>(args.size()) - 1, args.data());
+  const std::string_view name = argv[1];
+  if (name == "--help" || name == "-h") {
+    std::printf(
+        "usage: rankd help [command]\n"
+        "Lists rankd's commands, or describes one (as `rankd <command> --help` does).\n");
+    return 0;
+  }
+  if (argc > 2) {
+    std::fprintf(stderr, "rankd help: unexpected argument '%s' (try rankd help --help)\n", argv[2]);
+    return 2;
+  }
+  const Subcommand* entry = FindSubcommand(kRankd, name);
+  if (entry == nullptr) {
+    std::fprintf(stderr, "rankd help: unknown command '%s' (try rankd help)\n", argv[1]);
+    return 2;
+  }
+  char help_flag[] = "--help";
+  char* args[] = {help_flag};
+  return RunWithArguments("rankd " + std::string(name), entry->run, args);
 }
 
 }  // namespace
+}  // namespace rankd::cli
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg(argv[i]);
-    if (arg == "--bench_eventloop" || arg.starts_with("--bench_eventloop=")) {
-      return rankd::bench::RunBenchEventLoop(argc, argv);
-    }
-    if (arg == "--bench_echo_server") {
-      return RunServerMode(rankd::bench::RunEchoServer, arg, argc, argv);
-    }
-    if (arg == "--bench_http_server") {
-      return RunServerMode(rankd::bench::RunHttpBenchServer, arg, argc, argv);
-    }
-  }
-  std::fprintf(stderr,
-               "usage: rankd --bench_eventloop [--bench_eventloop_mode posts|timers|coro_timers|"
-               "sleep_vs_pool|all] [--bench_n N] [--bench_producers N] [--bench_sleep_ms N] "
-               "[--bench_tasks N] [--bench_json]\n"
-               "       rankd --bench_echo_server [--io_backend epoll|io_uring] [--host H] "
-               "[--port N]\n"
-               "       rankd --bench_http_server [--shards N] [--io_backend epoll|io_uring] "
-               "[--host H] [--port N]\n"
-               "The ranking service is not part of this build yet; rankd runs its runtime "
-               "benchmarks.\n");
-  return argc > 1 ? 2 : 0;
+  if (const auto exit_code = rankd::cli::RunBenchOriginalSpelling(argc, argv)) return *exit_code;
+  return rankd::cli::RunSubcommand(rankd::cli::kRankd, argc, argv);
 }
