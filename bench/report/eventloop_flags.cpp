@@ -13,10 +13,14 @@ namespace {
   std::exit(2);
 }
 
-void PrintUsage(const char* prog, std::span<const std::string_view> modes) {
+// "posts|timers|all": the modes a program has, and `all`.
+std::string ModeList(std::span<const std::string_view> modes) {
   std::string list;
   for (auto m : modes) (list += m) += '|';
-  list += "all";
+  return list += "all";
+}
+
+void PrintUsage(const char* prog, std::span<const std::string_view> modes) {
   std::printf(
       "usage: %s [flags]\n"
       "  --bench_eventloop_mode %s   (default all)\n"
@@ -28,7 +32,7 @@ void PrintUsage(const char* prog, std::span<const std::string_view> modes) {
       "  --bench_warmup N      unmeasured runs of each mode before the measured one (default 1)\n"
       "  --bench_json          print JSON instead of text\n"
       "Flags take `--flag value` or `--flag=value`.\n",
-      prog, list.c_str());
+      prog, ModeList(modes).c_str());
 }
 
 std::int64_t ParseInt(const char* prog, std::string_view flag, std::string_view v,
@@ -83,7 +87,7 @@ Flags ParseFlags(int argc, char** argv, std::span<const std::string_view> modes)
     } else if (name == "--bench_eventloop_mode") {
       f.mode = std::string(value);
       if (f.mode != "all" && std::find(modes.begin(), modes.end(), value) == modes.end()) {
-        FlagError(prog, "mode '" + f.mode + "' is not implemented by this peer");
+        FlagError(prog, "mode '" + f.mode + "' is not one of " + ModeList(modes));
       }
     } else if (name == "--bench_n") {
       f.n = ParseInt(prog, name, value, 0);
