@@ -7,6 +7,7 @@
 
 #include "bench_command.h"
 #include "subcommand.h"
+#include "version_command.h"
 
 namespace rankd::cli {
 namespace {
@@ -15,6 +16,7 @@ int RunHelp(int argc, char** argv);
 
 constexpr Subcommand kCommands[] = {
     {"bench", "run a benchmark mode: eventloop, echo-server, http-server", RunBench},
+    {"version", "print the version, build type, compiler, git commit and io backends", RunVersion},
     {"help", "list the commands, or describe one: rankd help <command>", RunHelp},
 };
 

@@ -10,7 +10,7 @@ import sys
 import unittest
 
 RANKD = None
-COMMANDS = ["bench", "help"]
+COMMANDS = ["bench", "version", "help"]
 BENCH_MODES = ["eventloop", "echo-server", "http-server"]
 
 
@@ -42,6 +42,22 @@ class Listing(unittest.TestCase):
                 r = rankd(*args, "--help")
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertTrue(r.stdout.startswith("usage: rankd " + " ".join(args)), r.stdout)
+
+
+class Version(unittest.TestCase):
+    def test_names_version_build_and_io_backends(self):
+        r = rankd("version")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertRegex(lines[0], r"^rankd \d+\.\d+\.\d+$")
+        self.assertEqual([line.split(":")[0] for line in lines[1:]],
+                         ["build type", "compiler", "git commit", "io backends"])
+        self.assertIn("epoll", lines[-1])
+
+    def test_takes_no_arguments(self):
+        r = rankd("version", "--json")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("'--json'", r.stderr)
 
 
 class Errors(unittest.TestCase):
