@@ -9,6 +9,6 @@ if [ ! -f build/build.ninja ]; then
 fi
 ninja -C build --quiet rankd
 echo "rankd demo: the ranking service is not built yet; running the runtime's event-loop"
-echo "benchmarks instead (rankd --bench_eventloop). Peer comparisons: make bench."
+echo "benchmarks instead (rankd bench eventloop). Peer comparisons: make bench."
 echo
-exec build/apps/rankd/rankd --bench_eventloop "$@"
+exec build/apps/rankd/rankd bench eventloop "$@"

@@ -1,5 +1,6 @@
-// rankd's echo server mode (`rankd --bench_echo_server`), the server side of the echo benchmark
-// (bench/scripts/echo_bench.py): one event loop thread on the chosen reactor backend.
+// rankd's echo server mode (`rankd bench echo-server`, also `rankd --bench_echo_server`), the
+// server side of the echo benchmark (bench/scripts/echo_bench.py): one event loop thread on the
+// chosen reactor backend.
 #pragma once
 
 namespace rankd::bench {

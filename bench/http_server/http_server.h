@@ -1,6 +1,6 @@
-// rankd's HTTP benchmark server mode (`rankd --bench_http_server`), the server side of the
-// HTTP benchmark (bench/scripts/http_bench.py): the routes of tokio's tinyhttp example on
-// rankd's HTTP server.
+// rankd's HTTP benchmark server mode (`rankd bench http-server`, also
+// `rankd --bench_http_server`), the server side of the HTTP benchmark
+// (bench/scripts/http_bench.py): the routes of tokio's tinyhttp example on rankd's HTTP server.
 #pragma once
 
 namespace rankd::bench {

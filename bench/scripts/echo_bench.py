@@ -66,8 +66,8 @@ DOCS_MD = os.path.join(ROOT, "docs", "benchmarks.md")
 # when sent SIGTERM.
 SERVERS = {
     "asio": "{build}/bench/peers/peer_asio_echo_server --port 0",
-    "rankd_epoll": "{build}/apps/rankd/rankd --bench_echo_server --io_backend=epoll --port 0",
-    "rankd_io_uring": "{build}/apps/rankd/rankd --bench_echo_server --io_backend=io_uring --port 0",
+    "rankd_epoll": "{build}/apps/rankd/rankd bench echo-server --io_backend=epoll --port 0",
+    "rankd_io_uring": "{build}/apps/rankd/rankd bench echo-server --io_backend=io_uring --port 0",
 }
 CLIENT = "{build}/bench/echo/rankd_echo_client"
 

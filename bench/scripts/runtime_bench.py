@@ -65,7 +65,7 @@ RSS = metric("rss_peak", "rss_peak_kb", "time", "peak RSS", "MB", 1.0 / 1024)
 
 def eventloop_scenarios():
     def el(binary, mode, *extra):
-        return [binary, "--bench_eventloop"] if binary == "rankd" else [binary], \
+        return [binary, "bench", "eventloop"] if binary == "rankd" else [binary], \
             ["--bench_eventloop_mode", mode, *extra, "--bench_json"]
 
     def prog(label, binary, mode, *extra):

@@ -1,6 +1,6 @@
-// The flags of the event-loop benchmarks (`rankd --bench_eventloop` and the event-loop peers):
-// names, meanings and defaults as rankd's benchmark-mode specification has them, so a script
-// drives rankd and every peer alike.
+// The flags of the event-loop benchmarks (`rankd bench eventloop`, also spelled
+// `rankd --bench_eventloop`, and the event-loop peers): names, meanings and defaults as rankd's
+// benchmark-mode specification has them, so a script drives rankd and every peer alike.
 //
 //   --bench_eventloop_mode M   posts|timers|coro_timers|sleep_vs_pool (those the program has) or
 //                              all (the default)
