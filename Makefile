@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http setup-build setup-test setup-bench setup-fuzz clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -15,6 +15,8 @@ setup-bench:
 	@scripts/setup.sh bench
 setup-fuzz:
 	@scripts/setup.sh fuzz
+setup-format:
+	@scripts/setup.sh format
 
 # configure BUILD_DIR BUILD_TYPE [extra cmake args]
 define configure
@@ -73,7 +75,7 @@ test-fuzz: fuzz-build
 test-ts: setup-test
 	@if [ -f package.json ]; then npm test --silent; else echo "no TypeScript workspace yet"; fi
 
-demo: setup-bench
+demo: setup-build
 	@scripts/demo.sh
 
 bench: setup-bench
@@ -106,7 +108,7 @@ bench-redis: setup-bench
 bench-http: bench
 	/usr/bin/python3 bench/scripts/http_bench.py --record $(ARGS)
 
-format:
+format: setup-format
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:

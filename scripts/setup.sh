@@ -1,40 +1,51 @@
 #!/usr/bin/env bash
-# Installs what rankd needs to build, test, benchmark and run its demo on Debian 12.
+# Installs what rankd needs to build, test, benchmark, fuzz and format on Debian 12: each package
+# below is here because a target links it or a command (make target, test, script) runs it.
 # Idempotent: when everything is present it prints nothing and returns at once.
-# Usage: scripts/setup.sh [build|test|bench|demo|fuzz]   (default: test)
+# Usage: scripts/setup.sh [build|test|bench|fuzz|format]   (default: test)
 set -euo pipefail
 
 purpose="${1:-test}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# Packages every purpose needs: compiler toolchain, build system and C++ libraries (and curl,
-# which the HTTP tests use as a real client).
-base_packages=(
-  g++ cmake ninja-build pkg-config git
-  libgtest-dev libgmock-dev libbenchmark-dev
-  liburing-dev libfmt-dev libcli11-dev libsimdjson-dev libhttp-parser-dev
-  libre2-dev libtomlplusplus-dev libssl-dev
-  redis-server redis-tools
-  curl
+# Building rankd (make build, make demo; every other purpose builds too).
+build_packages=(
+  g++ cmake ninja-build
+  pkg-config    # finds liburing (src/runtime) and libuv (bench/peers)
+  liburing-dev  # the io_uring reactor (src/runtime)
+  libgtest-dev  # the GoogleTest suites, configured by default (RANKD_BUILD_TESTS)
+  python3       # ctest's script tests (tests/bench, tests/cli); the benchmark runners
+  git           # the commit `rankd version` names (apps/rankd); the runners record it
 )
-# Benchmarks add the peers (libuv, Boost.Asio), load tools and plotting.
-bench_packages=(libuv1-dev libboost-dev libboost-system-dev wrk python3-matplotlib valgrind)
-# Fuzzing (make fuzz, and its short run in make test) adds clang and its libFuzzer runtime.
+# make test: the Redis integration tests start redis-server and use redis-cli (tests/support),
+# the HTTP tests use curl as a real client, and the fuzz smoke run needs clang's libFuzzer.
+test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev)
+# make bench and its runners: Google Benchmark (bench/runtime, the cache-calc peers), http-parser
+# (bench/http_parser), the libuv and Boost.Asio peers (header-only Asio), redis-server and
+# redis-benchmark (make bench-redis), wrk (make bench-http) and the charts (bench/scripts).
+bench_packages=(libbenchmark-dev libhttp-parser-dev libuv1-dev libboost-dev redis-server redis-tools
+  wrk python3-matplotlib)
+# make fuzz: clang 14 and its libFuzzer runtime.
 fuzz_packages=(clang-14 libclang-rt-14-dev)
+# make format: clang-format over the files git tracks.
+format_packages=(clang-format git)
 
-packages=("${base_packages[@]}")
 case "$purpose" in
-  bench|demo) packages+=("${bench_packages[@]}") ;;
-  test|fuzz) packages+=("${fuzz_packages[@]}") ;;
-  build) ;;
-  *) echo "setup.sh: unknown purpose '$purpose' (expected build, test, bench, demo or fuzz)" >&2; exit 2 ;;
+  build) packages=("${build_packages[@]}") ;;
+  test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  bench) packages=("${build_packages[@]}" "${bench_packages[@]}") ;;
+  fuzz) packages=("${build_packages[@]}" "${fuzz_packages[@]}") ;;
+  format) packages=("${format_packages[@]}") ;;
+  *) echo "setup.sh: unknown purpose '$purpose' (expected build, test, bench, fuzz or format)" >&2; exit 2 ;;
 esac
 
-missing=()
-# Node.js may come from Debian or from another source that bundles npm; only ask apt when absent.
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+# make test-ts: Node.js and npm, which may come from Debian or from another source that bundles
+# npm; only ask apt when absent.
+if [ "$purpose" = test ] && { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
   packages+=(nodejs npm)
 fi
+
+missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
@@ -54,8 +65,9 @@ if ((${#missing[@]})); then
   fi
 fi
 
-# TypeScript workspace: install from the lockfile when node_modules is missing or stale.
-if [ -f "$root/package-lock.json" ]; then
+# make test-ts: the TypeScript workspace, installed from the lockfile when node_modules is
+# missing or stale.
+if [ "$purpose" = test ] && [ -f "$root/package-lock.json" ]; then
   stamp="$root/node_modules/.package-lock.json"
   if [ ! -f "$stamp" ] || [ "$root/package-lock.json" -nt "$stamp" ]; then
     echo "setup: installing npm packages from package-lock.json"
