@@ -4,4 +4,5 @@
 //! `tokio_tuned_http_server` (src/bin/) parses with httparse and writes one buffer per read.
 pub mod date;
 pub mod flags;
+pub mod payload;
 pub mod server;

@@ -3,7 +3,8 @@
 //
 // Every accepted connection is one task driving a `Framed` transport whose codec parses
 // requests with httparse (up to 16 headers) into `http::Request`s and encodes the
-// `http::Response` built for each. Routes:
+// `http::Response` built for each, with the header names, order and values of rankd's and the
+// other peers' answers (src/payload.rs). Routes:
 //   GET /json       {"message":"Hello, World!"}  (serde_json, application/json)
 //   GET /plaintext  Hello, World!                 (text/plain)
 //   anything else   404
@@ -17,15 +18,10 @@ use std::io;
 use bytes::{BufMut, BytesMut};
 use futures::{SinkExt, StreamExt};
 use http::{header::HeaderValue, Request, Response, StatusCode};
-use serde::Serialize;
 use tokio::net::TcpStream;
+use tokio_http_server::payload::{self, Message};
 use tokio_http_server::{date, server};
 use tokio_util::codec::{Decoder, Encoder, Framed};
-
-#[derive(Serialize)]
-struct Message {
-    message: &'static str,
-}
 
 fn main() {
     server::run("tokio_http_server", serve);
@@ -46,13 +42,11 @@ async fn respond(request: Request<()>) -> io::Result<Response<String>> {
     let body = match request.uri().path() {
         "/plaintext" => {
             response = response.header("Content-Type", "text/plain");
-            "Hello, World!".to_string()
+            payload::PLAINTEXT.to_string()
         }
         "/json" => {
             response = response.header("Content-Type", "application/json");
-            serde_json::to_string(&Message {
-                message: "Hello, World!",
-            })?
+            serde_json::to_string(&Message::HELLO)?
         }
         _ => {
             response = response.status(StatusCode::NOT_FOUND);
@@ -72,22 +66,41 @@ impl Encoder<Response<String>> for Http {
         date::with_http_date(|date| {
             write!(
                 BytesWriter(dst),
-                "HTTP/1.1 {}\r\nServer: tokio_http_server\r\nContent-Length: {}\r\nDate: {}\r\n",
+                "HTTP/1.1 {}\r\nServer: {}\r\nDate: {}\r\n",
                 item.status(),
-                item.body().len(),
+                payload::SERVER,
                 date
             )
         })
         .map_err(io::Error::other)?;
         for (name, value) in item.headers() {
-            dst.extend_from_slice(name.as_str().as_bytes());
+            put_header_name(dst, name.as_str());
             dst.extend_from_slice(b": ");
             dst.extend_from_slice(value.as_bytes());
             dst.extend_from_slice(b"\r\n");
         }
-        dst.extend_from_slice(b"\r\n");
+        write!(
+            BytesWriter(dst),
+            "Content-Length: {}\r\n\r\n",
+            item.body().len()
+        )
+        .map_err(io::Error::other)?;
         dst.extend_from_slice(item.body().as_bytes());
         Ok(())
+    }
+}
+
+// A header name as rankd and the other peers write it ("Content-Type"): the http crate keeps
+// names in lower case.
+fn put_header_name(dst: &mut BytesMut, name: &str) {
+    let mut word_start = true;
+    for byte in name.bytes() {
+        dst.put_u8(if word_start {
+            byte.to_ascii_uppercase()
+        } else {
+            byte
+        });
+        word_start = byte == b'-';
     }
 }
 
