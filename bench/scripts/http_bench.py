@@ -2,6 +2,8 @@
 """HTTP benchmark head-to-head (issue 5): rankd's HTTP server (1 and 2 shards, epoll and
 io_uring) against tokio (a tinyhttp-style server, multi-thread and current_thread runtimes) and
 Boost.Asio (C++20 coroutines, 1 and 2 threads), all serving the same two routes, loaded by wrk.
+Before anything is timed, every server must answer /plaintext and /json with the same bytes
+apart from the Date and Server values (http_check.py); the script stops when one does not.
 
 Scenarios: `wrk -t2 -c<C> -d<D>s --latency http://127.0.0.1:<port><path>` for
   plaintext_c100  /plaintext, 100 connections       plaintext_c500  /plaintext, 500 connections
@@ -39,6 +41,7 @@ import time
 from bench_env import cpu_model, loadavg, rewrite_docs_section, git, save_doc_json, save_results
 from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns, exit_status, run_main
 from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios, keep_run
+from http_check import check_same_responses
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -212,7 +215,9 @@ make bench-http                                            # build, run everythi
 ```
 
 `make bench-http` builds `build-bench/` (`make bench`, which also builds the tokio peer with
-cargo) and runs `bench/scripts/http_bench.py --record`: for each scenario (`wrk -t2 -c100` and
+cargo) and runs `bench/scripts/http_bench.py --record`. First every server is started once and
+must answer `/plaintext` and `/json` (pipelined on one connection) with the same bytes as the
+others apart from the Date and Server values. Then for each scenario (`wrk -t2 -c100` and
 `-c500` on `/plaintext`, `-c100` on `/json`, 10 s each, `--latency`) and each of 5 repeats,
 every implementation gets a fresh server warmed by 1 s of the same load; the order rotates
 every repeat. Implementations: `rankd --bench_http_server` with 1 and 2 shards on epoll and
@@ -376,6 +381,9 @@ def main():
             "load_start": loadavg(),
             "command": "make bench-http" if args.record else " ".join(["bench/scripts/http_bench.py"] + sys.argv[1:])}
     log = lambda msg: print(msg, file=sys.stderr, flush=True)
+    meta["responses"], problems = check_same_responses(argvs, log)
+    if problems:
+        raise SystemExit("the servers do not answer the same bytes, nothing was timed:\n  " + "\n  ".join(problems))
     log("http benchmark: %d scenarios x %d repeats x %d implementations, %d s each (load %s)" % (
         len(scs), args.repeats, len(impls), scs[0]["duration_s"], meta["load_start"]))
     t0 = time.time()
