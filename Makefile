@@ -81,11 +81,12 @@ demo: setup-build
 bench: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@ninja -C build-bench -j$(JOBS) --quiet
-	@# The tokio peer of the HTTP benchmark (crates pinned in its Cargo.lock; needs Rust >= 1.85).
+	@# The tokio peers of the HTTP benchmark, tokio_http_server (tinyhttp-style) and
+	@# tokio_tuned_http_server: one Cargo package (crates pinned in its Cargo.lock; Rust >= 1.85).
 	@if command -v cargo >/dev/null 2>&1; then \
 	  CARGO_TARGET_DIR=$(CURDIR)/build-bench/tokio cargo build --release --locked --quiet -j$(JOBS) \
 	    --manifest-path bench/peers/tokio/Cargo.toml; \
-	else echo "bench: no cargo on PATH, the tokio peer is not built (see bench/peers/README.md)"; fi
+	else echo "bench: no cargo on PATH, the tokio peers are not built (see bench/peers/README.md)"; fi
 	@echo "benchmarks built in build-bench/"
 
 # TCP echo, rankd (epoll, io_uring) vs Boost.Asio, recorded in docs/benchmarks.md.
