@@ -22,14 +22,17 @@ class ServerError(Exception):
 class Server:
     """One server process: started, waited for until it prints LISTENING, stopped by PID."""
 
-    def __init__(self, argv, name, listen_timeout_s=LISTEN_TIMEOUT_S, stop_timeout_s=STOP_TIMEOUT_S):
+    def __init__(self, argv, name, listen_timeout_s=LISTEN_TIMEOUT_S, stop_timeout_s=STOP_TIMEOUT_S,
+                 preexec_fn=None):
+        """preexec_fn runs in the child before exec (e.g. to lower a resource limit)."""
         self.listen_timeout_s = listen_timeout_s
         self.stop_timeout_s = stop_timeout_s
         self.name = name
         self.argv = argv
         self.stderr = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr,
-                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
+                                     stdin=subprocess.DEVNULL, text=True, bufsize=1,
+                                     preexec_fn=preexec_fn)
         self.port = None
         self.exit_status = None
 
