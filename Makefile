@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -108,6 +108,11 @@ bench-redis: setup-bench
 # ARGS='--quick' for a short development run (not recorded: use bench/scripts/http_bench.py --quick).
 bench-http: bench
 	/usr/bin/python3 bench/scripts/http_bench.py --record $(ARGS)
+
+# Attacks on the HTTP server (fairness under pipelined floods, memory per connection, descriptor
+# exhaustion) against build/'s rankd; prints the figures, e.g. ARGS='--attack fds --io_backend io_uring'.
+attack-http: build
+	/usr/bin/python3 bench/scripts/http_attack.py $(ARGS)
 
 format: setup-format
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
