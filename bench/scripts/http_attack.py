@@ -754,11 +754,17 @@ def attack_memory(args, q):
         rec["rss_idle_mb"] = proc_status(pid, "VmRSS")
         rec["rss_peak_sampled_mb"] = max(peak_rss, rec["rss_idle_mb"] or 0)
         rec["hwm_mb"] = proc_status(pid, "VmHWM")
+        rec["server_fds_idle"] = open_fds(pid)
         log("  %d connections idle; closing them, RSS again in %.0f s" % (rec["idle_connections"], q["after_close_s"]))
         for c in conns:
             c.sock.close()
-        time.sleep(q["after_close_s"])
+        t_close, series = time.monotonic(), []
+        while time.monotonic() - t_close < q["after_close_s"]:
+            time.sleep(0.5)
+            series.append([round(time.monotonic() - t_close, 2), proc_status(pid, "VmRSS"), open_fds(pid)])
+        rec["after_close_series"] = {"columns": ["t_s", "rss_mb", "server_fds"], "rows": series}
         rec["rss_after_close_mb"] = proc_status(pid, "VmRSS")
+        rec["server_fds_after_close"] = open_fds(pid)
         held = rec["idle_connections"] or 1
         rec["per_connection_idle_kib"] = ((rec["rss_idle_mb"] - rec["rss_baseline_mb"]) * 1e6 / 1024 / held
                                           if rec["rss_idle_mb"] is not None else None)
@@ -795,6 +801,8 @@ def print_memory(rec):
     print("  %-34s %10s %18s" % ("peak (VmHWM)", fmt(rec.get("hwm_mb")), ""))
     print("  %-34s %10s %18s" % ("%.0f s after they all closed" % rec["after_close_s"],
                                  fmt(rec.get("rss_after_close_mb")), fmt(rec.get("per_connection_after_close_kib"))))
+    print("  server descriptors: %s with every connection idle, %s after they closed" % (
+        rec.get("server_fds_idle"), rec.get("server_fds_after_close")))
     st = rec.get("sigterm")
     if st:
         print("  SIGTERM: exit status %s after %s s" % (st["exit_status"], fmt(st["exit_s"], "%.2f")))
