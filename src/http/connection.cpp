@@ -20,6 +20,13 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // response (RFC 9112 section 9.6).
 constexpr std::size_t kLingerBytes = 256 * 1024;
 constexpr rt::Duration kLingerTime = std::chrono::seconds(1);
+// Backpressure: once this many response bytes wait in the batch, the connection sends them
+// before it answers more of the requests it has read (and reads nothing until they are sent),
+// so a client pipelining faster than it reads costs the server at most this much output buffer,
+// instead of every response to everything it sent.
+constexpr std::size_t kOutputHighWater = 64 * 1024;
+// What an idle connection keeps of an output buffer that grew for a batch.
+constexpr std::size_t kIdleOutputBytes = 4 * 1024;
 
 std::int64_t Nanos(rt::Duration d) noexcept { return d.count(); }
 
@@ -30,8 +37,7 @@ Connection::Connection(ShardState& shard, net::TcpStream stream, rt::CancelToken
       stream_(std::move(stream)),
       cancel_(parent),
       parser_(shard.options->limits),
-      data_(shard.TakeBuffer()),
-      capacity_(shard.read_buffer_size) {
+      data_(shard.TakeBuffer()) {
   shard_.connections.PushFront(this);
   ++shard_.open;
   shard_.open_count.Add();
@@ -41,7 +47,12 @@ Connection::~Connection() {
   Unlink();
   --shard_.open;
   shard_.open_count.Sub();
-  if (pooled_) shard_.GiveBuffer(std::move(data_));
+  if (pooled_) {
+    shard_.GiveBuffer(std::move(data_));
+  } else {
+    shard_.NoteFreed(data_.capacity());
+  }
+  shard_.NoteFreed(out_.capacity());
 }
 
 void Connection::Cancel(bool timed_out) noexcept {
@@ -59,24 +70,37 @@ void Connection::Consume(std::size_t n) noexcept {
 
 void Connection::Compact() noexcept {
   if (begin_ == 0) return;
-  std::memmove(data_.get(), data_.get() + begin_, end_ - begin_);
+  std::memmove(data_.data(), data_.data() + begin_, end_ - begin_);
   end_ -= begin_;
   begin_ = 0;
 }
 
+void Connection::ReturnToPooledBuffer() {
+  PageBuffer pooled = shard_.TakeBuffer();
+  std::memcpy(pooled.data(), data_.data() + begin_, end_ - begin_);
+  data_ = std::move(pooled);
+  shard_.NoteFreed(data_.capacity());
+  end_ -= begin_;
+  begin_ = 0;
+  pooled_ = true;
+}
+
 void Connection::Reserve(std::size_t needed) {
-  if (needed <= capacity_ - begin_) return;
-  if (needed <= capacity_) {
+  if (needed <= data_.capacity() - begin_) return;
+  if (needed <= data_.capacity()) {
     Compact();
     return;
   }
-  std::unique_ptr<char[]> grown(new char[needed]);
-  std::memcpy(grown.get(), data_.get() + begin_, end_ - begin_);
-  if (pooled_) shard_.GiveBuffer(std::move(data_));
+  PageBuffer grown(needed);
+  std::memcpy(grown.data(), data_.data() + begin_, end_ - begin_);
+  if (pooled_) {
+    shard_.GiveBuffer(std::move(data_));
+  } else {
+    shard_.NoteFreed(data_.capacity());
+  }
   data_ = std::move(grown);
   end_ -= begin_;
   begin_ = 0;
-  capacity_ = needed;
   pooled_ = false;
 }
 
@@ -133,6 +157,7 @@ rt::Task<void> Connection::Run() {
       const bool sent = co_await SendOutput();
       if (!sent) co_return;  // the peer is gone
     }
+    if (next == NextStep::kAnswerMore) continue;
     if (next != NextStep::kRead) {
       co_await Close(next == NextStep::kCloseAfterError);
       co_return;
@@ -144,6 +169,7 @@ rt::Task<void> Connection::Run() {
 
 rt::Task<Connection::NextStep> Connection::AnswerBuffered() {
   for (;;) {
+    if (out_.size() >= kOutputHighWater) co_return NextStep::kAnswerMore;
     const ParseResult parsed = parser_.Parse(Unconsumed(), &request_);
     if (parsed.status == ParseStatus::kError) {
       shard_.bad_requests.Add();
@@ -247,11 +273,17 @@ rt::Task<bool> Connection::ReadMore() {
     if (shard_.draining) co_return false;
     deadline_ns_ = Now() + Nanos(shard_.options->idle_timeout);
     idle_ = true;
+    shard_.NoteFreed(out_.ShrinkTo(kIdleOutputBytes));
+  }
+  // Outside a body, a read buffer grown for an earlier body goes back to the pooled size.
+  if (!pooled_ && progress_.body_started_ns == 0 && end_ - begin_ <= shard_.read_buffer_size) {
+    ReturnToPooledBuffer();
   }
   Compact();
   // The reactor knows when the socket was left empty (a short read): then this read waits for
   // readiness without a system call that would find nothing.
-  const std::int64_t n = co_await rt::Recv(stream_.fd(), data_.get() + end_, capacity_ - end_);
+  const std::int64_t n =
+      co_await rt::Recv(stream_.fd(), data_.data() + end_, data_.capacity() - end_);
   idle_ = false;
   if (n <= 0) co_return false;  // closed by the peer, or an error: nothing to answer
   end_ += static_cast<std::size_t>(n);
@@ -267,7 +299,7 @@ rt::Task<void> Connection::Close(bool linger) {
   deadline_ns_ = Now() + Nanos(std::min<rt::Duration>(kLingerTime, shard_.options->header_timeout));
   std::size_t discarded = 0;
   while (discarded < kLingerBytes) {
-    const std::int64_t n = co_await rt::Recv(stream_.fd(), data_.get(), capacity_);
+    const std::int64_t n = co_await rt::Recv(stream_.fd(), data_.data(), data_.capacity());
     if (n <= 0) break;
     discarded += static_cast<std::size_t>(n);
   }

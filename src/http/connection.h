@@ -48,7 +48,13 @@ class Connection : public rt::ListHook<> {
 
  private:
   // What Run does after answering the requests in the read buffer.
-  enum class NextStep { kRead, kClose, kCloseAfterError, kGone };
+  enum class NextStep {
+    kRead,             // everything buffered is answered: send, then read
+    kAnswerMore,       // the batch reached the high-water mark: send, then answer the rest
+    kClose,            // send, then close
+    kCloseAfterError,  // send, then close after a linger (see kLingerBytes)
+    kGone,             // the peer is gone: end now
+  };
   // Where the request being read stands (reset by each complete request).
   struct RequestProgress {
     std::int64_t head_started_ns = 0;  // its first byte arrived
@@ -76,11 +82,14 @@ class Connection : public rt::ListHook<> {
 
   // Unconsumed input: data_[begin_, end_).
   std::string_view Unconsumed() const noexcept {
-    return std::string_view(data_.get() + begin_, end_ - begin_);
+    return std::string_view(data_.data() + begin_, end_ - begin_);
   }
   void Consume(std::size_t n) noexcept;
   // Moves unconsumed bytes to the front so a read has room.
   void Compact() noexcept;
+  // Moves the unconsumed bytes into a buffer from the shard's pool (they fit), giving up one
+  // grown for a large body.
+  void ReturnToPooledBuffer();
   // Makes room for a request of `needed` bytes (the parser bounds it by the body limit),
   // growing past the pooled buffer for a large body.
   void Reserve(std::size_t needed);
@@ -95,8 +104,7 @@ class Connection : public rt::ListHook<> {
   RequestParser parser_;
   Request request_;
   OutputBuffer out_;
-  std::unique_ptr<char[]> data_;
-  std::size_t capacity_;
+  PageBuffer data_;
   bool pooled_ = true;  // data_ came from the shard's pool
   std::size_t begin_ = 0;
   std::size_t end_ = 0;

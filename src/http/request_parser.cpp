@@ -77,6 +77,22 @@ constexpr std::string_view kHeadEnd = "\r\n\r\n";
 }  // namespace
 
 ParseResult RequestParser::Parse(std::string_view bytes, Request* request) {
+  // Empty lines before a request line are ignored (RFC 9112 section 2.2: a server SHOULD ignore
+  // at least one); they count towards the head's size limit.
+  std::size_t skipped = 0;
+  while (bytes.size() - skipped >= 2 && bytes[skipped] == '\r' && bytes[skipped + 1] == '\n' &&
+         skipped < limits_.max_header_bytes) {
+    skipped += 2;
+  }
+  if (bytes.size() - skipped == 1 && bytes[skipped] == '\r') return ParseResult{};  // half a CRLF
+  if (skipped == 0) return ParseRequest(bytes, request);
+  ParseResult result = ParseRequest(bytes.substr(skipped), request);
+  if (result.status == ParseStatus::kComplete) result.consumed += skipped;
+  if (result.status == ParseStatus::kNeedBody) result.needed += skipped;
+  return result;
+}
+
+ParseResult RequestParser::ParseRequest(std::string_view bytes, Request* request) {
   // Find the blank line ending the head, resuming where the previous call stopped (minus the
   // three bytes a terminator could straddle).
   const std::size_t from = scanned_ >= 3 ? scanned_ - 3 : 0;
@@ -147,9 +163,19 @@ ParseResult RequestParser::ParseHead(std::string_view head, Request* request) co
   request->keep_alive = request->version_minor == 1;
   p += 10;
 
-  const std::size_t q = request->target.find('?');
-  request->path = request->target.substr(0, q);
-  if (q != std::string_view::npos) request->query = request->target.substr(q + 1);
+  // An absolute-form target (RFC 9112 section 3.2.2; a server MUST accept it) is served by its
+  // path and query, as the origin-form it carries; its authority plays no part in routing.
+  std::string_view origin = request->target;
+  if (origin.front() != '/') {
+    if (const std::size_t scheme = origin.find("://"); scheme != std::string_view::npos) {
+      const std::size_t rest = origin.find_first_of("/?", scheme + 3);
+      origin = rest == std::string_view::npos ? std::string_view() : origin.substr(rest);
+    }
+  }
+  const std::size_t q = origin.find('?');
+  request->path = origin.substr(0, q);
+  if (request->path.empty()) request->path = "/";
+  if (q != std::string_view::npos) request->query = origin.substr(q + 1);
 
   // header-field = field-name ":" OWS field-value OWS CRLF, until the blank line.
   bool seen_length = false, seen_encoding = false, chunked = false;

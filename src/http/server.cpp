@@ -1,13 +1,21 @@
 #include "rankd/http/server.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <stdexcept>
 #include <utility>
 
 #include "connection.h"
+#include "descriptor_budget.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/log.h"
+#include "rankd/runtime/memory_trim.h"
 #include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task_scope.h"
 #include "shard_state.h"
@@ -15,9 +23,54 @@
 namespace rankd::http {
 namespace {
 
-constexpr std::string_view kOverloaded =
-    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 21\r\nConnection: close\r\n"
-    "Content-Type: text/plain; charset=utf-8\r\n\r\ntoo many connections\n";
+// Read buffers a shard keeps for new connections: enough to take a burst of them without
+// allocating, few enough that an idle shard holds little (32 x 20 KiB by default).
+constexpr std::size_t kPooledBuffers = 32;
+// Buffer bytes freed by a shard's connections before it asks for the allocator's free memory to
+// go back to the system: a burst of 600 closed connections frees about 15 MiB.
+constexpr std::size_t kTrimAfterFreedBytes = 8 << 20;
+// Less than that is trimmed too, once a shard freed nothing for a second.
+constexpr std::size_t kTrimTailBytes = 1 << 20;
+
+// Failed accepts that are shed (answered 503 with the spare descriptor) per failure seen: enough
+// to empty a backlog quickly, few enough that the loop gets back to its other work.
+constexpr int kShedPerFailure = 64;
+// After an accept failure that could not be shed (the spare descriptor could not be reopened,
+// or any other error), the accept loop pauses this long.
+constexpr rt::Duration kAcceptBackoff = std::chrono::milliseconds(10);
+
+// Writes the 503 that a shard at its connection limit answers, without blocking (the socket
+// buffer of a fresh connection takes it; best effort, the connection is closed next anyway).
+void SendOverloaded(int fd, DateCache& date) {
+  char response[256];
+  const std::string_view now = date.Now();
+  const int n = std::snprintf(response, sizeof response,
+                              "HTTP/1.1 503 Service Unavailable\r\nServer: rankd\r\nDate: %.*s\r\n"
+                              "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\n"
+                              "Connection: close\r\n\r\ntoo many connections\n",
+                              static_cast<int>(now.size()), now.data());
+  (void)::send(fd, response, static_cast<std::size_t>(n), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+int OpenSpareDescriptor() noexcept { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
+
+// Out of descriptors with connections waiting: give up the spare descriptor to take one of them,
+// answer it 503, close it, and take the spare back. False when there was none to take (or the
+// spare is gone).
+bool ShedOneConnection(ShardState* shard) {
+  if (shard->spare_fd < 0) {
+    shard->spare_fd = OpenSpareDescriptor();
+    if (shard->spare_fd < 0) return false;
+  }
+  (void)::close(shard->spare_fd);  // /dev/null: nothing to flush
+  const int fd = ::accept4(shard->listener.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd >= 0) {
+    SendOverloaded(fd, shard->date);
+    (void)::close(fd);  // closing is the point; a failed flush has no one to tell
+  }
+  shard->spare_fd = OpenSpareDescriptor();
+  return fd >= 0;
+}
 
 // How often a shard compares its connections' deadlines with the clock: an eighth of the
 // shortest timeout, between 1 ms and 250 ms, so a deadline is enforced within 12.5% (or 250 ms).
@@ -29,28 +82,41 @@ rt::Duration SweepInterval(const ServerOptions& o) {
                                   std::chrono::milliseconds(250));
 }
 
+// An accept failed with `error`: out of descriptors, shed what waits (each answered 503);
+// anything else (a connection reset while queued), or a shed that cannot proceed, pauses the
+// accept loop for a moment. Counted and logged at most once a second either way.
+bool HandleAcceptFailure(ShardState* shard, int error) {
+  const std::int64_t now = rt::EventLoop::Current()->turn_now_ns();
+  if (error == EMFILE || error == ENFILE) {
+    int shed = 0;
+    while (shed < kShedPerFailure && ShedOneConnection(shard)) {
+      ++shed;
+      shard->rejected.Add();
+      shard->accept_failures.Record(error, true, now);
+    }
+    if (shed > 0) return true;
+  }
+  shard->accept_failures.Record(error, false, now);
+  return false;
+}
+
 rt::Task<void> AcceptConnections(ShardState* shard, rt::TaskScope* connections) {
-  const std::size_t max_open = shard->options->max_connections_per_shard;
   for (;;) {
     net::TcpStream stream;
-    bool failed = false;
+    int error = 0;
     try {
       stream = co_await shard->listener.Accept();
     } catch (const std::system_error& e) {
-      // Transient (a connection reset while queued, out of fds): keep accepting after a pause.
-      rt::LogLine(std::string("rankd http: accept: ") + e.what());
-      failed = true;
+      error = e.code().value();
     }
-    if (failed) {
-      co_await rt::SleepFor(std::chrono::milliseconds(10));
+    if (error != 0) {
+      if (!HandleAcceptFailure(shard, error)) co_await rt::SleepFor(kAcceptBackoff);
       continue;
     }
     shard->accepted.Add();
-    if (shard->open >= max_open) {
+    if (shard->open >= shard->max_open) {
       shard->rejected.Add();
-      // Best effort, never blocking: the socket buffer of a fresh connection takes it.
-      (void)::send(stream.fd(), kOverloaded.data(), kOverloaded.size(),
-                   MSG_DONTWAIT | MSG_NOSIGNAL);
+      SendOverloaded(stream.fd(), shard->date);
       stream.ShutdownWrite();
       continue;
     }
@@ -61,7 +127,10 @@ rt::Task<void> AcceptConnections(ShardState* shard, rt::TaskScope* connections) 
 rt::Task<void> SweepDeadlines(ShardState* shard, rt::Duration interval) {
   for (;;) {
     co_await rt::SleepFor(interval);
-    shard->SweepDeadlines(rt::EventLoop::Current()->turn_now_ns());
+    const std::int64_t now = rt::EventLoop::Current()->turn_now_ns();
+    shard->SweepDeadlines(now);
+    shard->accept_failures.Flush(now);
+    shard->TrimAfterQuiet(now);
   }
 }
 
@@ -132,23 +201,71 @@ rt::Task<void> DrainShard(std::shared_ptr<ShardState> shard) {
 
 // ---------------------------------------------------------------------------------------------
 
-ShardState::ShardState(const ServerOptions* server_options, const Router* routes,
-                       net::TcpListener bound)
+ShardState::ShardState(std::size_t index, const ServerOptions* server_options, const Router* routes,
+                       net::TcpListener bound, std::size_t max_open_connections)
     : options(server_options),
       router(routes),
       listener(std::move(bound)),
-      read_buffer_size(server_options->limits.max_header_bytes + 4096) {}
+      read_buffer_size(server_options->limits.max_header_bytes + 4096),
+      max_open(max_open_connections),
+      spare_fd(OpenSpareDescriptor()),
+      accept_failures(index) {}
 
-std::unique_ptr<char[]> ShardState::TakeBuffer() {
-  if (free_buffers_.empty()) return std::unique_ptr<char[]>(new char[read_buffer_size]);
-  std::unique_ptr<char[]> b = std::move(free_buffers_.back());
+ShardState::~ShardState() {
+  if (spare_fd >= 0) (void)::close(spare_fd);  // /dev/null: nothing to flush
+}
+
+void AcceptFailureLog::Record(int error, bool shed, std::int64_t now_ns) {
+  if (failures_ == 0) counting_since_ns_ = now_ns;
+  ++failures_;
+  if (shed) ++shed_;
+  last_error_ = error;
+  Flush(now_ns);
+}
+
+void AcceptFailureLog::Flush(std::int64_t now_ns) {
+  constexpr std::int64_t kOneSecond = 1'000'000'000;
+  if (failures_ == 0 || now_ns - logged_ns_ < kOneSecond) return;
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "rankd http: shard %zu: %llu accept%s failed in the last %.1f s (%s)%s", shard_,
+                static_cast<unsigned long long>(failures_), failures_ == 1 ? "" : "s",
+                static_cast<double>(now_ns - counting_since_ns_) / 1e9, std::strerror(last_error_),
+                shed_ > 0 ? "; connections waiting were answered 503 and closed" : "");
+  rt::LogLine(line);
+  failures_ = shed_ = 0;
+  logged_ns_ = now_ns;
+}
+
+PageBuffer ShardState::TakeBuffer() {
+  if (free_buffers_.empty()) return PageBuffer(read_buffer_size);
+  PageBuffer b = std::move(free_buffers_.back());
   free_buffers_.pop_back();
   return b;
 }
 
-void ShardState::GiveBuffer(std::unique_ptr<char[]> buffer) {
-  // Keep enough for the connections open at the peak, not more than 1,024 (16 MiB by default).
-  if (free_buffers_.size() < 1024) free_buffers_.push_back(std::move(buffer));
+void ShardState::GiveBuffer(PageBuffer buffer) {
+  if (free_buffers_.size() < kPooledBuffers) {
+    free_buffers_.push_back(std::move(buffer));
+  } else {
+    NoteFreed(read_buffer_size);
+  }
+}
+
+void ShardState::NoteFreed(std::size_t bytes) noexcept {
+  if (bytes == 0) return;
+  freed_since_trim_ += bytes;
+  last_freed_ns_ = rt::EventLoop::Current()->turn_now_ns();
+  if (freed_since_trim_ < kTrimAfterFreedBytes) return;
+  freed_since_trim_ = 0;
+  rt::RequestMemoryTrim();
+}
+
+void ShardState::TrimAfterQuiet(std::int64_t now_ns) noexcept {
+  constexpr std::int64_t kQuietNs = 1'000'000'000;
+  if (freed_since_trim_ < kTrimTailBytes || now_ns - last_freed_ns_ < kQuietNs) return;
+  freed_since_trim_ = 0;
+  rt::RequestMemoryTrim();
 }
 
 void ShardState::BeginDrain() {
@@ -188,6 +305,10 @@ Server::Server(rt::ShardSet& shards, ServerOptions options, Router router)
   if (options_.limits.max_header_bytes < 64) {
     throw std::invalid_argument("ServerOptions.limits.max_header_bytes must be at least 64");
   }
+  const DescriptorBudget descriptors = PlanDescriptors(
+      options_.max_connections_per_shard, shards_.size(), options_.reserved_descriptors);
+  max_open_per_shard_ = descriptors.connections_per_shard;
+  rt::LogLine(descriptors.Describe(shards_.size()));
   // Every shard binds the same port; the first picks it when the options say 0.
   net::SocketAddress address = net::SocketAddress::Parse(options_.host, options_.port);
   for (std::size_t i = 0; i < shards_.size(); ++i) {
@@ -197,7 +318,8 @@ Server::Server(rt::ShardSet& shards, ServerOptions options, Router router)
       port_ = listener.LocalAddress().port();
       address = net::SocketAddress::Parse(options_.host, port_);
     }
-    auto state = std::make_shared<ShardState>(&options_, &router_, std::move(listener));
+    auto state = std::make_shared<ShardState>(i, &options_, &router_, std::move(listener),
+                                              max_open_per_shard_);
     state->listening.store(true, std::memory_order_release);
     shard_states_.push_back(std::move(state));
   }

@@ -31,6 +31,7 @@ bool Waiter::Wake(WaitOutcome outcome) noexcept {
 bool Waiter::ResumeNow(WaitOutcome outcome) noexcept {
   const std::coroutine_handle<> h = Complete(outcome);
   if (!h) return false;
+  loop_->RefreshInlineBudget();
   h.resume();
   return true;
 }
@@ -51,7 +52,11 @@ void Waiter::Interrupt(WaitOutcome why, bool resume_now) noexcept {
   }
 }
 
-void Waiter::OnReady(ReadyNode* node) noexcept { static_cast<Waiter*>(node)->handle_.resume(); }
+void Waiter::OnReady(ReadyNode* node) noexcept {
+  auto* self = static_cast<Waiter*>(node);
+  self->loop_->RefreshInlineBudget();
+  self->handle_.resume();
+}
 
 // A deadline is delivered by the loop's timer dispatch: resume at once.
 void Waiter::OnTimer(TimerNode* node) noexcept {

@@ -140,11 +140,53 @@ TEST(RequestParserTest, RefusesMalformedRequestLines) {
   ExpectError("GET / HTTX/1.1\r\nHost: h\r\n\r\n", 400, "bad version");
   ExpectError("GET nopath HTTP/1.1\r\nHost: h\r\n\r\n", 400, "bad target");
   ExpectError("G(T / HTTP/1.1\r\nHost: h\r\n\r\n", 400, "bad method");
-  ExpectError("\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", 400, "malformed request line");
-  ExpectError("\r\nGET / HT", 400, "empty line");
+  ExpectError("\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", 400, "malformed request line");  // bare LF
+  ExpectError("\r\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", 400, "malformed request line");
+  ExpectError("\nGET / HT", 400, "empty line");
   ExpectError("\x16\x03\x01\x02", 400, "malformed request line");  // a TLS ClientHello
   ExpectError("GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505, "version");
   ExpectError("GET / HTTP/1.2\r\nHost: h\r\n\r\n", 505, "version");
+}
+
+// RFC 9112 section 2.2: empty lines before the request line are ignored.
+TEST(RequestParserTest, IgnoresEmptyLinesBeforeTheRequestLine) {
+  const std::string bytes = "\r\n\r\nGET /a HTTP/1.1\r\nHost: h\r\n\r\nGET";
+  Request request;
+  RequestParser parser;
+  EXPECT_EQ(parser.Parse("\r", &request).status, ParseStatus::kIncomplete);
+  EXPECT_EQ(parser.Parse("\r\nGET / HT", &request).status, ParseStatus::kIncomplete);
+  const ParseResult r = parser.Parse(bytes, &request);
+  ASSERT_EQ(r.status, ParseStatus::kComplete);
+  EXPECT_EQ(request.path, "/a");
+  EXPECT_EQ(r.consumed, bytes.size() - 3);
+  const std::string post = "\r\nPOST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nab";
+  const ParseResult body = parser.Parse(post, &request);
+  ASSERT_EQ(body.status, ParseStatus::kNeedBody);
+  EXPECT_EQ(body.needed, post.size() + 2);
+  // Blank lines only: still waiting, bounded by the head limit.
+  ExpectError(std::string(100, '\n'), 400, "empty line");
+  Request r2;
+  RequestParser small({.max_header_bytes = 64});
+  EXPECT_EQ(small.Parse(std::string(200, '\r') + "\n", &r2).status, ParseStatus::kError);
+}
+
+// RFC 9112 section 3.2.2: a server MUST accept the absolute form; it is served by its path.
+TEST(RequestParserTest, ServesAnAbsoluteFormTargetByItsPathAndQuery) {
+  Request request;
+  std::string bytes;  // the request's views point into it
+  const auto parse = [&](std::string_view target) {
+    bytes = "GET " + std::string(target) + " HTTP/1.1\r\nHost: h\r\n\r\n";
+    return ParseAll(bytes, &request).status;
+  };
+  ASSERT_EQ(parse("http://example.com:8080/json?x=1"), ParseStatus::kComplete);
+  EXPECT_EQ(request.path, "/json");
+  EXPECT_EQ(request.query, "x=1");
+  EXPECT_EQ(request.target, "http://example.com:8080/json?x=1");
+  ASSERT_EQ(parse("http://example.com"), ParseStatus::kComplete);
+  EXPECT_EQ(request.path, "/");
+  ASSERT_EQ(parse("https://h?q"), ParseStatus::kComplete);
+  EXPECT_EQ(request.path, "/");
+  EXPECT_EQ(request.query, "q");
 }
 
 TEST(RequestParserTest, RefusesMalformedHeaders) {

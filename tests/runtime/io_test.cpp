@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <system_error>
@@ -17,6 +18,7 @@
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/io.h"
+#include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task_scope.h"
 #include "test_util.h"
 
@@ -160,8 +162,8 @@ TEST_P(IoTest, AcceptAndConnectOnLoopback) {
     int accepted_fd = -1;
     scope.Spawn([](int lfd, int* out) -> Task<void> {
       sockaddr_in peer{};
-      *out = static_cast<int>(
-          co_await Accept(lfd, reinterpret_cast<sockaddr*>(&peer), sizeof peer));
+      *out =
+          static_cast<int>(co_await Accept(lfd, reinterpret_cast<sockaddr*>(&peer), sizeof peer));
       EXPECT_EQ(peer.sin_family, AF_INET);
     }(listener.fd, &accepted_fd));
 
@@ -271,6 +273,52 @@ TEST(IoBackendTest, IoUringIsUsedWhenAvailable) {
   o.backend = IoBackend::kIoUring;
   EventLoop loop(o);
   EXPECT_EQ(loop.reactor().backend(), IoBackend::kIoUring);
+}
+
+// Two tasks whose every read completes at once (the data is all there) take turns: neither runs
+// more than its cooperative budget of inline completions before the other gets the loop, and a
+// timer set meanwhile fires before either has read everything.
+TEST_P(IoTest, TasksCompletingInlineYieldAfterTheirBudget) {
+  EventLoopOptions options = Options();
+  options.inline_budget_time = 1h;  // the operation count alone bounds a run here
+  EventLoop loop(options);
+  loop.RunUntilComplete([](int budget) -> Task<void> {
+    constexpr int kBytes = 20'000;
+    auto [a1, b1] = NonBlockingSocketPair();
+    auto [a2, b2] = NonBlockingSocketPair();
+    Fd fa1(a1), fb1(b1), fa2(a2), fb2(b2);
+    const std::string data(kBytes, 'x');
+    EXPECT_EQ(::send(b1, data.data(), data.size(), 0), kBytes);
+    EXPECT_EQ(::send(b2, data.data(), data.size(), 0), kBytes);
+    std::vector<int> order;  // which task read each byte
+    int read_when_timer_fired = -1;
+    TaskScope scope;
+    for (int task : {1, 2}) {
+      scope.Spawn([](int fd, int id, std::vector<int>* o) -> Task<void> {
+        char c;
+        for (int i = 0; i < kBytes; ++i) {
+          EXPECT_EQ(co_await Recv(fd, &c, 1), 1);
+          o->push_back(id);
+        }
+      }(task == 1 ? a1 : a2, task, &order));
+    }
+    scope.Spawn([](std::vector<int>* o, int* fired_at) -> Task<void> {
+      co_await SleepFor(1ms);
+      *fired_at = static_cast<int>(o->size());
+    }(&order, &read_when_timer_fired));
+    co_await scope.Join();
+    CO_ASSERT_TRUE(order.size() == 2u * kBytes);
+    int longest_run = 0;
+    int run = 0;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      run = (i > 0 && order[i] == order[i - 1]) ? run + 1 : 1;
+      longest_run = std::max(longest_run, run);
+    }
+    // A resumption, then at most `budget` inline completions.
+    EXPECT_LE(longest_run, budget + 1);
+    EXPECT_GE(read_when_timer_fired, 0);
+    EXPECT_LT(read_when_timer_fired, 2 * kBytes);
+  }(options.inline_budget_ops));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, IoTest,

@@ -63,6 +63,8 @@ class RequestParser {
 
  private:
   // Parses a complete head (ending with the blank line, `head` includes it).
+  // Parse without the empty lines before the request line.
+  ParseResult ParseRequest(std::string_view bytes, Request* request);
   ParseResult ParseHead(std::string_view head, Request* request) const;
 
   ParserLimits limits_;

@@ -55,7 +55,12 @@ struct ServerOptions {
   rt::Duration write_timeout = std::chrono::seconds(30);
   // Drain: how long requests in flight may take to finish.
   rt::Duration drain_grace = std::chrono::seconds(5);
+  // Open connections per shard; beyond them new ones are answered 503 and closed. Lowered at
+  // start to fit the descriptor limit (see docs/http.md, "Descriptors").
   std::size_t max_connections_per_shard = 10000;
+  // Descriptors kept free for everything but client connections (Redis, files), at most a
+  // quarter of the limit.
+  std::size_t reserved_descriptors = 256;
   // Responses with bodies larger than this are written from the body's own storage after the
   // head instead of being copied into the batch.
   std::size_t copy_body_limit = 16 * 1024;
@@ -87,6 +92,8 @@ class Server {
   // The bound port.
   std::uint16_t port() const noexcept { return port_; }
   const ServerOptions& options() const noexcept { return options_; }
+  // The connections a shard holds before it answers 503 (the descriptor budget's share).
+  std::size_t max_connections_per_shard() const noexcept { return max_open_per_shard_; }
   rt::IoBackend backend() const noexcept;
 
   // Graceful shutdown of the server (see above); the shards keep running. Blocks until every
@@ -103,6 +110,7 @@ class Server {
   // Shared with the drain requests posted to the shards, which may run after a Drain that saw
   // the shard finish for another reason (its loop stopping) has returned.
   std::vector<std::shared_ptr<ShardState>> shard_states_;
+  std::size_t max_open_per_shard_ = 0;  // after the descriptor budget
   rt::ShardSet::HookId hooks_ = 0;
   bool drained_ = false;
 };

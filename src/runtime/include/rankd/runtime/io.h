@@ -2,9 +2,10 @@
 //
 // Each completes with the operation's result (bytes, a new fd, or 0 for connect; -errno on
 // failure) or, when the awaiting task's token is cancelled first, throws CancelledError after the
-// reactor has released the operation. The fd must be non-blocking. A frame destroyed while the
-// operation is pending cancels it through the awaiter's destructor.
-// Loop thread only; the awaiter lives in the awaiting coroutine's frame.
+// reactor has released the operation. One that completes at once does not suspend, within the
+// task's cooperative budget (event_loop.h, "Fairness"). The fd must be non-blocking. A frame
+// destroyed while the operation is pending cancels it through the awaiter's destructor. Loop thread
+// only; the awaiter lives in the awaiting coroutine's frame.
 #pragma once
 
 #include <errno.h>
@@ -37,8 +38,15 @@ class IoAwaiter : private Waiter {
   bool await_suspend(std::coroutine_handle<P> h) {
     const CancelToken token = TokenOf(h);
     if (CompleteIfCancelled(token)) return false;
-    Reactor& reactor = detail::RequireLoop("I/O").reactor();
-    if (reactor.TryComplete(&op_)) return false;
+    EventLoop& loop = detail::RequireLoop("I/O");
+    Reactor& reactor = loop.reactor();
+    if (reactor.TryComplete(&op_)) {
+      if (loop.ConsumeInlineBudget()) return false;
+      // Out of budget: the result stands, but the task resumes behind the other ready work.
+      Suspend(h, CancelToken{});
+      Wake();
+      return true;
+    }
     Suspend(h, token);
     op_.user = this;
     op_.complete = &IoAwaiter::OnComplete;

@@ -17,6 +17,8 @@
 //     an event set.
 //   - ResumeNow(outcome): at once. For completions the loop itself delivers on a clean stack: a
 //     timer firing (so a deadline resumes this way), an I/O completion, a CPU job's result.
+//   Either way the loop is resuming the task: it gets a fresh cooperative budget (event_loop.h,
+//   "Fairness").
 //   - Complete(outcome): only records it and returns the handle to resume, for a caller that
 //     transfers to it symmetrically (a final awaiter).
 // The caller of a completion must not touch the waiter after it: the coroutine may be resumed
