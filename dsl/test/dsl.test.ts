@@ -50,8 +50,11 @@ test("key and param references", () => {
     assert.equal(ctx.param("blocklist_regex").type, "string");
     assert.equal(ctx.param("result_size").type, "int");
     assert.throws(() => ctx.param("nope" as "min_score"), /unknown param "nope"/);
+    assert.throws(() => ctx.param("constructor" as "min_score"), /unknown param "constructor"/);
     return ctx.viewer();
   });
+  assert.throws(() => E.key("constructor" as "likes"), /unknown key "constructor"/);
+  assert.throws(() => build((ctx) => ctx.viewer(), JSON.parse('{"__proto__": 1}')), /unknown param "__proto__": it is not in registry\/params.toml/);
 });
 
 test("arithmetic: add, sub, mul, div as methods and E functions, always float", () => {

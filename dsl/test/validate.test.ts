@@ -121,3 +121,18 @@ test("concat's rows carry the keys of both its inputs", () => {
   assert.deepEqual([...(analysis?.columns.get("quality") ?? [])], ["id", "author_id", "age_hours", "likes", "ctr", "title", "final_score"]);
   assert.deepEqual(analysis?.cost.get("quality"), { rows: 2000, redis_commands: 0 });
 });
+
+test("table entries and declared params are found only as the plan's own members, never Object.prototype's", () => {
+  assert.match(issuesAfter((p) => ((p.nodes[4]?.params as Record<string, unknown>)["expr"] = "constructor")).join("\n"), /score: vm uses expression "constructor", which is not in the plan's exprs/);
+  assert.match(issuesAfter((p) => ((p.nodes[5]?.params as Record<string, unknown>)["pred"] = "constructor")).join("\n"), /quality: filter uses predicate "constructor", which is not in the plan's preds/);
+  const data = JSON.parse(JSON.stringify(registry.data)) as RegistryData;
+  data.params.push({ name: "constructor", type: "float", default: 0, doc: "A param whose name Object.prototype also has." });
+  const reg = new Registry(data);
+  const p = golden();
+  p.registry_digest = reg.digest;
+  p.exprs["e0"] = { op: "param", name: "constructor" };
+  assert.deepEqual(
+    checkPlan(p, reg).issues.map((i) => `${i.node}: ${i.message}`),
+    ['score: expression e0: param "constructor" is used but not declared in the plan\'s params'],
+  );
+});

@@ -326,7 +326,7 @@ function compare(op: CompareOp, a: unknown, b: unknown): Pred {
 }
 
 function keyRef<K extends KeyName>(name: K): ExprOf<KeyType<K>> {
-  const spec = (KEYS as Record<string, { type: ValueType }>)[name];
+  const spec = Object.hasOwn(KEYS, name) ? (KEYS as Record<string, { type: ValueType }>)[name] : undefined;
   if (!spec) throw new PlanError(`unknown key "${String(name)}": it is not in registry/keys.toml`);
   return makeExpr({ op: "key", key: name }, spec.type) as ExprOf<KeyType<K>>;
 }
@@ -342,7 +342,7 @@ export const Key: KeyRefs = (() => {
 
 /** An expression reading a registry param (prefer `ctx.param`, which is the same). */
 export function paramRef<P extends ParamName>(name: P): ExprOf<ParamType<P>> {
-  const spec = (PARAMS as Record<string, { type: ValueType }>)[name];
+  const spec = Object.hasOwn(PARAMS, name) ? (PARAMS as Record<string, { type: ValueType }>)[name] : undefined;
   if (!spec) throw new PlanError(`unknown param "${String(name)}": it is not in registry/params.toml`);
   return makeExpr({ op: "param", name }, spec.type) as ExprOf<ParamType<P>>;
 }

@@ -331,7 +331,7 @@ export function materialize(moduleExports: unknown): BuildOutput {
   }
   const params: Record<string, ParamDeclJson> = {};
   for (const [name, value] of Object.entries(declaredParams)) {
-    const reg = (PARAMS as Record<string, { type: ValueType; min?: number; max?: number }>)[name];
+    const reg = Object.hasOwn(PARAMS, name) ? (PARAMS as Record<string, { type: ValueType; min?: number; max?: number }>)[name] : undefined;
     if (!reg) throw new PlanError(`unknown param "${name}": it is not in registry/params.toml`, def.frames);
     const decl: ParamDeclJson = { type: reg.type, default: value as number | string | boolean };
     if (reg.min !== undefined) decl.min = reg.min;

@@ -82,7 +82,8 @@ export async function compilePlanFile(file: string, opts: CompileOptions): Promi
   if (issues.length || !analysis) {
     throw new CompileError(
       issues.map((i): Diagnostic => {
-        const d: Diagnostic = { ...locate(locs[i.node] ?? locs["$plan"] ?? []), message: i.message };
+        const frames = Object.hasOwn(locs, i.node) ? locs[i.node] : Object.hasOwn(locs, "$plan") ? locs["$plan"] : undefined;
+        const d: Diagnostic = { ...locate(Array.isArray(frames) ? frames : []), message: i.message };
         if (i.hint) d.hint = i.hint;
         return d;
       }),

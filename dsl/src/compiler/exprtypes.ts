@@ -66,7 +66,7 @@ export function exprType(e: ExprJson, c: TypeContext, where: string, depth: numb
         c.add(c.node, `${where}: unknown param "${e.name}": it is not in the registry`);
         return undefined;
       }
-      if (!(e.name in c.plan.params)) {
+      if (!Object.hasOwn(c.plan.params, e.name)) {
         c.add(c.node, `${where}: param "${e.name}" is used but not declared in the plan's params`, `add ${e.name}: <default> to definePlan({ params })`);
       }
       return r.type;
@@ -166,7 +166,7 @@ export function predCheck(p: PredJson, c: TypeContext, where: string, depth: num
         const r = c.reg.params.get(p.param);
         if (!r) c.add(c.node, `${where}: unknown param "${p.param}": it is not in the registry`);
         else if (r.type !== "string") c.add(c.node, `${where}: regex pattern param "${p.param}" must be a string param, but it is a ${r.type}`);
-        if (!(p.param in c.plan.params)) c.add(c.node, `${where}: param "${p.param}" is used but not declared in the plan's params`, `add ${p.param}: <default> to definePlan({ params })`);
+        if (!Object.hasOwn(c.plan.params, p.param)) c.add(c.node, `${where}: param "${p.param}" is used but not declared in the plan's params`, `add ${p.param}: <default> to definePlan({ params })`);
       }
       return;
     }

@@ -122,7 +122,7 @@ export function loadRegistry(dir: string): Registry {
     }
   }
   for (const section of SECTIONS) {
-    if (!(section in merged)) throw new CompileError([{ file: dir, message: `the registry has no "${section}" table` }]);
+    if (!Object.hasOwn(merged, section)) throw new CompileError([{ file: dir, message: `the registry has no "${section}" table` }]);
   }
   const errors = checkRegistry(merged);
   if (errors.length) {
@@ -166,7 +166,7 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
       if (!allowed.includes(f)) out.push({ section, message: `${where}: unknown field "${f}" (allowed: ${allowed.join(", ")})`, near: near ?? f });
     }
     for (const f of required) {
-      if (!(f in o)) out.push({ section, message: `${where}: missing field "${f}"`, near });
+      if (!Object.hasOwn(o, f)) out.push({ section, message: `${where}: missing field "${f}"`, near });
     }
   };
   const str = (section: string, where: string, v: unknown, near?: string) => {
@@ -245,7 +245,7 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
     if (problem) out.push({ section: "params", message: `${where}: default ${problem}`, near });
     if (numeric) {
       for (const b of ["min", "max"] as const) {
-        if (b in p && valueProblem(type, p[b])) out.push({ section: "params", message: `${where}: ${b} ${valueProblem(type, p[b])}`, near });
+        if (Object.hasOwn(p, b) && valueProblem(type, p[b])) out.push({ section: "params", message: `${where}: ${b} ${valueProblem(type, p[b])}`, near });
       }
       const d = p["default"] as number;
       if (typeof p["min"] === "number" && typeof p["max"] === "number" && p["min"] > p["max"]) {

@@ -266,13 +266,13 @@ function opCheckContext(n: NodeJson, schemas: ReadSchemas, tctx: TypeContext): O
     schemas,
     report,
     exprType: (eid) => {
-      const e = tctx.plan.exprs[eid];
+      const e = Object.hasOwn(tctx.plan.exprs, eid) ? tctx.plan.exprs[eid] : undefined;
       if (e) return exprType(e, tctx, `expression ${eid}`, 0);
       report(`${n.op} uses expression "${eid}", which is not in the plan's exprs`);
       return undefined;
     },
     checkPred: (pid) => {
-      const p = tctx.plan.preds[pid];
+      const p = Object.hasOwn(tctx.plan.preds, pid) ? tctx.plan.preds[pid] : undefined;
       if (p) predCheck(p, tctx, `predicate ${pid}`, 0);
       else report(`${n.op} uses predicate "${pid}", which is not in the plan's preds`);
     },
