@@ -7,6 +7,7 @@ import { test } from "node:test";
 import { compilePlanFile } from "../src/compiler/compile.js";
 import { canonicalJson, sha256Hex } from "../src/compiler/canonical.js";
 import { explainPlan } from "../src/compiler/explain.js";
+import { ISSUE_CODES } from "../src/compiler/issues.js";
 import { OPS } from "../src/compiler/ops.js";
 import { REPO_DIR } from "../src/compiler/paths.js";
 import { registry } from "./helpers.js";
@@ -50,4 +51,10 @@ test("the guide's table of operations names every op of the op table", () => {
   const rows = section.split("\n").filter((line) => line.startsWith("| "));
   const named = rows.flatMap((line) => [...(line.split(" | ")[1] ?? "").matchAll(/`([a-z_]+)`/g)].map((m) => m[1]));
   assert.deepEqual(named.sort(), Object.keys(OPS).sort());
+});
+
+test("plan-format.md's table of problem codes lists the validator's codes, in order", () => {
+  const section = format.slice(format.indexOf("### Problem codes"), format.indexOf("**Schema pointers.**"));
+  const codes = [...section.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+  assert.deepEqual(codes, [...ISSUE_CODES]);
 });

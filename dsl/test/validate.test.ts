@@ -21,6 +21,14 @@ function issuesAfter(edit: (p: PlanJson) => void, redigest = true): string[] {
   return checkPlan(p, registry, { checkDigest: true }).issues.map((i) => `${i.node}: ${i.message}`);
 }
 
+/** Edits a copy of the feed artifact, re-digests it, and returns each issue's code and pointer. */
+function problemsAfter(edit: (p: PlanJson) => void): string[] {
+  const p = golden();
+  edit(p);
+  p.digest = planDigest(p);
+  return checkPlan(p, registry, { checkDigest: true }).issues.map((i) => `${i.code} ${i.pointer}`);
+}
+
 /** The issues of the feed artifact against a copy of the registry changed by `edit`. */
 function issuesWithRegistry(edit: (d: RegistryData) => void): string[] {
   const data = JSON.parse(JSON.stringify(registry.data)) as RegistryData;
@@ -87,6 +95,47 @@ test("deeply nested expressions are rejected", () => {
   let e: unknown = { op: "key", key: "ctr" };
   for (let i = 0; i < 70; i++) e = { op: "neg", args: [e] };
   assert.match(issuesAfter((p) => (p.exprs["e0"] = e as never)).join("\n"), /expression e0 nests deeper than 64 levels/);
+});
+
+test("an expression or predicate tree has at most 64 levels, counting a predicate's expressions", () => {
+  const chain = (levels: number, leaf: unknown, wrap: (x: unknown) => unknown) => {
+    let x = leaf;
+    for (let i = 1; i < levels; i++) x = wrap(x);
+    return x;
+  };
+  const neg = (x: unknown) => ({ op: "neg", args: [x] });
+  const not = (x: unknown) => ({ op: "not", args: [x] });
+  const key = { op: "key", key: "ctr" };
+  assert.deepEqual(problemsAfter((p) => (p.exprs["e0"] = chain(64, key, neg) as never)), []);
+  assert.deepEqual(problemsAfter((p) => (p.exprs["e0"] = chain(65, key, neg) as never)), [`expr_too_deep /exprs/e0${"/args/0".repeat(64)}`]);
+  // 62 nots, an is_null and its key: 64 levels; one more not makes 65.
+  assert.deepEqual(problemsAfter((p) => (p.preds["p0"] = chain(63, { op: "is_null", arg: key }, not) as never)), []);
+  assert.deepEqual(problemsAfter((p) => (p.preds["p0"] = chain(64, { op: "is_null", arg: key }, not) as never)), [`expr_too_deep /preds/p0${"/args/0".repeat(63)}/arg`]);
+});
+
+test("every problem has a code and the JSON pointer of the offending field", () => {
+  assert.deepEqual(problemsAfter((p) => (p.registry_digest = "0".repeat(64))), ["registry_digest_mismatch /registry_digest"]);
+  assert.deepEqual(problemsAfter((p) => ((p.nodes[2] as { id: string }).id = "follow")), ["duplicate_node_id /nodes/2/id", "cycle /nodes/2/inputs/0", "unknown_input /nodes/3/inputs/0"]);
+  assert.deepEqual(problemsAfter((p) => ((p.nodes[1] as { inputs: string[] }).inputs = ["media"])), ["cycle /nodes/2/inputs/0"]);
+  assert.deepEqual(problemsAfter((p) => (p.outputs = ["score"])), ["dead_node /nodes/5", "dead_node /nodes/6"]);
+  assert.deepEqual(problemsAfter((p) => delete (p.params["like_weight"] as { min?: number }).min), ["param_mismatch /params/like_weight"]);
+  assert.deepEqual(problemsAfter((p) => ((p.params["like_weight"] as { max?: number }).max = 99)), ["param_mismatch /params/like_weight/max"]);
+  assert.deepEqual(problemsAfter((p) => ((p.nodes[4]?.params as Record<string, unknown>)["out_key"] = "ctr")), [
+    "key_not_writable /nodes/4/params/out_key",
+    "key_not_available /preds/p0/args/0/args/0/key",
+    "key_not_available /nodes/6/params/by",
+  ]);
+  assert.deepEqual(problemsAfter((p) => (p.budgets.max_rows_per_node = 999)), ["budget_rows /nodes/2", "budget_rows /nodes/3", "budget_rows /nodes/4", "budget_rows /nodes/5"]);
+});
+
+test("schema problems point at the offending value, the unknown member, or the object missing a member", () => {
+  const raw = (edit: (p: Record<string, unknown>) => void) => problemsAfter((p) => edit(p as unknown as Record<string, unknown>))[0];
+  assert.equal(raw((p) => (p["extra"] = 1)), "schema /extra");
+  assert.equal(raw((p) => delete p["budgets"]), "schema ");
+  assert.equal(raw((p) => delete (p["nodes"] as Array<Record<string, unknown>>)[2]?.["on_error"]), "schema /nodes/2");
+  assert.equal(raw((p) => (((p["nodes"] as Array<Record<string, unknown>>)[1]?.["params"] as Record<string, unknown>)["fanout"] = "100")), "schema /nodes/1/params/fanout");
+  assert.equal(raw((p) => Object.defineProperty(p["params"], "a/b~c", { value: { type: "float", default: 0 }, enumerable: true })), "schema /params/a~1b~0c");
+  assert.equal(raw((p) => Object.defineProperty(p["exprs"], "__proto__", { value: { op: "null" }, enumerable: true })), "schema /exprs/__proto__");
 });
 
 test("declared params must match the registry", () => {

@@ -4,9 +4,10 @@
 // declared by the plan.
 
 import type { ExprJson, PlanJson, PredJson, ValueType } from "../authoring/json.js";
+import { pointerTo, type IssueCode, type Report } from "./issues.js";
 import { valueProblem, type Registry } from "./registry.js";
 
-/** Deepest expression nesting accepted; deeper trees are a mistake, and bound the engine's recursion. */
+/** Most levels an expression or predicate tree may have (its root is level 1); bounds the engine's recursion. */
 export const MAX_EXPR_DEPTH = 64;
 
 /** Where a tree is checked: the plan, the registry, the keys available at the node, and how to report. */
@@ -15,7 +16,28 @@ export interface TypeContext {
   reg: Registry;
   available: Set<string>;
   node: string;
-  add: (node: string, message: string, hint?: string) => void;
+  add: Report;
+}
+
+/** A place in a tree: the tree's name in messages, the subtree's JSON pointer, and its level (the root is 1). */
+export interface TreeSite {
+  where: string;
+  pointer: string;
+  level: number;
+}
+
+/** The root of the plan's expression or predicate `id`. */
+export function treeRoot(table: "exprs" | "preds", id: string): TreeSite {
+  return { where: `${table === "exprs" ? "expression" : "predicate"} ${id}`, pointer: pointerTo("", table, id), level: 1 };
+}
+
+/** The subtree at `segments` below `at`, one level deeper. */
+function below(at: TreeSite, ...segments: Array<string | number>): TreeSite {
+  return { where: at.where, pointer: pointerTo(at.pointer, ...segments), level: at.level + 1 };
+}
+
+function report(c: TypeContext, code: IssueCode, pointer: string, message: string, hint?: string): void {
+  c.add(hint ? { code, pointer, node: c.node, message, hint } : { code, pointer, node: c.node, message });
 }
 
 /** The type of an expression: a value type, or "null" for the null literal. */
@@ -27,31 +49,51 @@ export function assignable(from: Ty, to: ValueType): boolean {
 
 const isNum = (t: Ty) => t === "int" || t === "float" || t === "null";
 
-/** The type of the registry key `key`, read at the context's node; undefined after reporting an unknown key. */
-export function keyType(key: string, where: string, c: TypeContext): ValueType | undefined {
+/**
+ * The type of the registry key `key`, read at the context's node (`pointer`
+ * is where the artifact names it); undefined after reporting an unknown key.
+ */
+export function keyType(key: string, where: string, c: TypeContext, pointer: string): ValueType | undefined {
   const k = c.reg.keys.get(key);
   if (!k) {
-    c.add(c.node, `${where}: unknown key "${key}": it is not in the registry`);
+    report(c, "key_unknown", pointer, `${where}: unknown key "${key}": it is not in the registry`);
     return undefined;
   }
   if (!c.available.has(key)) {
-    c.add(c.node, `${where}: key "${key}" is not available at node "${c.node}": no node upstream fetches or computes it`, "fetch it with fetchFeatures(...) or compute it with vm(...) before this node");
+    report(c, "key_not_available", pointer, `${where}: key "${key}" is not available at node "${c.node}": no node upstream fetches or computes it`, "fetch it with fetchFeatures(...) or compute it with vm(...) before this node");
   }
   return k.type;
 }
 
-/** The type of an expression, or undefined after reporting a problem. */
-export function exprType(e: ExprJson, c: TypeContext, where: string, depth: number): Ty | undefined {
-  if (depth > MAX_EXPR_DEPTH) {
-    c.add(c.node, `${where} nests deeper than ${MAX_EXPR_DEPTH} levels`);
-    return undefined;
+/** A registry param read by a tree: it exists and the plan declares it; its registry type, or undefined after reporting. */
+function paramType(name: string, where: string, c: TypeContext, pointer: string): ValueType | undefined {
+  const r = c.reg.params.get(name);
+  if (!r) report(c, "param_unknown", pointer, `${where}: unknown param "${name}": it is not in the registry`);
+  return r?.type;
+}
+
+function checkDeclared(name: string, where: string, c: TypeContext, pointer: string): void {
+  if (!Object.hasOwn(c.plan.params, name)) {
+    report(c, "param_undeclared", pointer, `${where}: param "${name}" is used but not declared in the plan's params`, `add ${name}: <default> to definePlan({ params })`);
   }
-  const sub = (x: ExprJson, i: number) => exprType(x, c, where, depth + 1);
+}
+
+function tooDeep(at: TreeSite, c: TypeContext): boolean {
+  if (at.level <= MAX_EXPR_DEPTH) return false;
+  report(c, "expr_too_deep", at.pointer, `${at.where} nests deeper than ${MAX_EXPR_DEPTH} levels`);
+  return true;
+}
+
+/** The type of an expression, or undefined after reporting a problem. */
+export function exprType(e: ExprJson, c: TypeContext, at: TreeSite): Ty | undefined {
+  if (tooDeep(at, c)) return undefined;
+  const where = at.where;
+  const sub = (x: ExprJson, i: number) => exprType(x, c, below(at, "args", i));
   switch (e.op) {
     case "const": {
       const p = valueProblem(e.type, e.value);
       if (p) {
-        c.add(c.node, `${where}: ${e.type} constant ${p}`);
+        report(c, "unsafe_integer", pointerTo(at.pointer, "value"), `${where}: ${e.type} constant ${p}`);
         return undefined;
       }
       return e.type;
@@ -59,17 +101,11 @@ export function exprType(e: ExprJson, c: TypeContext, where: string, depth: numb
     case "null":
       return "null";
     case "key":
-      return keyType(e.key, where, c);
+      return keyType(e.key, where, c, pointerTo(at.pointer, "key"));
     case "param": {
-      const r = c.reg.params.get(e.name);
-      if (!r) {
-        c.add(c.node, `${where}: unknown param "${e.name}": it is not in the registry`);
-        return undefined;
-      }
-      if (!Object.hasOwn(c.plan.params, e.name)) {
-        c.add(c.node, `${where}: param "${e.name}" is used but not declared in the plan's params`, `add ${e.name}: <default> to definePlan({ params })`);
-      }
-      return r.type;
+      const t = paramType(e.name, where, c, pointerTo(at.pointer, "name"));
+      if (t) checkDeclared(e.name, where, c, pointerTo(at.pointer, "name"));
+      return t;
     }
     case "add":
     case "sub":
@@ -87,7 +123,7 @@ export function exprType(e: ExprJson, c: TypeContext, where: string, depth: numb
         const t = sub(a, i);
         if (t === undefined) ok = false;
         else if (!isNum(t)) {
-          c.add(c.node, `${where}: ${e.op} needs numbers, but operand ${i + 1} is a ${t}`);
+          report(c, "type_mismatch", pointerTo(at.pointer, "args", i), `${where}: ${e.op} needs numbers, but operand ${i + 1} is a ${t}`);
           ok = false;
         }
       });
@@ -95,34 +131,32 @@ export function exprType(e: ExprJson, c: TypeContext, where: string, depth: numb
     }
     case "coalesce":
     case "if": {
-      if (e.op === "if") predCheck(e.pred, c, where, depth + 1);
+      if (e.op === "if") predCheck(e.pred, c, below(at, "pred"));
       const types = e.args.map(sub);
       if (types.some((t) => t === undefined)) return undefined;
-      return common(types as Ty[], e.op, c, where);
+      return common(types as Ty[], e.op, c, at);
     }
   }
 }
 
-function common(types: Ty[], op: string, c: TypeContext, where: string): Ty | undefined {
+function common(types: Ty[], op: string, c: TypeContext, at: TreeSite): Ty | undefined {
   const set = new Set(types.filter((t) => t !== "null"));
   if (set.size === 0) return "null";
   if ([...set].every((t) => t === "int" || t === "float")) return set.has("float") ? "float" : "int";
   if (set.size === 1) return [...set][0];
-  c.add(c.node, `${where}: ${op} needs operands of one type, got ${[...set].sort().join(" and ")}`);
+  report(c, "type_mismatch", at.pointer, `${at.where}: ${op} needs operands of one type, got ${[...set].sort().join(" and ")}`);
   return undefined;
 }
 
 /** Type-checks a predicate, reporting every problem. */
-export function predCheck(p: PredJson, c: TypeContext, where: string, depth: number): void {
-  if (depth > MAX_EXPR_DEPTH) {
-    c.add(c.node, `${where} nests deeper than ${MAX_EXPR_DEPTH} levels`);
-    return;
-  }
+export function predCheck(p: PredJson, c: TypeContext, at: TreeSite): void {
+  if (tooDeep(at, c)) return;
+  const where = at.where;
   switch (p.op) {
     case "and":
     case "or":
     case "not":
-      p.args.forEach((a) => predCheck(a, c, where, depth + 1));
+      p.args.forEach((a, i) => predCheck(a, c, below(at, "args", i)));
       return;
     case "eq":
     case "ne":
@@ -130,43 +164,43 @@ export function predCheck(p: PredJson, c: TypeContext, where: string, depth: num
     case "le":
     case "gt":
     case "ge": {
-      const [a, b] = p.args.map((x) => exprType(x, c, where, depth + 1));
+      const [a, b] = p.args.map((x, i) => exprType(x, c, below(at, "args", i)));
       if (a === undefined || b === undefined) return;
       const ordered = p.op !== "eq" && p.op !== "ne";
       if (a !== "null" && b !== "null") {
         const comparable = (isNum(a) && isNum(b)) || a === b;
-        if (!comparable) c.add(c.node, `${where}: ${p.op} compares a ${a} with a ${b}`);
-        else if (ordered && a === "bool") c.add(c.node, `${where}: ${p.op} cannot order bools; use eq or ne`);
+        if (!comparable) report(c, "type_mismatch", at.pointer, `${where}: ${p.op} compares a ${a} with a ${b}`);
+        else if (ordered && a === "bool") report(c, "type_mismatch", at.pointer, `${where}: ${p.op} cannot order bools; use eq or ne`);
       }
       return;
     }
     case "in": {
-      const t = exprType(p.arg, c, where, depth + 1);
+      const t = exprType(p.arg, c, below(at, "arg"));
       p.values.forEach((v, i) => {
         const prob = valueProblem(p.type, v);
-        if (prob) c.add(c.node, `${where}: in value ${i + 1} ${prob} (the list is ${p.type})`);
+        if (prob) report(c, "unsafe_integer", pointerTo(at.pointer, "values", i), `${where}: in value ${i + 1} ${prob} (the list is ${p.type})`);
       });
       if (t !== undefined && t !== "null") {
         const ok = p.type === "string" ? t === "string" : isNum(t);
-        if (!ok) c.add(c.node, `${where}: in tests a ${t} against a list of ${p.type} values`);
+        if (!ok) report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: in tests a ${t} against a list of ${p.type} values`);
       }
       return;
     }
     case "is_null":
     case "not_null":
-      exprType(p.arg, c, where, depth + 1);
+      exprType(p.arg, c, below(at, "arg"));
       return;
     case "regex": {
-      const t = exprType(p.arg, c, where, depth + 1);
-      if (t !== undefined && t !== "string" && t !== "null") c.add(c.node, `${where}: regex matches strings, but its operand is a ${t}`);
+      const t = exprType(p.arg, c, below(at, "arg"));
+      if (t !== undefined && t !== "string" && t !== "null") report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: regex matches strings, but its operand is a ${t}`);
       if ("pattern" in p) {
         const prob = regexProblem(p.pattern, p.flags);
-        if (prob) c.add(c.node, `${where}: ${prob}`);
+        if (prob) report(c, "regex_invalid", pointerTo(at.pointer, "pattern"), `${where}: ${prob}`);
       } else {
-        const r = c.reg.params.get(p.param);
-        if (!r) c.add(c.node, `${where}: unknown param "${p.param}": it is not in the registry`);
-        else if (r.type !== "string") c.add(c.node, `${where}: regex pattern param "${p.param}" must be a string param, but it is a ${r.type}`);
-        if (!Object.hasOwn(c.plan.params, p.param)) c.add(c.node, `${where}: param "${p.param}" is used but not declared in the plan's params`, `add ${p.param}: <default> to definePlan({ params })`);
+        const ptr = pointerTo(at.pointer, "param");
+        const r = paramType(p.param, where, c, ptr);
+        if (r && r !== "string") report(c, "type_mismatch", ptr, `${where}: regex pattern param "${p.param}" must be a string param, but it is a ${r}`);
+        checkDeclared(p.param, where, c, ptr);
       }
       return;
     }

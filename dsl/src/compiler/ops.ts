@@ -31,6 +31,7 @@
 
 import type { NodeJson } from "../authoring/json.js";
 import { assignable, type Ty } from "./exprtypes.js";
+import type { IssueCode } from "./issues.js";
 import type { KeySchema, Registry } from "./registry.js";
 
 /** The static cost of one node: the most rows it can produce and Redis commands it can issue per request. */
@@ -72,7 +73,8 @@ export interface OpCheckContext {
   node: NodeJson;
   reg: Registry;
   schemas: ReadSchemas;
-  report(message: string, hint?: string): void;
+  /** Reports a problem at `field`, a JSON pointer below the node (e.g. "/params/ids/0"). */
+  report(code: IssueCode, field: string, message: string, hint?: string): void;
   /** The type of the plan's expression `id` at this node; undefined after reporting a problem. */
   exprType(id: string): Ty | undefined;
   /** Type-checks the plan's predicate `id` at this node. */
@@ -158,7 +160,7 @@ export const OPS = {
     cost: (_inputRows, p) => ({ rows: (p["ids"] as number[]).length, redis_commands: 0 }),
     check: (c) =>
       (c.node.params["ids"] as number[]).forEach((v, i) => {
-        if (!Number.isSafeInteger(v)) c.report(`fixed_source ids[${i}] = ${v} is not a safe integer`);
+        if (!Number.isSafeInteger(v)) c.report("unsafe_integer", `/params/ids/${i}`, `fixed_source ids[${i}] = ${v} is not a safe integer`);
       }),
     explain: (p) => `${(p["ids"] as unknown[]).length} ids`,
   },
@@ -170,9 +172,9 @@ export const OPS = {
     cost: (inputRows) => ({ rows: inRows(inputRows), redis_commands: inRows(inputRows) }),
     check: (c) => {
       const s = c.schemas.hash;
-      for (const k of c.node.params["keys"] as string[]) {
-        if (s && !s.yields.includes(k)) c.report(`key schema "${s.name}" does not yield key "${k}" (it yields ${s.yields.join(", ")})`);
-      }
+      (c.node.params["keys"] as string[]).forEach((k, i) => {
+        if (s && !s.yields.includes(k)) c.report("key_not_yielded", `/params/keys/${i}`, `key schema "${s.name}" does not yield key "${k}" (it yields ${s.yields.join(", ")})`);
+      });
     },
     explain: (p) => `${p["schema"]} [${(p["keys"] as string[]).join(", ")}]`,
   },
@@ -185,10 +187,10 @@ export const OPS = {
     check: (c) => {
       const out = c.node.params["out_key"] as string;
       const k = c.reg.keys.get(out);
-      if (!k) c.report(`vm writes unknown key "${out}": it is not in the registry`);
-      else if (!k.writable) c.report(`vm cannot write key "${out}": the registry marks it read-only`, "write one of the registry's writable keys");
+      if (!k) c.report("key_unknown", "/params/out_key", `vm writes unknown key "${out}": it is not in the registry`);
+      else if (!k.writable) c.report("key_not_writable", "/params/out_key", `vm cannot write key "${out}": the registry marks it read-only`, "write one of the registry's writable keys");
       const t = c.exprType(c.node.params["expr"] as string);
-      if (k && t && !assignable(t, k.type)) c.report(`vm cannot assign a ${t} expression to ${k.type} key "${out}"`);
+      if (k && t && !assignable(t, k.type)) c.report("type_mismatch", "/params/expr", `vm cannot assign a ${t} expression to ${k.type} key "${out}"`);
     },
     explain: (p) => `${p["out_key"]} = ${p["expr"]}`,
   },
@@ -226,7 +228,7 @@ export const OPS = {
     check: (c) => {
       const by = c.node.params["by"] as string;
       const t = c.reg.keys.get(by)?.type;
-      if (t && t !== "int" && t !== "float") c.report(`topk ranks by a number, but key "${by}" is a ${t}`);
+      if (t && t !== "int" && t !== "float") c.report("key_not_numeric", "/params/by", `topk ranks by a number, but key "${by}" is a ${t}`);
     },
     explain: (p) => `${p["by"]} k=${p["k"]}`,
   },

@@ -2,22 +2,20 @@
 // then what a schema cannot say (docs/plan-format.md, "Validation rules"):
 // references, types, key availability, the DAG, and the static cost against
 // the plan's budgets. The engine applies the same rules when it loads a plan.
+// Every problem carries a stable code and the JSON pointer of the offending
+// field (issues.ts); the engine reports the same ones.
 
 import { readFileSync } from "node:fs";
 import AjvModule, { type ErrorObject, type ValidateFunction } from "ajv";
 import type { NodeJson, PlanJson } from "../authoring/json.js";
 import { canonicalJson, sha256Hex } from "./canonical.js";
-import { exprType, keyType, predCheck, regexProblem, type TypeContext } from "./exprtypes.js";
+import { exprType, keyType, predCheck, regexProblem, treeRoot, type TypeContext } from "./exprtypes.js";
+import { pointerTo, type PlanIssue, type Report } from "./issues.js";
 import { opSpec, tableRefs, type NodeCost, type OpCheckContext, type OpSpec, type ReadSchemas } from "./ops.js";
 import { SCHEMA_PATH } from "./paths.js";
 import { valueProblem, type Registry } from "./registry.js";
 
-/** One problem found in a plan; `node` is a node id, "$plan" for the plan as a whole. */
-export interface PlanIssue {
-  node: string;
-  message: string;
-  hint?: string;
-}
+export type { PlanIssue } from "./issues.js";
 
 let compiled: ValidateFunction | undefined;
 function schemaValidator(): ValidateFunction {
@@ -34,6 +32,20 @@ export function checkSchema(value: unknown): PlanIssue[] {
   const validate = schemaValidator();
   if (validate(value)) return [];
   return (validate.errors ?? []).map((e) => schemaIssue(value, e));
+}
+
+/**
+ * The pointer of the value a schema error is about, in a form any JSON
+ * Schema validator's report maps to: an unknown member or a member name
+ * that breaks `propertyNames` points at that member; everything else
+ * (a missing required member included) at the value the failing keyword
+ * applies to. Ajv gives the containing object for the first two.
+ */
+export function schemaErrorPointer(e: ErrorObject): string {
+  if (e.keyword === "additionalProperties") return pointerTo(e.instancePath, (e.params as { additionalProperty: string }).additionalProperty);
+  if (e.keyword === "propertyNames") return pointerTo(e.instancePath, (e.params as { propertyName: string }).propertyName);
+  if (e.propertyName !== undefined) return pointerTo(e.instancePath, e.propertyName);
+  return e.instancePath;
 }
 
 function schemaIssue(value: unknown, e: ErrorObject): PlanIssue {
@@ -56,7 +68,7 @@ function schemaIssue(value: unknown, e: ErrorObject): PlanIssue {
   let detail = e.message ?? "is invalid";
   if (e.keyword === "additionalProperties") detail = `has unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
   if (e.keyword === "enum") detail = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(", ")}`;
-  return { node, message: `plan JSON ${where} ${detail}` };
+  return { code: "schema", pointer: schemaErrorPointer(e), node, message: `plan JSON ${where} ${detail}` };
 }
 
 export interface PlanAnalysis {
@@ -81,7 +93,8 @@ export function planDigest(plan: PlanJson): string {
   return sha256Hex(canonicalJson(rest));
 }
 
-type Report = TypeContext["add"];
+/** Reports a problem at a pointer; the issue's other fields as given. */
+type At = (code: PlanIssue["code"], pointer: string, node: string, message: string, hint?: string) => void;
 
 /**
  * Every problem in `value` as a plan artifact for `reg`; the analysis when
@@ -93,7 +106,7 @@ export function checkPlan(value: unknown, reg: Registry, opts: CheckOptions = {}
   if (schemaIssues.length) return { issues: schemaIssues };
   const plan = value as PlanJson;
   const issues: PlanIssue[] = [];
-  const add: Report = (node, message, hint) => issues.push(hint ? { node, message, hint } : { node, message });
+  const add: At = (code, pointer, node, message, hint) => issues.push(hint ? { code, pointer, node, message, hint } : { code, pointer, node, message });
 
   checkOrigin(plan, reg, opts, add);
   checkParamDecls(plan, reg, add);
@@ -102,7 +115,7 @@ export function checkPlan(value: unknown, reg: Registry, opts: CheckOptions = {}
   const order = dependencyOrder(plan.nodes, byId, add);
   if (!order) return { issues };
   checkAllNodesUsed(plan, byId, add);
-  const walk = checkNodes(plan, reg, order, byId, add);
+  const walk = checkNodes(plan, reg, order, byId, (i) => issues.push(i));
   checkTablesUsed(plan, walk, add);
   const totals = checkCommandBudget(plan, order, walk.cost, add);
   if (issues.length) return { issues };
@@ -110,33 +123,38 @@ export function checkPlan(value: unknown, reg: Registry, opts: CheckOptions = {}
 }
 
 /** The plan was compiled against this registry, and is unchanged since (when asked). */
-function checkOrigin(plan: PlanJson, reg: Registry, opts: CheckOptions, add: Report): void {
+function checkOrigin(plan: PlanJson, reg: Registry, opts: CheckOptions, add: At): void {
   if (plan.registry_digest !== reg.digest) {
-    add("$plan", `the plan was compiled against registry ${String(plan.registry_digest).slice(0, 12)}, but this registry is ${reg.digest.slice(0, 12)}`, "recompile the plan with the current registry");
+    add("registry_digest_mismatch", "/registry_digest", "$plan", `the plan was compiled against registry ${String(plan.registry_digest).slice(0, 12)}, but this registry is ${reg.digest.slice(0, 12)}`, "recompile the plan with the current registry");
   }
   if (opts.checkDigest && plan.digest !== planDigest(plan)) {
-    add("$plan", `digest ${String(plan.digest).slice(0, 12)} does not match the plan's content (${planDigest(plan).slice(0, 12)}): the file was edited after compiling`);
+    add("digest_mismatch", "/digest", "$plan", `digest ${String(plan.digest).slice(0, 12)} does not match the plan's content (${planDigest(plan).slice(0, 12)}): the file was edited after compiling`);
   }
 }
 
 /** Each declared param exists in the registry with the same type and bounds, and a default within them. */
-function checkParamDecls(plan: PlanJson, reg: Registry, add: Report): void {
+function checkParamDecls(plan: PlanJson, reg: Registry, add: At): void {
   for (const [name, decl] of Object.entries(plan.params)) {
+    const at = pointerTo("/params", name);
     const r = reg.params.get(name);
     if (!r) {
-      add("$plan", `param "${name}" is not in the registry`);
+      add("param_unknown", at, "$plan", `param "${name}" is not in the registry`);
       continue;
     }
-    if (decl.type !== r.type) add("$plan", `param "${name}" is declared as ${decl.type}, but the registry says ${r.type}`);
-    if (decl.min !== r.min || decl.max !== r.max) add("$plan", `param "${name}" bounds [${decl.min}, ${decl.max}] differ from the registry's [${r.min}, ${r.max}]`);
+    if (decl.type !== r.type) add("param_mismatch", `${at}/type`, "$plan", `param "${name}" is declared as ${decl.type}, but the registry says ${r.type}`);
+    const bound = (["min", "max"] as const).find((b) => decl[b] !== r[b]);
+    if (bound) {
+      // A bound the declaration lacks is a missing member: the pointer names the declaration.
+      add("param_mismatch", decl[bound] === undefined ? at : `${at}/${bound}`, "$plan", `param "${name}" bounds [${decl.min}, ${decl.max}] differ from the registry's [${r.min}, ${r.max}]`);
+    }
     const problem = valueProblem(r.type, decl.default);
-    if (problem) add("$plan", `param "${name}" default ${problem}`);
+    if (problem) add("param_default_wrong_type", `${at}/default`, "$plan", `param "${name}" default ${problem}`);
     else if (typeof decl.default === "number" && ((r.min !== undefined && decl.default < r.min) || (r.max !== undefined && decl.default > r.max))) {
-      add("$plan", `param "${name}" default ${decl.default} is outside its registry bounds [${r.min ?? "-inf"}, ${r.max ?? "inf"}]`);
+      add("param_default_out_of_range", `${at}/default`, "$plan", `param "${name}" default ${decl.default} is outside its registry bounds [${r.min ?? "-inf"}, ${r.max ?? "inf"}]`);
     }
     if (r.type === "string" && typeof decl.default === "string" && usedAsRegex(plan, name)) {
       const p = regexProblem(decl.default, "");
-      if (p) add("$plan", `param "${name}" default is not a usable pattern: ${p}`);
+      if (p) add("regex_invalid", `${at}/default`, "$plan", `param "${name}" default is not a usable pattern: ${p}`);
     }
   }
 }
@@ -145,52 +163,68 @@ function usedAsRegex(plan: PlanJson, param: string): boolean {
   return JSON.stringify(plan.preds).includes(`"param":${JSON.stringify(param)}`);
 }
 
+/** The JSON pointer of each node by id (of the first node with that id). */
+function nodePointers(nodes: NodeJson[]): Map<string, string> {
+  const at = new Map<string, string>();
+  nodes.forEach((n, i) => {
+    if (!at.has(n.id)) at.set(n.id, `/nodes/${i}`);
+  });
+  return at;
+}
+
 /** Node ids are unique, and every input and output names a node; returns the nodes by id. */
-function checkReferences(plan: PlanJson, add: Report): Map<string, NodeJson> {
+function checkReferences(plan: PlanJson, add: At): Map<string, NodeJson> {
   const byId = new Map<string, NodeJson>();
-  for (const n of plan.nodes) {
-    if (byId.has(n.id)) add(n.id, `node id "${n.id}" is used by more than one node`);
+  plan.nodes.forEach((n, i) => {
+    if (byId.has(n.id)) add("duplicate_node_id", `/nodes/${i}/id`, n.id, `node id "${n.id}" is used by more than one node`);
     byId.set(n.id, n);
-  }
-  for (const n of plan.nodes) {
-    for (const i of n.inputs) {
-      if (!byId.has(i)) add(n.id, `node "${n.id}" reads from "${i}", which is not a node of this plan`);
-      if (i === n.id) add(n.id, `node "${n.id}" reads from itself`);
-    }
-  }
-  for (const o of plan.outputs) if (!byId.has(o)) add("$plan", `output "${o}" is not a node of this plan`);
+  });
+  plan.nodes.forEach((n, i) => {
+    n.inputs.forEach((input, j) => {
+      if (!byId.has(input)) add("unknown_input", `/nodes/${i}/inputs/${j}`, n.id, `node "${n.id}" reads from "${input}", which is not a node of this plan`);
+      if (input === n.id) add("cycle", `/nodes/${i}/inputs/${j}`, n.id, `node "${n.id}" reads from itself`);
+    });
+  });
+  plan.outputs.forEach((o, k) => {
+    if (!byId.has(o)) add("unknown_output", `/outputs/${k}`, "$plan", `output "${o}" is not a node of this plan`);
+  });
   return byId;
 }
 
-/** Node ids in an order where every node follows its inputs; undefined after reporting a cycle. */
-function dependencyOrder(nodes: NodeJson[], byId: Map<string, NodeJson>, add: Report): string[] | undefined {
+/**
+ * Node ids in an order where every node follows its inputs; undefined after
+ * reporting a cycle. The search is depth-first from each node in the order
+ * of `nodes`, following each node's inputs in order; the cycle reported is
+ * closed by the first input found that names a node on the current path, and
+ * the pointer is that input.
+ */
+function dependencyOrder(nodes: NodeJson[], byId: Map<string, NodeJson>, add: At): string[] | undefined {
+  const at = nodePointers(nodes);
   const state = new Map<string, 1 | 2>();
   const order: string[] = [];
   const stack: string[] = [];
-  let cycle: string[] | undefined;
+  let cycle: { path: string[]; pointer: string } | undefined;
   const visit = (id: string): void => {
-    if (cycle) return;
-    const s = state.get(id);
-    if (s === 2) return;
-    if (s === 1) {
-      cycle = [...stack.slice(stack.indexOf(id)), id];
-      return;
-    }
     state.set(id, 1);
     stack.push(id);
-    for (const i of byId.get(id)?.inputs ?? []) visit(i);
+    (byId.get(id)?.inputs ?? []).forEach((input, j) => {
+      if (cycle) return;
+      const s = state.get(input);
+      if (s === 1) cycle = { path: [...stack.slice(stack.indexOf(input)), input], pointer: `${at.get(id)}/inputs/${j}` };
+      else if (s === undefined) visit(input);
+    });
     stack.pop();
     state.set(id, 2);
     order.push(id);
   };
-  for (const n of nodes) visit(n.id);
+  for (const n of nodes) if (!cycle && !state.has(n.id)) visit(n.id);
   if (!cycle) return order;
-  add(cycle[0] ?? "$plan", `the nodes form a cycle: ${cycle.join(" -> ")}`);
+  add("cycle", cycle.pointer, cycle.path[0] ?? "$plan", `the nodes form a cycle: ${cycle.path.join(" -> ")}`);
   return undefined;
 }
 
 /** Every node contributes to an output. */
-function checkAllNodesUsed(plan: PlanJson, byId: Map<string, NodeJson>, add: Report): void {
+function checkAllNodesUsed(plan: PlanJson, byId: Map<string, NodeJson>, add: At): void {
   const used = new Set<string>();
   const visit = (id: string) => {
     if (used.has(id)) return;
@@ -198,9 +232,9 @@ function checkAllNodesUsed(plan: PlanJson, byId: Map<string, NodeJson>, add: Rep
     for (const i of byId.get(id)?.inputs ?? []) visit(i);
   };
   plan.outputs.forEach(visit);
-  for (const n of plan.nodes) {
-    if (!used.has(n.id)) add(n.id, `node "${n.id}" is not used by any output`, "return it from build, feed it into another node, or delete it");
-  }
+  plan.nodes.forEach((n, i) => {
+    if (!used.has(n.id)) add("dead_node", `/nodes/${i}`, n.id, `node "${n.id}" is not used by any output`, "return it from build, feed it into another node, or delete it");
+  });
 }
 
 /** What the walk over the nodes found: each node's cost and output keys, and the table entries used. */
@@ -218,48 +252,65 @@ interface NodeWalk {
  */
 function checkNodes(plan: PlanJson, reg: Registry, order: string[], byId: Map<string, NodeJson>, add: Report): NodeWalk {
   const walk: NodeWalk = { cost: new Map(), columns: new Map(), usedExprs: new Set(), usedPreds: new Set() };
+  const at = nodePointers(plan.nodes);
   for (const id of order) {
     const n = byId.get(id) as NodeJson;
     const spec = opSpec(n.op) as OpSpec;
     const inputKeys = n.inputs.map((i) => walk.columns.get(i) ?? new Set<string>());
     const tctx: TypeContext = { plan, reg, available: inputKeys[0] ?? new Set<string>(["id"]), node: id, add };
-    const schemas = readSchemas(spec, n, reg, add);
-    checkKeyParams(spec, n, tctx);
+    const node = { json: n, pointer: at.get(id) as string };
+    const schemas = readSchemas(spec, node, tctx);
+    checkKeyParams(spec, node, tctx);
     for (const e of tableRefs(n, "expr")) walk.usedExprs.add(e);
     for (const p of tableRefs(n, "pred")) walk.usedPreds.add(p);
-    spec.check?.(opCheckContext(n, schemas, tctx));
+    spec.check?.(opCheckContext(node, schemas, tctx));
     const cost = spec.cost(n.inputs.map((i) => walk.cost.get(i)?.rows ?? 0), n.params);
     walk.columns.set(id, outputKeys(spec, n, inputKeys, schemas));
     walk.cost.set(id, cost);
-    checkRowBudget(plan, id, cost, add);
+    checkRowBudget(plan, node, cost, add);
   }
   return walk;
 }
 
-/** The key schemas a node reads, reporting one that is missing or of the wrong type. */
-function readSchemas(spec: OpSpec, n: NodeJson, reg: Registry, add: Report): ReadSchemas {
+/** A node and its JSON pointer in the artifact. */
+interface PlacedNode {
+  json: NodeJson;
+  pointer: string;
+}
+
+/**
+ * The key schemas a node reads, reporting one that is missing or of the
+ * wrong type: at the param that names it, or at the op for a fixed schema.
+ */
+function readSchemas(spec: OpSpec, node: PlacedNode, tctx: TypeContext): ReadSchemas {
+  const n = node.json;
   const found: ReadSchemas = {};
   for (const type of ["list", "hash"] as const) {
     const ref = spec.reads[type];
     if (!ref) continue;
     const name = "name" in ref ? ref.name : (n.params[ref.param] as string);
-    const s = reg.schemas.get(name);
-    if (!s) add(n.id, `key schema "${name}" is not in the registry`);
-    else if (s.type !== type) add(n.id, `key schema "${name}" is a ${s.type}, but ${n.op} needs a ${type}`);
+    const pointer = "name" in ref ? `${node.pointer}/op` : pointerTo(node.pointer, "params", ref.param);
+    const s = tctx.reg.schemas.get(name);
+    if (!s) tctx.add({ code: "key_schema_unknown", pointer, node: n.id, message: `key schema "${name}" is not in the registry` });
+    else if (s.type !== type) tctx.add({ code: "key_schema_wrong_type", pointer, node: n.id, message: `key schema "${name}" is a ${s.type}, but ${n.op} needs a ${type}` });
     else found[type] = s;
   }
   return found;
 }
 
 /** Each key a node's `key` params name is a registry key available at its input. */
-function checkKeyParams(spec: OpSpec, n: NodeJson, tctx: TypeContext): void {
+function checkKeyParams(spec: OpSpec, node: PlacedNode, tctx: TypeContext): void {
   for (const [name, p] of Object.entries(spec.params)) {
-    if (p.type === "key") keyType(n.params[name] as string, n.op, tctx);
+    if (p.type === "key") keyType(node.json.params[name] as string, node.json.op, tctx, pointerTo(node.pointer, "params", name));
   }
 }
 
-function opCheckContext(n: NodeJson, schemas: ReadSchemas, tctx: TypeContext): OpCheckContext {
-  const report = (message: string, hint?: string) => tctx.add(n.id, message, hint);
+function opCheckContext(node: PlacedNode, schemas: ReadSchemas, tctx: TypeContext): OpCheckContext {
+  const n = node.json;
+  const report: OpCheckContext["report"] = (code, field, message, hint) => {
+    const pointer = node.pointer + field;
+    tctx.add(hint ? { code, pointer, node: n.id, message, hint } : { code, pointer, node: n.id, message });
+  };
   return {
     node: n,
     reg: tctx.reg,
@@ -267,14 +318,14 @@ function opCheckContext(n: NodeJson, schemas: ReadSchemas, tctx: TypeContext): O
     report,
     exprType: (eid) => {
       const e = Object.hasOwn(tctx.plan.exprs, eid) ? tctx.plan.exprs[eid] : undefined;
-      if (e) return exprType(e, tctx, `expression ${eid}`, 0);
-      report(`${n.op} uses expression "${eid}", which is not in the plan's exprs`);
+      if (e) return exprType(e, tctx, treeRoot("exprs", eid));
+      report("unknown_expr", "/params/expr", `${n.op} uses expression "${eid}", which is not in the plan's exprs`);
       return undefined;
     },
     checkPred: (pid) => {
       const p = Object.hasOwn(tctx.plan.preds, pid) ? tctx.plan.preds[pid] : undefined;
-      if (p) predCheck(p, tctx, `predicate ${pid}`, 0);
-      else report(`${n.op} uses predicate "${pid}", which is not in the plan's preds`);
+      if (p) predCheck(p, tctx, treeRoot("preds", pid));
+      else report("unknown_pred", "/params/pred", `${n.op} uses predicate "${pid}", which is not in the plan's preds`);
     },
   };
 }
@@ -288,20 +339,27 @@ function outputKeys(spec: OpSpec, n: NodeJson, inputKeys: Set<string>[], schemas
   return keys;
 }
 
-function checkRowBudget(plan: PlanJson, id: string, cost: NodeCost, add: Report): void {
+function checkRowBudget(plan: PlanJson, node: PlacedNode, cost: NodeCost, add: Report): void {
+  const id = node.json.id;
   if (cost.rows > plan.budgets.max_rows_per_node) {
-    add(id, `node "${id}" may produce up to ${cost.rows} rows, over the plan's budget of ${plan.budgets.max_rows_per_node} rows per node`, "lower a fanout upstream or raise budgets.max_rows_per_node");
+    add({
+      code: "budget_rows",
+      pointer: node.pointer,
+      node: id,
+      message: `node "${id}" may produce up to ${cost.rows} rows, over the plan's budget of ${plan.budgets.max_rows_per_node} rows per node`,
+      hint: "lower a fanout upstream or raise budgets.max_rows_per_node",
+    });
   }
 }
 
 /** Every entry of the plan's exprs and preds is used by some node. */
-function checkTablesUsed(plan: PlanJson, walk: NodeWalk, add: Report): void {
-  for (const eid of Object.keys(plan.exprs)) if (!walk.usedExprs.has(eid)) add("$plan", `expression "${eid}" is not used by any node`);
-  for (const pid of Object.keys(plan.preds)) if (!walk.usedPreds.has(pid)) add("$plan", `predicate "${pid}" is not used by any node`);
+function checkTablesUsed(plan: PlanJson, walk: NodeWalk, add: At): void {
+  for (const eid of Object.keys(plan.exprs)) if (!walk.usedExprs.has(eid)) add("unused_expr", pointerTo("/exprs", eid), "$plan", `expression "${eid}" is not used by any node`);
+  for (const pid of Object.keys(plan.preds)) if (!walk.usedPreds.has(pid)) add("unused_pred", pointerTo("/preds", pid), "$plan", `predicate "${pid}" is not used by any node`);
 }
 
 /** The plan's largest node and its Redis commands in all, reporting commands over the budget. */
-function checkCommandBudget(plan: PlanJson, order: string[], cost: Map<string, NodeCost>, add: Report): Pick<PlanAnalysis, "max_rows" | "max_rows_node" | "redis_commands"> {
+function checkCommandBudget(plan: PlanJson, order: string[], cost: Map<string, NodeCost>, add: At): Pick<PlanAnalysis, "max_rows" | "max_rows_node" | "redis_commands"> {
   let maxRows = 0;
   let maxRowsNode = "";
   let total = 0;
@@ -318,7 +376,7 @@ function checkCommandBudget(plan: PlanJson, order: string[], cost: Map<string, N
       .filter((id) => (cost.get(id)?.redis_commands ?? 0) > 0)
       .map((id) => `${id} ${cost.get(id)?.redis_commands}`)
       .join(", ");
-    add("$plan", `the plan may issue up to ${total} Redis commands per request, over its budget of ${plan.budgets.max_redis_commands} (${top})`, "lower a fanout or raise budgets.max_redis_commands");
+    add("budget_commands", "/budgets/max_redis_commands", "$plan", `the plan may issue up to ${total} Redis commands per request, over its budget of ${plan.budgets.max_redis_commands} (${top})`, "lower a fanout or raise budgets.max_redis_commands");
   }
   return { max_rows: maxRows, max_rows_node: maxRowsNode, redis_commands: total };
 }
