@@ -5,6 +5,7 @@
 
 import type { ExprJson, PlanJson, PredJson, ValueType } from "../authoring/json.js";
 import { pointerTo, type IssueCode, type Report } from "./issues.js";
+import { re2Error } from "./re2.js";
 import { valueProblem, type Registry } from "./registry.js";
 
 /** Most levels an expression or predicate tree may have (its root is level 1); bounds the engine's recursion. */
@@ -195,7 +196,7 @@ export function predCheck(p: PredJson, c: TypeContext, at: TreeSite): void {
       if (t !== undefined && t !== "string" && t !== "null") report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: regex matches strings, but its operand is a ${t}`);
       if ("pattern" in p) {
         const prob = regexProblem(p.pattern, p.flags);
-        if (prob) report(c, "regex_invalid", pointerTo(at.pointer, "pattern"), `${where}: ${prob}`);
+        if (prob) report(c, "regex_invalid", pointerTo(at.pointer, "pattern"), `${where}: ${prob.message}`, prob.hint);
       } else {
         const ptr = pointerTo(at.pointer, "param");
         const r = paramType(p.param, where, c, ptr);
@@ -208,17 +209,16 @@ export function predCheck(p: PredJson, c: TypeContext, at: TreeSite): void {
 }
 
 /**
- * Why a pattern cannot be used, or undefined. Patterns run under RE2 in the
- * engine, so constructs RE2 lacks (lookaround, backreferences) are rejected.
+ * Why a pattern cannot be used with `flags`, or undefined: RE2's message for
+ * a pattern RE2 rejects (the engine runs patterns under RE2), with a hint
+ * when the pattern uses what RE2 lacks on purpose (lookaround, backreferences).
  */
-export function regexProblem(pattern: string, flags: string): string | undefined {
-  if (/\(\?<?[=!]/.test(pattern)) return `pattern /${pattern}/ uses lookaround, which RE2 does not support`;
-  if (/\\[1-9]|\\k</.test(pattern)) return `pattern /${pattern}/ uses a backreference, which RE2 does not support`;
-  if (!/^i?m?s?$/.test(flags)) return `regex flags "${flags}" are not supported (use i, m and s)`;
-  try {
-    new RegExp(pattern, flags);
-  } catch (e) {
-    return `invalid pattern /${pattern}/: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`;
-  }
-  return undefined;
+export function regexProblem(pattern: string, flags: string): { message: string; hint?: string } | undefined {
+  if (!/^i?m?s?$/.test(flags)) return { message: `regex flags "${flags}" are not supported (use i, m and s)` };
+  const error = re2Error(pattern, flags);
+  if (error === undefined) return undefined;
+  const message = `invalid pattern /${pattern}/: ${error}`;
+  if (/\(\?<?[=!]/.test(pattern)) return { message, hint: "RE2 has no lookaround: (?=, (?!, (?<= and (?<! are errors" };
+  if (/\\[1-9]|\\k</.test(pattern)) return { message, hint: "RE2 has no backreferences" };
+  return { message };
 }

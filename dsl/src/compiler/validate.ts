@@ -154,7 +154,7 @@ function checkParamDecls(plan: PlanJson, reg: Registry, add: At): void {
     }
     if (r.type === "string" && typeof decl.default === "string" && usedAsRegex(plan, name)) {
       const p = regexProblem(decl.default, "");
-      if (p) add("regex_invalid", `${at}/default`, "$plan", `param "${name}" default is not a usable pattern: ${p}`);
+      if (p) add("regex_invalid", `${at}/default`, "$plan", `param "${name}" default is not a usable pattern: ${p.message}`, p.hint);
     }
   }
 }
