@@ -1,7 +1,34 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { canonicalJson, prettyJson, sha256Hex } from "../src/compiler/canonical.js";
+import { REPO_DIR } from "../src/compiler/paths.js";
+
+/** tests/plans/canonical/vectors.json: the canonical JSON and digest vectors the engine's tests read too. */
+interface Vector {
+  name: string;
+  /** JSON text, for the reader to parse itself. */
+  json: string;
+  canonical: string;
+  sha256: string;
+}
+const vectors = JSON.parse(readFileSync(path.join(REPO_DIR, "tests", "plans", "canonical", "vectors.json"), "utf8")) as Vector[];
+
+test("the shared canonical JSON vectors: canonical text and sha256 of each input", () => {
+  assert.ok(vectors.length >= 30);
+  const failures: string[] = [];
+  for (const v of vectors) {
+    assert.deepEqual(Object.keys(v), ["name", "json", "canonical", "sha256"], v.name);
+    const c = canonicalJson(JSON.parse(v.json));
+    if (c !== v.canonical) failures.push(`${v.name}: got ${JSON.stringify(c)}, want ${JSON.stringify(v.canonical)}`);
+    if (sha256Hex(v.canonical) !== v.sha256) failures.push(`${v.name}: sha256 ${sha256Hex(v.canonical)}, want ${v.sha256}`);
+    if (canonicalJson(JSON.parse(v.canonical)) !== v.canonical) failures.push(`${v.name}: the canonical text is not canonical`);
+  }
+  assert.deepEqual(failures, []);
+  assert.equal(new Set(vectors.map((v) => v.name)).size, vectors.length, "vector names are unique");
+});
 
 test("canonical JSON sorts keys at every depth and has no whitespace", () => {
   assert.equal(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } }), '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');

@@ -38,6 +38,8 @@ test("the canonical JSON example in plan-format.md holds", () => {
   assert.equal(m[1], '{"b":[1,2.5,-0,1e21,1e-7],"a":{"y":"é\\n\\"","x":true},"c":null}');
   assert.equal(canonicalJson(value), m[2]);
   assert.equal(sha256Hex(m[2] as string), m[3]);
+  const vectors = JSON.parse(readFileSync(path.join(REPO_DIR, "tests", "plans", "canonical", "vectors.json"), "utf8")) as Array<Record<string, string>>;
+  assert.ok(vectors.some((v) => v["json"] === m[1] && v["canonical"] === m[2] && v["sha256"] === m[3]), "the example is one of tests/plans/canonical/vectors.json");
 });
 
 test("plan-format.md's ops table lists the op table's ops, each with its inputs and params", () => {
