@@ -57,8 +57,3 @@ export type Report = (issue: PlanIssue) => void;
 export function pointerTo(base: string, ...segments: Array<string | number>): string {
   return base + segments.map((s) => "/" + String(s).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
 }
-
-/** `obj[key]` when `key` is the object's own member; never a member inherited from Object.prototype. */
-export function ownMember<T>(obj: Readonly<Record<string, T>>, key: string): T | undefined {
-  return Object.hasOwn(obj, key) ? obj[key] : undefined;
-}

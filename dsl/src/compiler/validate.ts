@@ -41,7 +41,7 @@ export function checkSchema(value: unknown): PlanIssue[] {
  * (a missing required member included) at the value the failing keyword
  * applies to. Ajv gives the containing object for the first two.
  */
-export function schemaErrorPointer(e: ErrorObject): string {
+function schemaErrorPointer(e: ErrorObject): string {
   if (e.keyword === "additionalProperties") return pointerTo(e.instancePath, (e.params as { additionalProperty: string }).additionalProperty);
   if (e.keyword === "propertyNames") return pointerTo(e.instancePath, (e.params as { propertyName: string }).propertyName);
   if (e.propertyName !== undefined) return pointerTo(e.instancePath, e.propertyName);
