@@ -3,8 +3,8 @@
 // the type checker; `skipTypecheck` reaches the sandbox to prove it holds alone.
 
 import assert from "node:assert/strict";
-import { test } from "node:test";
-import { runInSandbox } from "../src/compiler/sandbox.js";
+import { before, test, type TestContext } from "node:test";
+import { DEFAULT_LIMITS, runInSandbox } from "../src/compiler/sandbox.js";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { compileSource, expectError, planWith, positionOf, tmpDir } from "./helpers.js";
@@ -100,12 +100,81 @@ test("the sandbox recovers after hitting a limit", async () => {
   assert.equal(c.plan.nodes.length, 1);
 });
 
-test("a builtin call that outlives the deadline is stopped from outside", async () => {
-  const started = Date.now();
-  const r = await runInSandbox(`const a = []; for (;;) a.push(new Array(200000).fill(1));`, "x.js", "out", { timeMs: 200, memoryBytes: 256 << 20 }, 300);
+test("a loop of long builtin calls, which QuickJS never interrupts, is stopped from outside on time", async () => {
+  // QuickJS polls its interrupt handler every 10,000 loop turns; here each turn is a 64 MiB reverse.
+  const started = performance.now();
+  const r = await runInSandbox(`const t = new Float64Array(1 << 23); for (;;) t.reverse();`, "x.js", "out", { timeMs: 200, memoryBytes: 256 << 20 });
+  const elapsed = performance.now() - started;
   assert.equal(r.ok, false);
-  if (!r.ok) assert.equal(r.kind, "time");
-  assert.ok(Date.now() - started < 200 + 300 + 2_000);
+  if (!r.ok) assert.match(r.message, /the plan ran longer than its time limit of 200 ms and was stopped/);
+  assert.ok(elapsed < 200 + 500, `stopped after ${Math.round(elapsed)} ms`);
+});
+
+// Runaway plans under the default limits: each stops with the error of the
+// limit it hits first, naming the limit and the plan file, within the time
+// limit and half a second of the call, whatever it allocates and however.
+const MEMORY_ERROR = /^the plan used more than its memory limit of 64 MiB$/;
+// A first compile starts esbuild's service and compiles QuickJS's WebAssembly, so that the bounds measure the sandbox.
+before(() => compileSource(attackPlan(""), raw));
+const TIME_ERROR = /^the plan ran longer than its time limit of 2000 ms/;
+
+async function expectStopped(t: TestContext, attack: string, message: RegExp): Promise<void> {
+  const started = performance.now();
+  await expectError(attackPlan(attack), message, null, raw);
+  const elapsed = Math.round(performance.now() - started);
+  t.diagnostic(`stopped after ${elapsed} ms`);
+  assert.ok(elapsed < DEFAULT_LIMITS.timeMs + 500, `stopped after ${elapsed} ms`);
+}
+
+test("a bomb of small objects hits the memory limit", async (t) => {
+  // QuickJS's own limit counted 8 bytes per allocation here: this ran until killed from outside.
+  await expectStopped(t, `const a: unknown[] = []; for (let i = 0; ; i++) a.push({ a: i });`, MEMORY_ERROR);
+});
+
+test("string bombs hit the memory limit, by concatenation or by repeat", async (t) => {
+  await expectStopped(t, `let s = "x"; for (;;) s += s;`, MEMORY_ERROR);
+  await expectStopped(t, `const kept: string[] = []; for (let n = 1; ; n *= 2) kept.push("xy".repeat(n));`, MEMORY_ERROR);
+});
+
+test("a bomb of arrays of arrays hits the memory limit", async (t) => {
+  await expectStopped(t, `const a: number[][] = []; for (let i = 0; ; i++) a.push([i, i, i, [i]] as never);`, MEMORY_ERROR);
+});
+
+test("a bomb of typed arrays hits the memory limit", async (t) => {
+  await expectStopped(t, `const a: Float64Array[] = []; for (;;) a.push(new Float64Array(1 << 20));`, MEMORY_ERROR);
+});
+
+test("a tight endless loop that allocates nothing hits the time limit", async (t) => {
+  await expectStopped(t, `for (;;) {}`, TIME_ERROR);
+});
+
+test("a plan that allocates a lot within the limits compiles, and the compiler stays small", async () => {
+  // About 40 MiB: 200,000 small objects, a 16 MiB typed array, a 4 Mi-character string.
+  const c = await compileSource(
+    attackPlan(`const rows: Array<{ id: number; score: number }> = [];
+    for (let i = 0; i < 200_000; i++) rows.push({ id: i, score: i / 7 });
+    const column = new Float64Array(2 << 20).fill(1);
+    const text = "x".repeat(4 << 20);
+    if (rows.length + column.length + text.length === 0) throw new Error("unreachable");`),
+    raw,
+  );
+  assert.equal(c.plan.nodes.length, 1);
+  // What the plans allocated lived and died in their workers.
+  assert.ok(process.memoryUsage().heapUsed < 256 * 1024 * 1024, `compiler heap ${process.memoryUsage().heapUsed} bytes`);
+});
+
+test("the memory limit counts every allocation: a plan can hold nearly its limit and no more", async () => {
+  const limit = 16 << 20;
+  const r = await runInSandbox(
+    `let n = 0; const kept = [];
+    try { for (;;) { kept.push(new Uint8Array(65536)); n++; } } catch (e) { kept.length = 0; globalThis.out = String(n * 65536); }`,
+    "x.js",
+    "out",
+    { timeMs: 10_000, memoryBytes: limit },
+  );
+  assert.ok(r.ok);
+  const held = Number(r.output);
+  assert.ok(held > limit * 0.85 && held <= limit, `held ${held} bytes under a limit of ${limit}`);
 });
 
 test("runInSandbox returns the output global or a classified failure", async () => {

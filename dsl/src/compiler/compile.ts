@@ -19,7 +19,7 @@ import { CompileError, type Diagnostic, type SourcePos } from "./errors.js";
 import { generateRegistryModule } from "./gentypes.js";
 import { BUILT_BY, isDslSource } from "./paths.js";
 import type { Registry } from "./registry.js";
-import { DEFAULT_LIMITS, runInSandbox, type SandboxLimits } from "./sandbox.js";
+import { DEFAULT_LIMITS, prepareSandbox, runInSandbox, type SandboxLimits } from "./sandbox.js";
 import { SourceMap } from "./sourcemap.js";
 import { typecheckPlans } from "./typecheck.js";
 import { checkPlan, planDigest, type PlanAnalysis } from "./validate.js";
@@ -45,6 +45,9 @@ export async function compilePlanFile(file: string, opts: CompileOptions): Promi
   const abs = path.resolve(file);
   if (!existsSync(abs) || !statSync(abs).isFile()) throw new CompileError([{ file: abs, message: "no such plan file" }]);
   if (!abs.endsWith(".ts")) throw new CompileError([{ file: abs, message: "a plan file must be a TypeScript file named *.plan.ts" }]);
+  const limits = { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) };
+  // The sandbox starts while the plan is checked and bundled.
+  prepareSandbox(limits);
   const registryModule = generateRegistryModule(opts.registry);
 
   if (!opts.skipTypecheck) {
@@ -57,7 +60,6 @@ export async function compilePlanFile(file: string, opts: CompileOptions): Promi
   const bundle = bundled.bundle;
   const locate = locator(bundle, abs);
 
-  const limits = { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) };
   const run = await runInSandbox(bundle.code, BUNDLE_NAME, OUTPUT_GLOBAL, limits);
   if (!run.ok) {
     const pos = locate(parseFrames(run.stack));
