@@ -101,6 +101,9 @@ test("usage mistakes exit 2 with the usage text", () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /rankc: unknown option --frobnicate\n\nusage:/);
   assert.equal(rankc(["--time-limit-ms", "soon", "plans"]).code, 2);
+  const huge = rankc(["--memory-limit-mb", "2048", "plans"]);
+  assert.equal(huge.code, 2);
+  assert.match(huge.stderr, /rankc: --memory-limit-mb can be at most 1024, got 2048/);
   const missing = rankc(["build", "plans/nope.plan.ts"]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /plans\/nope\.plan\.ts: error: no such plan file/);

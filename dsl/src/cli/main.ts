@@ -14,8 +14,9 @@ const compiler = () => import("../compiler/compile.js");
 const store = () => import("../compiler/store.js");
 const validator = () => import("../compiler/validate.js");
 
-/** Mirrors the sandbox's defaults (sandbox.ts DEFAULT_LIMITS) without loading it. */
+/** Mirrors the sandbox's defaults and largest memory limit (sandbox.ts) without loading it. */
 const DEFAULT_LIMITS = { timeMs: 2_000, memoryBytes: 64 * 1024 * 1024 };
+const MAX_MEMORY_MB = 1024;
 
 const USAGE = `usage:
   rankc [build] <plan.ts|dir>... [--out DIR]   compile plans; a directory compiles its *.plan.ts
@@ -29,7 +30,7 @@ const USAGE = `usage:
 options:
   --registry DIR       registry directory (default: the repository's registry/)
   --time-limit-ms N    sandbox time limit per plan (default ${DEFAULT_LIMITS.timeMs})
-  --memory-limit-mb N  sandbox memory limit per plan (default ${DEFAULT_LIMITS.memoryBytes / 1024 / 1024})
+  --memory-limit-mb N  sandbox memory limit per plan (default ${DEFAULT_LIMITS.memoryBytes / 1024 / 1024}, at most ${MAX_MEMORY_MB})
   --version, --help`;
 
 class UsageError extends Error {}
@@ -75,6 +76,7 @@ function parseArgs(argv: string[]): Args {
         break;
       case "--memory-limit-mb":
         a.memoryMb = positive(value(i++, arg), arg);
+        if (a.memoryMb > MAX_MEMORY_MB) throw new UsageError(`${arg} can be at most ${MAX_MEMORY_MB}, got ${a.memoryMb}`);
         break;
       case "--check":
         a.check = true;
