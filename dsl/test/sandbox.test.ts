@@ -149,10 +149,10 @@ test("a tight endless loop that allocates nothing hits the time limit", async (t
 });
 
 test("a plan that allocates a lot within the limits compiles, and the compiler stays small", async () => {
-  // About 40 MiB: 200,000 small objects, a 16 MiB typed array, a 4 Mi-character string.
+  // About 36 MiB: 150,000 small objects, a 16 MiB typed array, a 4 Mi-character string.
   const c = await compileSource(
     attackPlan(`const rows: Array<{ id: number; score: number }> = [];
-    for (let i = 0; i < 200_000; i++) rows.push({ id: i, score: i / 7 });
+    for (let i = 0; i < 150_000; i++) rows.push({ id: i, score: i / 7 });
     const column = new Float64Array(2 << 20).fill(1);
     const text = "x".repeat(4 << 20);
     if (rows.length + column.length + text.length === 0) throw new Error("unreachable");`),
@@ -175,6 +175,17 @@ test("the memory limit counts every allocation: a plan can hold nearly its limit
   assert.ok(r.ok);
   const held = Number(r.output);
   assert.ok(held > limit * 0.85 && held <= limit, `held ${held} bytes under a limit of ${limit}`);
+  // Small objects too: an object with one property and its array slot take
+  // about 100 bytes in QuickJS; counted at 8 bytes an allocation, they fit 500,000.
+  const small = await runInSandbox(
+    `let n = 0; const kept = [];
+    try { for (;;) { kept.push({ a: n }); n++; } } catch (e) { kept.length = 0; globalThis.out = String(n); }`,
+    "x.js",
+    "out",
+    { timeMs: 10_000, memoryBytes: limit },
+  );
+  assert.ok(small.ok);
+  assert.ok(limit / Number(small.output) > 64, `${small.output} one-property objects held under a limit of ${limit}`);
 });
 
 test("runInSandbox returns the output global or a classified failure", async () => {
