@@ -137,7 +137,7 @@ function quickjsVariant(): Promise<QuickJSSyncVariant> {
 }
 
 /** Throws a RangeError for limits the sandbox cannot honour. */
-export function checkLimits(limits: SandboxLimits): void {
+function checkLimits(limits: SandboxLimits): void {
   if (!(limits.timeMs > 0)) throw new RangeError(`sandbox time limit must be positive, got ${limits.timeMs} ms`);
   if (!(limits.memoryBytes >= MIN_MEMORY_BYTES && limits.memoryBytes <= MAX_MEMORY_BYTES)) {
     throw new RangeError(`sandbox memory limit must be ${MIN_MEMORY_BYTES / MIB} to ${MAX_MEMORY_BYTES / MIB} MiB, got ${limits.memoryBytes / MIB} MiB`);
