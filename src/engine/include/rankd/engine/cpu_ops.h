@@ -1,0 +1,48 @@
+// The CPU ops over candidate sets (docs/plan-format.md, "Ops"; the rules the format leaves open
+// are in docs/engine.md, "Ops"). Each takes its input set(s) and returns a new set in the same
+// arena: filter, sort, take, topk and dedupe change only the selection, vm adds (or replaces) a
+// column, concat builds new columns. Inputs are never changed.
+//
+// Thread affinity: the request's (one thread at a time, a loop or a CPU pool thread).
+// Ownership: everything new lives in the arena.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "rankd/engine/arena.h"
+#include "rankd/engine/candidates.h"
+#include "rankd/engine/plan.h"
+#include "rankd/engine/program.h"
+#include "rankd/runtime/cancellation.h"
+
+namespace rankd::engine {
+
+// The rows where `pred` is true, in order.
+CandidateSet* RunFilter(const CandidateSet& in, const Program& pred, const ParamBinding& params,
+                        Arena& arena);
+// `expr` evaluated into key slot `out_slot` (replacing the column the rows had for it).
+CandidateSet* RunVm(const CandidateSet& in, std::size_t out_slot, ValueType out_type,
+                    const Program& expr, const ParamBinding& params, Arena& arena);
+// Stable sort by key slot `by`; nulls last in both orders; false before true ascending.
+CandidateSet* RunSort(const CandidateSet& in, std::size_t by, SortOrder order, Arena& arena);
+// The first `count` rows.
+CandidateSet* RunTake(const CandidateSet& in, std::size_t count, Arena& arena);
+// The `k` rows with the highest numeric key `by`, highest first; ties keep their input order;
+// nulls after every value.
+CandidateSet* RunTopk(const CandidateSet& in, std::size_t by, std::size_t k, Arena& arena);
+// The first row of each distinct value of key `by` (nulls are one value; -0.0 and 0.0 one).
+CandidateSet* RunDedupe(const CandidateSet& in, std::size_t by, Arena& arena);
+// The rows of `first`, then those of `second`, over the union of their keys (a key one side
+// lacks is null on its rows).
+CandidateSet* RunConcat(const CandidateSet& first, const CandidateSet& second, Arena& arena);
+// One row per id, in order, with only the id key.
+CandidateSet* RunFixedSource(std::span<const std::int64_t> ids, std::size_t slots,
+                             std::size_t id_slot, Arena& arena);
+// Keeps this thread busy for `duration`, checking `token` as it goes: CancelledError as soon as
+// it is cancelled.
+void RunBusyCpu(std::chrono::nanoseconds duration, rt::CancelToken token);
+
+}  // namespace rankd::engine

@@ -1,0 +1,169 @@
+// Plan: one validated plan artifact (docs/plan-format.md), as typed data.
+//
+// The loader (plan_store.h) parses an artifact, validates it against the JSON Schema and every
+// rule of the format, and builds this; anything here has passed. Node params are those of the
+// node's op (the others keep their defaults); expressions and predicates are trees as in the
+// artifact. The compiler (compiled_plan.h) turns a Plan into what a request executes.
+//
+// Thread affinity: immutable once loaded; shared by pointer across threads. Ownership: owns
+// everything, the artifact's text included.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rankd/engine/value.h"
+
+namespace rankd::engine {
+
+enum class ExprOp : std::uint8_t {
+  kConst,
+  kNull,
+  kKey,
+  kParam,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kNeg,
+  kAbs,
+  kLog1p,
+  kExp,
+  kMin,
+  kMax,
+  kClamp,
+  kCoalesce,
+  kIf,
+};
+
+enum class PredOp : std::uint8_t {
+  kAnd,
+  kOr,
+  kNot,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kIn,
+  kIsNull,
+  kNotNull,
+  kRegex,
+};
+
+struct Pred;
+
+// An expression node (docs/plan-format.md, "Expressions").
+struct Expr {
+  ExprOp op = ExprOp::kNull;
+  ValueType const_type = ValueType::kFloat;  // kConst
+  Scalar value;                              // kConst (never null)
+  std::string name;                          // kKey: the key; kParam: the param
+  std::vector<Expr> args;                    // operators
+  std::shared_ptr<const Pred> cond;          // kIf
+};
+
+// A predicate node (docs/plan-format.md, "Predicates").
+struct Pred {
+  PredOp op = PredOp::kAnd;
+  std::vector<Pred> preds;  // kAnd, kOr, kNot
+  std::vector<Expr> exprs;  // comparisons: 2; kIn, kIsNull, kNotNull, kRegex: 1 (the `arg`)
+  ValueType in_type = ValueType::kInt;  // kIn
+  std::vector<Scalar> in_values;        // kIn, of in_type
+  std::string flags;                    // kRegex: sorted subset of "ims"
+  std::optional<std::string> pattern;   // kRegex: a pattern, or
+  std::optional<std::string> param;     // the declared string param holding one
+};
+
+enum class Op : std::uint8_t {
+  kViewer,
+  kFollow,
+  kRecommendation,
+  kMedia,
+  kFetchList,
+  kFixedSource,
+  kFetchFeatures,
+  kVm,
+  kFilter,
+  kSort,
+  kTake,
+  kTopk,
+  kDedupe,
+  kConcat,
+  kSleep,
+  kBusyCpu,
+};
+
+enum class OnError : std::uint8_t { kFail, kSkip };
+enum class SortOrder : std::uint8_t { kAsc, kDesc };
+
+// A node's params: the fields of its op (docs/plan-format.md, "Ops"); the rest stay default.
+struct NodeParams {
+  std::int64_t fanout = 0;            // follow, recommendation, media, fetch_list
+  std::string schema;                 // fetch_list, fetch_features
+  std::vector<std::string> keys;      // fetch_features
+  std::vector<std::int64_t> ids;      // fixed_source
+  std::string out_key;                // vm
+  std::string expr;                   // vm: an id of Plan::exprs
+  std::string pred;                   // filter: an id of Plan::preds
+  std::string by;                     // sort, topk, dedupe
+  SortOrder order = SortOrder::kAsc;  // sort
+  std::int64_t count = 0;             // take
+  std::int64_t k = 0;                 // topk
+  std::int64_t ms = 0;                // sleep, busy_cpu
+};
+
+struct Node {
+  std::string id;
+  Op op = Op::kViewer;
+  std::vector<std::string> inputs;       // node ids, in order
+  std::vector<std::size_t> input_index;  // the same, as indexes into Plan::nodes
+  NodeParams params;
+  std::optional<int> timeout_ms;
+  OnError on_error = OnError::kFail;
+  std::string label;
+};
+
+// A declared request param (docs/plan-format.md, "Params").
+struct PlanParam {
+  std::string name;
+  ValueType type = ValueType::kFloat;
+  Scalar default_value;
+  std::optional<double> min;
+  std::optional<double> max;
+};
+
+struct Budgets {
+  std::int64_t max_rows_per_node = 0;
+  std::int64_t max_redis_commands = 0;
+};
+
+struct Plan {
+  std::string name;
+  std::vector<PlanParam> params;   // sorted by name
+  std::vector<Node> nodes;         // in the artifact's order
+  std::vector<std::size_t> order;  // node indexes, every node after its inputs
+  std::vector<std::string> outputs;
+  std::map<std::string, Expr> exprs;
+  std::map<std::string, Pred> preds;
+  Budgets budgets;
+  std::string registry_digest;
+  std::string digest;
+  std::string built_by;
+  std::string file;  // where it was loaded from
+  std::string text;  // the artifact as it was on disk (GET /plans/{name} serves it)
+
+  const Node* FindNode(std::string_view id) const;
+  const PlanParam* FindParam(std::string_view name) const;
+};
+
+std::string_view OpName(Op op) noexcept;
+std::string_view ExprOpName(ExprOp op) noexcept;
+std::string_view PredOpName(PredOp op) noexcept;
+
+}  // namespace rankd::engine

@@ -1,0 +1,83 @@
+// PlanStore: the registry and every plan of a plan store directory, loaded and validated
+// together (docs/plan-format.md, "Plan store index"), as one immutable object.
+//
+// LoadPlanStore reads `index.json` and each artifact it names, checks each artifact's digest and
+// registry digest, validates it against the plan JSON Schema (`schema/plan.v1.schema.json`,
+// built into the engine; valijson) and then every rule under "Validation rules", and builds the
+// Plans. A store is all or nothing: any problem in
+// any file fails the load with every problem found (each naming the file, the node, the JSON
+// pointer of the field and what is wrong, with the same problem codes rankc reports). A reload
+// builds a new store and swaps the pointer; requests keep the store they started with.
+//
+// Thread affinity: loading runs on any thread (not an event loop: it reads files); a loaded
+// store is immutable and shared by pointer across threads. Ownership: owns its plans and holds
+// the registry.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "rankd/engine/plan.h"
+#include "rankd/engine/registry.h"
+
+namespace rankd::engine {
+
+// One problem found while loading.
+struct LoadProblem {
+  std::string file;     // the file it is in
+  std::string code;     // the problem code (docs/plan-format.md, "Problem codes")
+  std::string pointer;  // RFC 6901 pointer of the field in that file ("" for the whole file)
+  std::string node;     // the node id, "$plan" for the plan as a whole, "" outside plans
+  std::string message;  // what is wrong, for people
+
+  // "file: /pointer (node n): message [code]"
+  std::string ToString() const;
+};
+
+// Thrown when a registry or plan store cannot be loaded; what() lists every problem.
+class LoadError : public std::runtime_error {
+ public:
+  explicit LoadError(std::vector<LoadProblem> problems);
+  const std::vector<LoadProblem>& problems() const noexcept { return problems_; }
+
+ private:
+  std::vector<LoadProblem> problems_;
+};
+
+class PlanStore {
+ public:
+  PlanStore(std::shared_ptr<const Registry> registry,
+            std::map<std::string, std::shared_ptr<const Plan>> plans,
+            std::chrono::system_clock::time_point loaded_at);
+
+  const Registry& registry() const noexcept { return *registry_; }
+  const std::shared_ptr<const Registry>& registry_ptr() const noexcept { return registry_; }
+  // Null when there is no such plan.
+  std::shared_ptr<const Plan> Find(std::string_view name) const;
+  const std::map<std::string, std::shared_ptr<const Plan>>& plans() const noexcept {
+    return plans_;
+  }
+  std::chrono::system_clock::time_point loaded_at() const noexcept { return loaded_at_; }
+
+ private:
+  std::shared_ptr<const Registry> registry_;
+  std::map<std::string, std::shared_ptr<const Plan>> plans_;
+  std::chrono::system_clock::time_point loaded_at_;
+};
+
+// Loads the plan store in `plans_dir` (its index.json) against the registry in `registry_dir`.
+// Throws LoadError.
+std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plans_dir,
+                                               const std::filesystem::path& registry_dir);
+
+// Validates one artifact's text against `registry` (the checks LoadPlanStore applies to each
+// plan); `file` names it in the problems. Throws LoadError. The shared corpus's tests call it.
+std::shared_ptr<const Plan> LoadPlan(std::string_view text, const std::string& file,
+                                     const Registry& registry);
+
+}  // namespace rankd::engine

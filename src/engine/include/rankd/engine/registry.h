@@ -1,0 +1,111 @@
+// Registry: the keys, params, Redis endpoints and key schemas that plans are written against,
+// loaded from `registry/*.toml` (docs/plan-format.md, "The registry"), with its digest.
+//
+// A key's index in keys() is its column slot: candidate sets and compiled plans refer to keys by
+// slot, never by name, on the request path.
+//
+// Thread affinity: immutable once loaded; shared by pointer (std::shared_ptr<const Registry>)
+// across threads. Ownership: owns its definitions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "rankd/engine/value.h"
+
+namespace rankd::engine {
+
+struct KeyDef {
+  std::int64_t id = 0;  // the registry's stable number for the key
+  std::string name;
+  ValueType type = ValueType::kInt;
+  bool nullable = true;
+  bool writable = false;
+  std::string doc;
+};
+
+struct ParamDef {
+  std::string name;
+  ValueType type = ValueType::kFloat;
+  Scalar default_value;
+  std::optional<double> min;  // int and float params only
+  std::optional<double> max;
+  std::string doc;
+};
+
+// One environment of an endpoint.
+struct EndpointTarget {
+  enum class Mode : std::uint8_t { kSingle, kCluster };
+  Mode mode = Mode::kSingle;
+  std::string address;             // kSingle: "host:port"
+  std::vector<std::string> seeds;  // kCluster: "host:port" of any nodes
+  int pool_size = 1;
+  int connect_timeout_ms = 1000;
+  int command_timeout_ms = 1000;
+};
+
+struct EndpointDef {
+  std::string name;
+  EndpointTarget dev;
+  EndpointTarget test;
+  EndpointTarget prod;
+};
+
+struct KeySchema {
+  enum class Type : std::uint8_t { kHash, kList };
+  std::string name;
+  std::string template_text;  // e.g. "user:{id}"
+  std::string prefix;         // the template before "{id}"
+  std::string suffix;         // and after it
+  Type type = Type::kHash;
+  std::string endpoint;
+  std::vector<std::string> yields;  // ["id"] for lists; the stored keys (without id) for hashes
+  std::string doc;
+
+  // The Redis key of one row: prefix + id + suffix.
+  std::string KeyFor(std::int64_t id) const;
+};
+
+class Registry {
+ public:
+  Registry(std::vector<KeyDef> keys, std::vector<ParamDef> params,
+           std::vector<EndpointDef> endpoints, std::vector<KeySchema> key_schemas,
+           std::string digest);
+
+  const std::vector<KeyDef>& keys() const noexcept { return keys_; }
+  const std::vector<ParamDef>& params() const noexcept { return params_; }
+  const std::vector<EndpointDef>& endpoints() const noexcept { return endpoints_; }
+  const std::vector<KeySchema>& key_schemas() const noexcept { return key_schemas_; }
+  // SHA-256 of the registry object's canonical JSON, 64 lowercase hex digits.
+  const std::string& digest() const noexcept { return digest_; }
+
+  // Lookups by name; null / nullopt when absent.
+  std::optional<std::size_t> KeySlot(std::string_view name) const;
+  const KeyDef* FindKey(std::string_view name) const;
+  const ParamDef* FindParam(std::string_view name) const;
+  const EndpointDef* FindEndpoint(std::string_view name) const;
+  const KeySchema* FindKeySchema(std::string_view name) const;
+  // The slot of key `id` (every registry has it).
+  std::size_t id_slot() const noexcept { return id_slot_; }
+
+ private:
+  std::vector<KeyDef> keys_;
+  std::vector<ParamDef> params_;
+  std::vector<EndpointDef> endpoints_;
+  std::vector<KeySchema> key_schemas_;
+  std::string digest_;
+  std::unordered_map<std::string, std::size_t> key_slots_;
+  std::size_t id_slot_ = 0;
+};
+
+// Loads `dir/*.toml`. Throws LoadError (plan_store.h) naming the file and field.
+std::shared_ptr<const Registry> LoadRegistry(const std::filesystem::path& dir);
+
+}  // namespace rankd::engine

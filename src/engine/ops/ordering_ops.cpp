@@ -1,0 +1,226 @@
+// sort, topk and dedupe: ops that reorder or drop rows by a key, producing a new selection.
+//
+// Each gathers the key of every row it orders into a flat array of (key, row) pairs first, so
+// comparisons read neighbouring memory instead of chasing the selection into the column.
+#include <algorithm>
+#include <unordered_set>
+#include <vector>
+
+#include "rankd/engine/cpu_ops.h"
+
+namespace rankd::engine {
+namespace {
+
+template <class T>
+struct Keyed {
+  T key;
+  std::uint32_t row;    // physical row
+  std::uint32_t index;  // logical position in the input (ties keep it)
+};
+
+template <class T>
+const T* ValuesOf(const Column& column) {
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    return column.ints();
+  } else if constexpr (std::is_same_v<T, double>) {
+    return column.floats();
+  } else if constexpr (std::is_same_v<T, std::uint8_t>) {
+    return column.bools();
+  } else {
+    return column.strings();
+  }
+}
+
+template <class T>
+bool Less(const T& a, const T& b) noexcept {
+  if constexpr (std::is_same_v<T, StringRef>) {
+    return a.view() < b.view();  // byte-wise
+  } else {
+    return a < b;
+  }
+}
+
+// Splits the input's rows into those with a value of `column` (gathered with their keys, in
+// input order) and those without (their physical rows, in input order).
+template <class T>
+void Gather(const CandidateSet& in, const Column& column, std::vector<Keyed<T>>* keyed,
+            std::vector<std::uint32_t>* nulls) {
+  const T* values = ValuesOf<T>(column);
+  const std::size_t n = in.size();
+  keyed->reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t row = in.row(i);
+    if (column.valid(row)) {
+      keyed->push_back(Keyed<T>{values[row], row, static_cast<std::uint32_t>(i)});
+    } else {
+      nulls->push_back(row);
+    }
+  }
+}
+
+CandidateSet* WithRows(const CandidateSet& in, const std::vector<std::uint32_t>& rows,
+                       Arena& arena) {
+  std::uint32_t* selection = arena.Allocate<std::uint32_t>(std::max<std::size_t>(rows.size(), 1));
+  std::copy(rows.begin(), rows.end(), selection);
+  CandidateSet* out = CandidateSet::CopyOf(arena, in);
+  out->set_selection(selection, rows.size());
+  return out;
+}
+
+// The input's rows in order: what ordering by a key no row has gives.
+CandidateSet* Unchanged(const CandidateSet& in, Arena& arena) {
+  return CandidateSet::CopyOf(arena, in);
+}
+
+template <class T>
+CandidateSet* SortBy(const CandidateSet& in, const Column& column, SortOrder order, Arena& arena) {
+  std::vector<Keyed<T>> keyed;
+  std::vector<std::uint32_t> rows;
+  Gather(in, column, &keyed, &rows);
+  if (order == SortOrder::kAsc) {
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const Keyed<T>& a, const Keyed<T>& b) { return Less(a.key, b.key); });
+  } else {
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const Keyed<T>& a, const Keyed<T>& b) { return Less(b.key, a.key); });
+  }
+  std::vector<std::uint32_t> sorted;
+  sorted.reserve(in.size());
+  for (const Keyed<T>& k : keyed) sorted.push_back(k.row);
+  sorted.insert(sorted.end(), rows.begin(), rows.end());  // nulls last
+  return WithRows(in, sorted, arena);
+}
+
+// a ranks before b: a higher key, or an equal key earlier in the input.
+template <class T>
+bool Ranks(const Keyed<T>& a, const Keyed<T>& b) noexcept {
+  return a.key > b.key || (a.key == b.key && a.index < b.index);
+}
+
+template <class T>
+CandidateSet* TopkBy(const CandidateSet& in, const Column& column, std::size_t k, Arena& arena) {
+  std::vector<Keyed<T>> keyed;
+  std::vector<std::uint32_t> nulls;
+  Gather(in, column, &keyed, &nulls);
+  std::vector<Keyed<T>> best;
+  if (keyed.size() <= k) {
+    best = std::move(keyed);
+  } else {
+    // A heap of the k best so far with the one that ranks last on top: an element that does not
+    // beat it is out at the cost of one comparison.
+    const auto last_on_top = [](const Keyed<T>& a, const Keyed<T>& b) { return Ranks(a, b); };
+    best.assign(keyed.begin(), keyed.begin() + static_cast<std::ptrdiff_t>(k));
+    std::make_heap(best.begin(), best.end(), last_on_top);
+    for (std::size_t i = k; i < keyed.size(); ++i) {
+      if (!Ranks(keyed[i], best.front())) continue;
+      std::pop_heap(best.begin(), best.end(), last_on_top);
+      best.back() = keyed[i];
+      std::push_heap(best.begin(), best.end(), last_on_top);
+    }
+  }
+  std::sort(best.begin(), best.end(),
+            [](const Keyed<T>& a, const Keyed<T>& b) { return Ranks(a, b); });
+  std::vector<std::uint32_t> rows;
+  rows.reserve(std::min(k, in.size()));
+  for (const Keyed<T>& e : best) rows.push_back(e.row);
+  for (std::size_t i = 0; i < nulls.size() && rows.size() < k; ++i) rows.push_back(nulls[i]);
+  return WithRows(in, rows, arena);
+}
+
+// Hashing a key as dedupe compares it: floats by value (-0.0 is 0.0).
+template <class T>
+struct DedupeKey {
+  using Type = T;
+  static T Of(const T& v) noexcept { return v; }
+};
+template <>
+struct DedupeKey<double> {
+  using Type = double;
+  static double Of(double v) noexcept { return v == 0.0 ? 0.0 : v; }
+};
+template <>
+struct DedupeKey<StringRef> {
+  using Type = std::string_view;
+  static std::string_view Of(const StringRef& v) noexcept { return v.view(); }
+};
+
+template <class T>
+CandidateSet* DedupeBy(const CandidateSet& in, const Column& column, Arena& arena) {
+  const T* values = ValuesOf<T>(column);
+  std::unordered_set<typename DedupeKey<T>::Type> seen;
+  seen.reserve(in.size());
+  bool seen_null = false;
+  std::vector<std::uint32_t> rows;
+  rows.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::uint32_t row = in.row(i);
+    bool first;
+    if (!column.valid(row)) {
+      first = !seen_null;
+      seen_null = true;
+    } else {
+      first = seen.insert(DedupeKey<T>::Of(values[row])).second;
+    }
+    if (first) rows.push_back(row);
+  }
+  return WithRows(in, rows, arena);
+}
+
+template <template <class> class F, class... Args>
+CandidateSet* ByType(const Column& column, Args&&... args) {
+  switch (column.type()) {
+    case ValueType::kInt:
+      return F<std::int64_t>::Run(column, std::forward<Args>(args)...);
+    case ValueType::kFloat:
+      return F<double>::Run(column, std::forward<Args>(args)...);
+    case ValueType::kBool:
+      return F<std::uint8_t>::Run(column, std::forward<Args>(args)...);
+    case ValueType::kString:
+      return F<StringRef>::Run(column, std::forward<Args>(args)...);
+  }
+  return nullptr;
+}
+
+template <class T>
+struct SortRunner {
+  static CandidateSet* Run(const Column& c, const CandidateSet& in, SortOrder o, Arena& a) {
+    return SortBy<T>(in, c, o, a);
+  }
+};
+template <class T>
+struct DedupeRunner {
+  static CandidateSet* Run(const Column& c, const CandidateSet& in, Arena& a) {
+    return DedupeBy<T>(in, c, a);
+  }
+};
+
+}  // namespace
+
+CandidateSet* RunSort(const CandidateSet& in, std::size_t by, SortOrder order, Arena& arena) {
+  const Column* column = in.column(by);
+  if (column == nullptr) return Unchanged(in, arena);  // every key null: the order stands
+  return ByType<SortRunner>(*column, in, order, arena);
+}
+
+CandidateSet* RunTopk(const CandidateSet& in, std::size_t by, std::size_t k, Arena& arena) {
+  const Column* column = in.column(by);
+  if (column == nullptr) return RunTake(in, k, arena);  // every key null: input order
+  switch (column->type()) {
+    case ValueType::kInt:
+      return TopkBy<std::int64_t>(in, *column, k, arena);
+    case ValueType::kFloat:
+      return TopkBy<double>(in, *column, k, arena);
+    case ValueType::kBool:
+    case ValueType::kString:
+      break;
+  }
+  throw std::invalid_argument("topk ranks by a numeric key");
+}
+
+CandidateSet* RunDedupe(const CandidateSet& in, std::size_t by, Arena& arena) {
+  const Column* column = in.column(by);
+  if (column == nullptr) return RunTake(in, in.empty() ? 0 : 1, arena);  // all null: one value
+  return ByType<DedupeRunner>(*column, in, arena);
+}
+
+}  // namespace rankd::engine

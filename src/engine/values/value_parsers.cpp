@@ -1,0 +1,138 @@
+#include "rankd/engine/value_parsers.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace rankd::engine {
+namespace {
+
+bool IsDigit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+// Length of a run of digits starting at `i`.
+std::size_t Digits(std::string_view s, std::size_t i) noexcept {
+  std::size_t n = 0;
+  while (i + n < s.size() && IsDigit(s[i + n])) ++n;
+  return n;
+}
+
+// The float grammar above, exactly: true when `s` is one float literal.
+bool IsDecimalFloat(std::string_view s) noexcept {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  const std::size_t whole = Digits(s, i);
+  i += whole;
+  std::size_t fraction = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    fraction = Digits(s, i);
+    i += fraction;
+  }
+  if (whole == 0 && fraction == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    const std::size_t exponent = Digits(s, i);
+    if (exponent == 0) return false;
+    i += exponent;
+  }
+  return i == s.size();
+}
+
+}  // namespace
+
+std::optional<std::int64_t> ParseIntValue(std::string_view text) noexcept {
+  std::size_t i = 0;
+  const bool negative = !text.empty() && text[0] == '-';
+  if (negative) i = 1;
+  const std::size_t digits = text.size() - i;
+  if (digits == 0 || digits > 19) return std::nullopt;
+  // Accumulate as a negative number: int64's range is one larger on that side.
+  std::int64_t value = 0;
+  for (; i < text.size(); ++i) {
+    if (!IsDigit(text[i])) return std::nullopt;
+    const int d = text[i] - '0';
+    if (value < (INT64_MIN + d) / 10) return std::nullopt;
+    value = value * 10 - d;
+  }
+  if (negative) return value;
+  if (value == INT64_MIN) return std::nullopt;
+  return -value;
+}
+
+std::optional<double> ParseFloatValue(std::string_view text) noexcept {
+  if (!IsDecimalFloat(text)) return std::nullopt;
+  // strtod reads the same grammar (in the C locale, which rankd never changes) and rounds
+  // correctly; it needs a terminated string.
+  char small[128];
+  std::string large;
+  const char* terminated;
+  if (text.size() < sizeof small) {
+    std::memcpy(small, text.data(), text.size());
+    small[text.size()] = '\0';
+    terminated = small;
+  } else {
+    try {
+      large.assign(text);
+    } catch (...) {
+      return std::nullopt;  // out of memory for a pathological value: treat it as unparsable
+    }
+    terminated = large.c_str();
+  }
+  const double value = std::strtod(terminated, nullptr);
+  if (!std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> ParseBoolValue(std::string_view text) noexcept {
+  if (text == "1" || text == "true") return true;
+  if (text == "0" || text == "false") return false;
+  return std::nullopt;
+}
+
+bool IsValidUtf8(std::string_view text) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* const end = p + text.size();
+  while (p < end) {
+    // ASCII runs, eight bytes at a time.
+    while (end - p >= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p, 8);
+      if (word & 0x8080808080808080ULL) break;
+      p += 8;
+    }
+    if (p == end) break;
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    int extra;
+    std::uint32_t cp;
+    if (c >= 0xC2 && c <= 0xDF) {
+      extra = 1;
+      cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      extra = 2;
+      cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      extra = 3;
+      cp = c & 0x07;
+    } else {
+      return false;  // a continuation byte, an overlong lead (C0, C1) or past F4
+    }
+    if (end - p <= extra) return false;
+    for (int k = 1; k <= extra; ++k) {
+      if ((p[k] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[k] & 0x3F);
+    }
+    if ((extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000)) return false;  // overlong
+    if (cp >= 0xD800 && cp <= 0xDFFF) return false;                                // surrogate
+    if (cp > 0x10FFFF) return false;
+    p += extra + 1;
+  }
+  return true;
+}
+
+}  // namespace rankd::engine
