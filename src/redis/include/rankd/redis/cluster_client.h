@@ -74,6 +74,11 @@ class ClusterBatch {
     items_.push_back(Item{std::string(key), std::move(command),
                           detail::ReplyTarget{&sink, &detail::ParseInto<Sink>}, std::nullopt});
   }
+  // `encoded` is one complete command (AppendCommand / CommandWriter) on `key`, whose reply goes
+  // to a sink type-erased already (callers that build commands for several clients).
+  void AddEncodedTarget(std::string_view key, detail::ReplyTarget target, std::string encoded) {
+    items_.push_back(Item{std::string(key), std::move(encoded), target, std::nullopt});
+  }
   std::size_t size() const noexcept { return items_.size(); }
   // After the call: the server's final error reply to command i, if any.
   const std::optional<std::string>& error(std::size_t i) const { return items_.at(i).error; }

@@ -1,0 +1,109 @@
+// Request: one execution of a compiled plan (executor.h), from its first node to its settled
+// outcome.
+//
+// Per node it keeps the rows (in the node's own arena, so that a node's CPU work can run on a pool
+// thread while other nodes of the request allocate on the loop), how many inputs are still
+// running, and the explain report. The async scheduler spawns a node into the request's
+// TaskScope when its last input finishes; the sync scheduler runs them one by one. The request
+// settles when every node has finished (normally or degraded), when a `fail` node fails, or at
+// the deadline, whichever comes first; what is still running then is cancelled.
+//
+//   node:  waiting ──inputs done──▶ running ──▶ finished (ok | degraded)
+//                                     │            └── failed: the request fails
+//                                     └── deadline: timed out (resolved by the degrade rules)
+//
+// Thread affinity: the shard's loop thread; a node's CPU work may run on a pool thread over its
+// own arena and its finished inputs. Ownership: owns the arenas (handed to the result), the node
+// tasks (its TaskScope) and the reports.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../sources/reply_sinks.h"
+#include "rankd/engine/endpoints.h"
+#include "rankd/engine/executor.h"
+#include "rankd/runtime/event.h"
+#include "rankd/runtime/task_scope.h"
+
+namespace rankd::engine {
+
+// A Redis failure of a node: a lost connection, an error reply, a reply of the wrong shape, a
+// command past its timeout.
+class UpstreamError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Request {
+ public:
+  Request(std::shared_ptr<const CompiledPlan> plan, RequestInputs inputs,
+          const EndpointSet& endpoints, ExecuteOptions options, rt::CancelToken parent);
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+
+  // Runs the request to its outcome (either scheduler), then cancels and waits for what is left.
+  rt::Task<void> Run();
+  ExecutionResult TakeResult();
+
+ private:
+  struct NodeState {
+    Arena* arena = nullptr;
+    const CandidateSet* rows = nullptr;
+    std::size_t inputs_left = 0;
+    bool finished = false;  // finished normally or degraded, before the request settled
+    NodeReport report;
+  };
+
+  rt::Task<void> RunAsync();
+  rt::Task<void> RunSync();
+  // Waits for the outcome until the deadline; true when the deadline came first.
+  rt::Task<bool> AwaitSettled();
+  rt::Task<void> RunNode(std::size_t i);
+  rt::Task<const CandidateSet*> Work(std::size_t i);
+
+  // Outcomes of a node (loop thread).
+  void Finish(std::size_t i, const CandidateSet* rows, NodeStatus status);
+  void Degrade(std::size_t i, DegradeReason reason, std::string message);
+  void FailRequest(std::size_t i, std::string code, std::string message);
+  void ResolveAtDeadline();
+  const CandidateSet* DegradedRows(std::size_t i);
+  const CandidateSet* EmptyRows(Arena& arena) const;
+
+  // Node work (redis_nodes.cpp, cpu_nodes.cpp).
+  rt::Task<const CandidateSet*> Viewer(std::size_t i);
+  rt::Task<const CandidateSet*> Lists(std::size_t i, bool then_users);
+  rt::Task<const CandidateSet*> FetchFeatures(std::size_t i);
+  rt::Task<void> FetchHashes(std::size_t i, const KeySchema& schema, CandidateSet& rows,
+                             bool all_fields);
+  rt::Task<void> Send(std::size_t i, const KeySchema& schema, RedisBatch& batch);
+  rt::Task<const CandidateSet*> Cpu(std::size_t i);
+  const CandidateSet* RunCpuOp(std::size_t i, rt::CancelToken token);
+
+  const CandidateSet& Input(std::size_t i, std::size_t k) const {
+    return *nodes_[plan_->nodes()[i].inputs[k]].rows;
+  }
+  std::int64_t NowUs() const;
+
+  std::shared_ptr<const CompiledPlan> plan_;
+  RequestInputs inputs_;
+  const EndpointSet& endpoints_;
+  ExecuteOptions options_;
+  std::int64_t start_ns_;
+  std::int64_t deadline_ns_;
+  std::shared_ptr<std::deque<Arena>> arenas_;
+  std::vector<NodeState> nodes_;
+  std::size_t unfinished_;
+  std::optional<ExecutionError> error_;
+  bool settled_flag_ = false;
+  rt::Event settled_;
+  rt::TaskScope scope_;  // last: node tasks go before what they use
+};
+
+}  // namespace rankd::engine

@@ -1,0 +1,110 @@
+// ExecutePlan: runs one request of a compiled plan on the current shard's loop, against its
+// endpoints, within the request's deadline (docs/engine.md, "Execution").
+//
+// The async scheduler (the default) runs each node as a task as soon as its inputs are done, so
+// independent branches run at once; a node sends all its Redis commands at once (follow and
+// recommendation in two waves: the lists, then every followee's hash). CPU nodes over more than
+// `offload_rows` rows run on the CPU pool (over the node's own arena, resuming on the loop);
+// smaller ones inline. The request is a TaskScope: its deadline, a node's `timeout_ms` (from
+// when its inputs finished) and a failed `fail` node cancel the work under it — Redis calls are
+// abandoned, CPU work stops at its next check — they do not merely stop waiting for it.
+//
+// A `skip` node that fails or times out degrades (docs/plan-format.md, "Failure policy"): a
+// follow, recommendation, media or fetch_list yields no rows; a source yields no rows; another
+// one-input node passes its input through; a concat keeps the inputs that finished before it was
+// cut. A `fail` node that fails fails the request: upstream_error for a Redis failure,
+// deadline_exceeded for a timeout, internal for anything else. At the request deadline every
+// unfinished node, started or not, counts as timed out.
+//
+// The sync scheduler is the baseline the benchmarks compare against: the same nodes one at a
+// time in topological order, each Redis command awaited before the next is sent. Same results.
+//
+// Thread affinity: a shard's loop thread (the endpoints' loop). Ownership: the result owns the
+// request's memory (the arenas its rows live in).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rankd/engine/arena.h"
+#include "rankd/engine/candidates.h"
+#include "rankd/engine/compiled_plan.h"
+#include "rankd/engine/program.h"
+#include "rankd/runtime/clock.h"
+#include "rankd/runtime/task.h"
+
+namespace rankd::engine {
+
+class EndpointSet;
+
+enum class Scheduler : std::uint8_t { kAsync, kSync };
+
+// CPU nodes whose input has more rows than this run on the CPU pool (docs/engine.md, "Where CPU
+// work runs": the measured crossover).
+inline constexpr std::size_t kDefaultOffloadRows = 20'000;
+
+struct ExecuteOptions {
+  rt::Duration deadline = std::chrono::milliseconds(100);
+  Scheduler scheduler = Scheduler::kAsync;
+  std::size_t offload_rows = kDefaultOffloadRows;
+};
+
+enum class NodeStatus : std::uint8_t { kNotRun, kOk, kDegraded, kFailed };
+enum class DegradeReason : std::uint8_t { kNone, kTimeout, kError };
+
+// What one node did (explain).
+struct NodeReport {
+  NodeStatus status = NodeStatus::kNotRun;
+  DegradeReason reason = DegradeReason::kNone;
+  std::string message;
+  std::int64_t start_us = -1;  // from the request's start; -1: never started
+  std::int64_t end_us = -1;
+  std::size_t rows_in = 0;
+  std::size_t rows_out = 0;
+  std::uint64_t redis_commands = 0;
+  std::uint64_t redis_batches = 0;  // round trips (one per wave)
+  std::uint64_t reply_bytes = 0;
+  std::uint64_t unparsable_values = 0;
+  bool on_pool = false;  // CPU work ran on the CPU pool (else on the loop)
+  std::int64_t cpu_us = 0;
+};
+
+// A request that failed as a whole.
+struct ExecutionError {
+  std::string code;  // deadline_exceeded, upstream_error, internal
+  std::string message;
+};
+
+struct ExecutionResult {
+  std::optional<ExecutionError> error;
+  // Per plan output (in Plan::outputs order): the compiled node and its rows.
+  struct Output {
+    const CompiledNode* node;
+    const CandidateSet* rows;
+  };
+  std::vector<Output> outputs;
+  // Per compiled node, in CompiledPlan::nodes order.
+  std::vector<NodeReport> nodes;
+  std::int64_t elapsed_us = 0;
+  // The memory the rows live in.
+  std::shared_ptr<void> memory;
+};
+
+// The request's inputs besides the plan.
+struct RequestInputs {
+  ParamBinding params;
+  std::optional<std::int64_t> viewer_id;
+};
+
+rt::Task<ExecutionResult> ExecutePlan(std::shared_ptr<const CompiledPlan> plan,
+                                      RequestInputs inputs, const EndpointSet& endpoints,
+                                      ExecuteOptions options);
+
+std::string_view NodeStatusName(NodeStatus status) noexcept;
+std::string_view DegradeReasonName(DegradeReason reason) noexcept;
+
+}  // namespace rankd::engine

@@ -1,0 +1,249 @@
+#include "rankd/engine/endpoints.h"
+
+#include <charconv>
+#include <stdexcept>
+
+#include "rankd/redis/client_errors.h"
+#include "rankd/redis/cluster_client.h"
+#include "rankd/redis/pool.h"
+#include "rankd/runtime/deadline.h"
+
+namespace rankd::engine {
+namespace {
+
+// "host:port" split at the last ':' (port 1-65535).
+bool SplitAddress(std::string_view text, std::string* host, std::uint16_t* port) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
+  unsigned value = 0;
+  const std::string_view digits = text.substr(colon + 1);
+  const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (r.ec != std::errc() || r.ptr != digits.data() + digits.size() || value == 0 ||
+      value > 65535) {
+    return false;
+  }
+  *host = std::string(text.substr(0, colon));
+  *port = static_cast<std::uint16_t>(value);
+  return true;
+}
+
+redis::ConnectionOptions ConnectionFor(const EndpointTarget& target,
+                                       redis::ClientMetrics* metrics) {
+  redis::ConnectionOptions c;
+  c.connect_timeout = std::chrono::milliseconds(target.connect_timeout_ms);
+  c.metrics = metrics;
+  return c;
+}
+
+redis::CallOptions CallFor(const EndpointTarget& target) {
+  redis::CallOptions call;
+  call.timeout = std::chrono::milliseconds(target.command_timeout_ms);
+  return call;
+}
+
+class SingleEndpoint final : public Endpoint {
+ public:
+  SingleEndpoint(std::string name, const EndpointTarget& target) : Endpoint(std::move(name)) {
+    redis::PoolOptions o;
+    o.connection = ConnectionFor(target, &metrics());
+    if (!SplitAddress(target.address, &o.connection.host, &o.connection.port)) {
+      throw std::invalid_argument("endpoint " + this->name() + ": bad address \"" + target.address +
+                                  "\"");
+    }
+    o.connections = static_cast<std::size_t>(target.pool_size);
+    pool_ = std::make_unique<redis::Pool>(std::move(o));
+    call_ = CallFor(target);
+  }
+
+  rt::Task<void> Start(rt::Duration timeout) override {
+    pool_->Start();
+    co_await pool_->WaitUntilUp(timeout);
+  }
+
+  rt::Task<void> Execute(RedisBatch& batch) override {
+    if (batch.empty()) co_return;
+    redis::Pipeline pipeline;
+    for (const RedisBatch::Item& item : batch.items())
+      pipeline.AddEncodedTarget(item.target, item.command);
+    co_await pool_->Execute(pipeline, call_);
+    for (std::size_t i = 0; i < batch.items().size(); ++i)
+      batch.items()[i].error = pipeline.error(i);
+  }
+
+  rt::Task<void> ExecuteOneByOne(RedisBatch& batch) override {
+    for (RedisBatch::Item& item : batch.items()) {
+      redis::Pipeline one;
+      one.AddEncodedTarget(item.target, item.command);
+      co_await pool_->Execute(one, call_);
+      item.error = one.error(0);
+    }
+  }
+
+  bool reachable() const override { return !pool_->known_down(); }
+
+ private:
+  std::unique_ptr<redis::Pool> pool_;
+  redis::CallOptions call_;
+};
+
+class ClusterEndpoint final : public Endpoint {
+ public:
+  ClusterEndpoint(std::string name, const EndpointTarget& target) : Endpoint(std::move(name)) {
+    redis::ClusterOptions o;
+    o.connection = ConnectionFor(target, &metrics());
+    for (const std::string& seed : target.seeds) {
+      std::string host;
+      std::uint16_t port = 0;
+      if (!SplitAddress(seed, &host, &port)) {
+        throw std::invalid_argument("endpoint " + this->name() + ": bad seed \"" + seed + "\"");
+      }
+      o.seeds.emplace_back(std::move(host), port);
+    }
+    o.connections_per_node = static_cast<std::size_t>(target.pool_size);
+    client_ = std::make_unique<redis::ClusterClient>(std::move(o));
+    call_.call = CallFor(target);
+    call_.read_only = true;  // plans only read
+  }
+
+  rt::Task<void> Start(rt::Duration timeout) override {
+    co_await rt::WithTimeout(timeout, client_->Start());
+  }
+
+  rt::Task<void> Execute(RedisBatch& batch) override {
+    if (batch.empty()) co_return;
+    redis::ClusterBatch cluster;
+    for (RedisBatch::Item& item : batch.items()) {
+      cluster.AddEncodedTarget(item.key, item.target, std::move(item.command));
+    }
+    co_await client_->Execute(cluster, call_);
+    for (std::size_t i = 0; i < batch.items().size(); ++i)
+      batch.items()[i].error = cluster.error(i);
+  }
+
+  rt::Task<void> ExecuteOneByOne(RedisBatch& batch) override {
+    for (RedisBatch::Item& item : batch.items()) {
+      redis::ClusterBatch one;
+      one.AddEncodedTarget(item.key, item.target, std::move(item.command));
+      co_await client_->Execute(one, call_);
+      item.error = one.error(0);
+    }
+  }
+
+  bool reachable() const override { return client_->slot_map().covers_all_slots(); }
+
+ private:
+  std::unique_ptr<redis::ClusterClient> client_;
+  redis::ClusterCallOptions call_;
+};
+
+}  // namespace
+
+std::optional<Environment> ParseEnvironment(std::string_view name) noexcept {
+  if (name == "dev") return Environment::kDev;
+  if (name == "test") return Environment::kTest;
+  if (name == "prod") return Environment::kProd;
+  return std::nullopt;
+}
+
+std::string_view EnvironmentName(Environment env) noexcept {
+  switch (env) {
+    case Environment::kDev:
+      return "dev";
+    case Environment::kTest:
+      return "test";
+    case Environment::kProd:
+      return "prod";
+  }
+  return "?";
+}
+
+std::optional<EndpointOverride> ParseEndpointOverride(std::string_view text, std::string* error) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    *error =
+        "expected NAME=HOST:PORT or NAME=cluster:HOST:PORT,..., got \"" + std::string(text) + "\"";
+    return std::nullopt;
+  }
+  EndpointOverride o;
+  o.name = std::string(text.substr(0, eq));
+  std::string_view rest = text.substr(eq + 1);
+  std::string host;
+  std::uint16_t port = 0;
+  if (rest.starts_with("cluster:")) {
+    o.target.mode = EndpointTarget::Mode::kCluster;
+    rest.remove_prefix(8);
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view seed = rest.substr(0, comma);
+      if (!SplitAddress(seed, &host, &port)) {
+        *error = "endpoint " + o.name + ": \"" + std::string(seed) + "\" is not HOST:PORT";
+        return std::nullopt;
+      }
+      o.target.seeds.emplace_back(seed);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    if (o.target.seeds.empty()) {
+      *error = "endpoint " + o.name + ": a cluster needs at least one HOST:PORT";
+      return std::nullopt;
+    }
+  } else {
+    if (!SplitAddress(rest, &host, &port)) {
+      *error = "endpoint " + o.name + ": \"" + std::string(rest) + "\" is not HOST:PORT";
+      return std::nullopt;
+    }
+    o.target.address = std::string(rest);
+  }
+  return o;
+}
+
+std::map<std::string, EndpointTarget> ResolveEndpoints(
+    const Registry& registry, Environment env, const std::vector<EndpointOverride>& overrides) {
+  std::map<std::string, EndpointTarget> targets;
+  for (const EndpointDef& def : registry.endpoints()) {
+    targets[def.name] = env == Environment::kDev    ? def.dev
+                        : env == Environment::kTest ? def.test
+                                                    : def.prod;
+  }
+  for (const EndpointOverride& o : overrides) {
+    const auto it = targets.find(o.name);
+    if (it == targets.end()) {
+      throw std::invalid_argument("--endpoint " + o.name + ": the registry has no such endpoint");
+    }
+    // The address changes; the pool size and timeouts stay the registry's.
+    EndpointTarget t = it->second;
+    t.mode = o.target.mode;
+    t.address = o.target.address;
+    t.seeds = o.target.seeds;
+    it->second = std::move(t);
+  }
+  return targets;
+}
+
+EndpointSet::EndpointSet(const std::map<std::string, EndpointTarget>& targets) {
+  for (const auto& [name, target] : targets) {
+    if (target.mode == EndpointTarget::Mode::kCluster) {
+      endpoints_.emplace(name, std::make_unique<ClusterEndpoint>(name, target));
+    } else {
+      endpoints_.emplace(name, std::make_unique<SingleEndpoint>(name, target));
+    }
+  }
+}
+
+rt::Task<void> EndpointSet::Start(rt::Duration timeout) {
+  for (auto& [name, endpoint] : endpoints_) {
+    std::string failure;
+    try {
+      co_await endpoint->Start(timeout);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    if (!failure.empty()) throw redis::ConnectionError("endpoint " + name + ": " + failure);
+  }
+}
+
+Endpoint* EndpointSet::Find(std::string_view name) const {
+  const auto it = endpoints_.find(name);
+  return it == endpoints_.end() ? nullptr : it->second.get();
+}
+
+}  // namespace rankd::engine

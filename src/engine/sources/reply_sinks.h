@@ -1,0 +1,161 @@
+// Sinks that decode Redis replies straight into a request's columns (the redis client's sink
+// interface, redis/sinks.h): the ids of a list (LRANGE), the fields of a hash (HGETALL), the
+// values of named fields (HMGET). Values follow the engine's rules (value_parsers.h): a value
+// that does not parse is null and counted, a list element that is not an int is dropped and
+// counted, strings are validated as UTF-8 and copied into the node's arena (the reply buffer is
+// gone after the call).
+//
+// A reply of the wrong shape (an error, a scalar where an array belongs, a nested aggregate)
+// leaves what the sink wrote so far and records why: the node reports it as an upstream error.
+//
+// Thread affinity: the thread that parses the reply (a shard's loop). Ownership: sinks borrow the
+// columns, the arena and the counters, which outlive the call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "rankd/engine/arena.h"
+#include "rankd/engine/column.h"
+#include "rankd/engine/compiled_plan.h"
+#include "rankd/redis/resp.h"
+#include "rankd/redis/sinks.h"
+
+namespace rankd::engine {
+
+// What the sinks of one node counted.
+struct DecodeCounts {
+  std::uint64_t values = 0;       // values decoded
+  std::uint64_t unparsable = 0;   // values that did not parse (null)
+  std::uint64_t dropped = 0;      // list elements that were not ints
+  std::uint64_t reply_bytes = 0;  // bytes of the values read
+};
+
+// Where a reply's problem is recorded: the first one wins.
+class ReplyProblem {
+ public:
+  void Set(std::string message) {
+    if (message_.empty()) message_ = std::move(message);
+  }
+  bool ok() const noexcept { return message_.empty(); }
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  std::string message_;
+};
+
+// LRANGE: up to `capacity` int ids into `out`.
+class IdListSink : public redis::NullSink {
+ public:
+  IdListSink(std::int64_t* out, std::size_t capacity, DecodeCounts* counts, ReplyProblem* problem)
+      : out_(out), capacity_(capacity), counts_(counts), problem_(problem) {}
+
+  std::size_t size() const noexcept { return size_; }
+
+  void OnAggregateBegin(redis::Type type, std::size_t);
+  void OnAggregateEnd(redis::Type) { --depth_; }
+  void OnBulk(std::string_view text) { Element(text); }
+  void OnSimpleString(std::string_view text) { Element(text); }
+  void OnInteger(std::int64_t v);
+  void OnNull();
+  void OnError(std::string_view message) { problem_->Set(std::string(message)); }
+  void OnDouble(double) { Unexpected("a double"); }
+  void OnBoolean(bool) { Unexpected("a boolean"); }
+  void OnVerbatim(std::string_view, std::string_view) { Unexpected("a verbatim string"); }
+  void OnBigNumber(std::string_view) { Unexpected("a big number"); }
+
+ private:
+  void Element(std::string_view text);
+  void Unexpected(std::string_view what);
+  void Push(std::int64_t id);
+
+  std::int64_t* out_;
+  std::size_t capacity_;
+  std::size_t size_ = 0;
+  int depth_ = 0;
+  DecodeCounts* counts_;
+  ReplyProblem* problem_;
+};
+
+// Writes one text value into `column` at `row` by the column's type (null when it does not
+// parse). Shared by the hash sinks.
+void StoreValue(std::string_view text, Column* column, std::size_t row, Arena& arena,
+                DecodeCounts* counts);
+
+// HGETALL: the fields named in `fields` (the schema's yields) into their columns at `row`;
+// other fields are ignored. A missing hash is an empty reply: every field null.
+class HashFieldsSink : public redis::NullSink {
+ public:
+  // columns[i] receives fields[i]'s value.
+  HashFieldsSink(std::span<const std::string> fields, std::span<Column* const> columns,
+                 std::size_t row, Arena* arena, DecodeCounts* counts, ReplyProblem* problem)
+      : fields_(fields),
+        columns_(columns),
+        row_(row),
+        arena_(arena),
+        counts_(counts),
+        problem_(problem) {}
+
+  void OnAggregateBegin(redis::Type type, std::size_t);
+  void OnAggregateEnd(redis::Type) { --depth_; }
+  void OnBulk(std::string_view text) { Text(text); }
+  void OnSimpleString(std::string_view text) { Text(text); }
+  void OnVerbatim(std::string_view, std::string_view text) { Text(text); }
+  void OnInteger(std::int64_t v);
+  void OnDouble(double v);
+  void OnNull() { Text(std::string_view(), true); }
+  void OnError(std::string_view message) { problem_->Set(std::string(message)); }
+  void OnBoolean(bool) { Unexpected("a boolean"); }
+  void OnBigNumber(std::string_view text) { Text(text); }
+
+ private:
+  void Text(std::string_view text, bool null = false);
+  void Unexpected(std::string_view what);
+
+  std::span<const std::string> fields_;
+  std::span<Column* const> columns_;
+  std::size_t row_;
+  Arena* arena_;
+  DecodeCounts* counts_;
+  ReplyProblem* problem_;
+  int depth_ = 0;
+  bool key_next_ = true;       // alternates field name, value
+  std::ptrdiff_t field_ = -1;  // the wanted field whose value comes next (-1: not wanted)
+};
+
+// HMGET: value i into columns[i] at `row` (a nil is null).
+class FieldValuesSink : public redis::NullSink {
+ public:
+  FieldValuesSink(std::span<Column* const> columns, std::size_t row, Arena* arena,
+                  DecodeCounts* counts, ReplyProblem* problem)
+      : columns_(columns), row_(row), arena_(arena), counts_(counts), problem_(problem) {}
+
+  void OnAggregateBegin(redis::Type type, std::size_t values);
+  void OnAggregateEnd(redis::Type) { --depth_; }
+  void OnBulk(std::string_view text) { Value(text, false); }
+  void OnSimpleString(std::string_view text) { Value(text, false); }
+  void OnVerbatim(std::string_view, std::string_view text) { Value(text, false); }
+  void OnInteger(std::int64_t v);
+  void OnDouble(double v);
+  void OnNull() { Value(std::string_view(), true); }
+  void OnError(std::string_view message) { problem_->Set(std::string(message)); }
+  void OnBoolean(bool) { Unexpected("a boolean"); }
+  void OnBigNumber(std::string_view text) { Value(text, false); }
+
+ private:
+  void Value(std::string_view text, bool null);
+  void Unexpected(std::string_view what);
+
+  std::span<Column* const> columns_;
+  std::size_t row_;
+  Arena* arena_;
+  DecodeCounts* counts_;
+  ReplyProblem* problem_;
+  int depth_ = 0;
+  std::size_t next_ = 0;
+};
+
+}  // namespace rankd::engine

@@ -1,0 +1,322 @@
+// ExecutePlan against a real redis-server, with plans built in code: the Redis nodes (two waves
+// for follow, pipelined batches), the value rules on data the test writes, CPU nodes inline and
+// on the pool, explain counts, degrading skip nodes and failing fail nodes, node timeouts and the
+// request deadline cancelling the work, Redis stalled and killed, and the sync scheduler giving
+// the same answers as the async one.
+#include "rankd/engine/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "blocking_redis_client.h"
+#include "expr_builders.h"
+#include "plan_builder.h"
+#include "rankd/engine/endpoints.h"
+#include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/sleep.h"
+#include "redis_server.h"
+
+namespace rankd::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using redis::testing::BlockingRedisClient;
+using redis::testing::RedisServer;
+using testing::Fanout;
+using testing::P;
+using testing::PlanBuilder;
+using testing::X;
+
+// Viewer 1 follows 2, 3, 4 (and a junk element); 2 posted media 20, 21; 3 posted 30; 4 nothing.
+void WriteDataset(int port) {
+  BlockingRedisClient r(port);
+  r.Command("FLUSHALL");
+  r.Command("HSET", "user:1", "country", "fr", "verified", "1");
+  r.Command("HSET", "user:2", "country", "de", "verified", "true", "extra", "ignored");
+  r.Command("HSET", "user:3", "country", "\xff\xfe", "verified", "yes");  // bad UTF-8, bad bool
+  // user:4 has no hash: its fields are null
+  r.Command("RPUSH", "follow:1", "2", "3", "x", "4");  // "x" is not an id: dropped
+  r.Command("RPUSH", "media:2", "20", "21");
+  r.Command("RPUSH", "media:3", "30");
+  r.Command("HSET", "media_features:20", "author_id", "2", "age_hours", "1.5", "likes", "10", "ctr",
+            "0.25", "title", "first");
+  r.Command("HSET", "media_features:21", "author_id", "2", "age_hours", "inf", "likes", "007",
+            "ctr", "0.5", "title", "second");  // inf is not a float
+  r.Command("HSET", "media_features:30", "author_id", "3", "likes", "1e3", "ctr", ".75");
+  // media_features:30 has no age_hours or title; likes "1e3" is not an int
+}
+
+class ExecutorTest : public ::testing::TestWithParam<Scheduler> {
+ protected:
+  ExecutorTest() : registry_(testing::ExampleRegistry(server_.address())) {
+    WriteDataset(server_.port());
+  }
+
+  ExecuteOptions Options(rt::Duration deadline = 2s) const {
+    ExecuteOptions o;
+    o.deadline = deadline;
+    o.scheduler = GetParam();
+    return o;
+  }
+
+  // Runs the plan on a fresh loop with fresh endpoints; returns the result.
+  ExecutionResult Run(std::shared_ptr<const Plan> plan, ExecuteOptions options,
+                      std::optional<std::int64_t> viewer = 1, ParamBinding params = {}) {
+    auto compiled = CompilePlan(plan, registry_);
+    rt::EventLoop loop;
+    return loop.RunUntilComplete([](const Registry* reg, std::shared_ptr<const CompiledPlan> c,
+                                    RequestInputs in,
+                                    ExecuteOptions o) -> rt::Task<ExecutionResult> {
+      EndpointSet endpoints(ResolveEndpoints(*reg, Environment::kTest, {}));
+      co_await endpoints.Start(2s);
+      co_return co_await ExecutePlan(std::move(c), std::move(in), endpoints, o);
+    }(registry_.get(), std::move(compiled), RequestInputs{std::move(params), viewer}, options));
+  }
+
+  std::vector<std::int64_t> OutputIds(const ExecutionResult& r, std::size_t output = 0) const {
+    std::vector<std::int64_t> ids;
+    const CandidateSet* rows = r.outputs.at(output).rows;
+    const Column* c = rows->column(registry_->id_slot());
+    for (std::size_t i = 0; i < rows->size(); ++i) ids.push_back(c->ints()[rows->row(i)]);
+    return ids;
+  }
+  Scalar Value(const ExecutionResult& r, std::size_t row, std::string_view key) const {
+    const CandidateSet* rows = r.outputs.at(0).rows;
+    const Column* c = rows->column(*registry_->KeySlot(key));
+    return c == nullptr ? Scalar{} : c->Get(rows->row(row));
+  }
+  static const NodeReport& Report(const ExecutionResult& r, std::size_t node) {
+    return r.nodes.at(node);
+  }
+
+  RedisServer server_;
+  std::shared_ptr<const Registry> registry_;
+};
+
+// viewer -> follow -> media -> features -> score -> top
+std::shared_ptr<const Plan> FeedPlan(OnError media_policy = OnError::kFail) {
+  NodeParams features;
+  features.schema = "media_features";
+  features.keys = {"author_id", "age_hours", "likes", "ctr", "title"};
+  NodeParams vm;
+  vm.out_key = "final_score";
+  vm.expr = "e0";
+  NodeParams top;
+  top.by = "final_score";
+  top.k = 10;
+  return PlanBuilder("feed")
+      .Add("viewer", Op::kViewer, {})
+      .Add("follow", Op::kFollow, {"viewer"}, Fanout(10))
+      .Add("media", Op::kMedia, {"follow"}, Fanout(10), media_policy)
+      .Add("features", Op::kFetchFeatures, {"media"}, features)
+      .Expr("e0", X::Add(X::Coalesce({X::Key("ctr"), X::Float(0)}),
+                         X::Coalesce({X::Key("likes"), X::Int(0)})))
+      .Add("score", Op::kVm, {"features"}, vm)
+      .Add("top", Op::kTopk, {"score"}, top)
+      .Output("top")
+      .Build();
+}
+
+TEST_P(ExecutorTest, TheFeedReadsListsAndHashesAndRanks) {
+  const ExecutionResult r = Run(FeedPlan(), Options());
+  ASSERT_FALSE(r.error) << r.error->message;
+  // Scores: 20 = 0.25 + 10, 21 = 0.5 + 7, 30 = 0.75 + 0 (likes "1e3" is not an int).
+  EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{20, 21, 30}));
+  EXPECT_EQ(Value(r, 0, "final_score"), Scalar(10.25));
+  EXPECT_EQ(Value(r, 1, "likes"), Scalar(std::int64_t{7}));
+  EXPECT_EQ(Value(r, 1, "age_hours"), Scalar{});  // "inf" is null
+  EXPECT_EQ(Value(r, 2, "title"), Scalar{});      // a missing field is null
+  EXPECT_EQ(Value(r, 2, "ctr"), Scalar(0.75));
+  // Commands: 1 HGETALL, 1 LRANGE + 3 HGETALL (two waves), 3 LRANGE, 3 HMGET.
+  EXPECT_EQ(Report(r, 0).redis_commands, 1u);
+  EXPECT_EQ(Report(r, 1).redis_commands, 4u);
+  EXPECT_EQ(Report(r, 1).redis_batches, 2u);
+  EXPECT_EQ(Report(r, 2).redis_commands, 3u);
+  EXPECT_EQ(Report(r, 3).redis_commands, 3u);
+  EXPECT_EQ(Report(r, 3).unparsable_values, 2u);  // "inf", "1e3"
+  for (const NodeReport& n : r.nodes) EXPECT_EQ(n.status, NodeStatus::kOk);
+}
+
+TEST_P(ExecutorTest, UserHashesFollowTheValueRules) {
+  const auto plan = PlanBuilder()
+                        .Add("viewer", Op::kViewer, {})
+                        .Add("follow", Op::kFollow, {"viewer"}, Fanout(10))
+                        .Output("follow")
+                        .Build();
+  const ExecutionResult r = Run(plan, Options());
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{2, 3, 4}));  // "x" dropped
+  EXPECT_EQ(Value(r, 0, "country"), Scalar(std::string("de")));
+  EXPECT_EQ(Value(r, 0, "verified"), Scalar(true));
+  EXPECT_EQ(Value(r, 1, "country"), Scalar{});   // not UTF-8
+  EXPECT_EQ(Value(r, 1, "verified"), Scalar{});  // "yes" is not a bool
+  EXPECT_EQ(Value(r, 2, "country"), Scalar{});   // no hash at all
+  // A viewer who follows nobody: no rows, no second wave.
+  const ExecutionResult nobody = Run(plan, Options(), 99);
+  ASSERT_FALSE(nobody.error);
+  EXPECT_TRUE(OutputIds(nobody).empty());
+  EXPECT_EQ(Report(nobody, 1).redis_batches, 1u);
+}
+
+TEST_P(ExecutorTest, ARedisErrorFailsAFailNodeAndDegradesASkipNode) {
+  BlockingRedisClient(server_.port()).Command("SET", "media:3", "not a list");  // WRONGTYPE
+  const ExecutionResult failed = Run(FeedPlan(OnError::kFail), Options());
+  ASSERT_TRUE(failed.error);
+  EXPECT_EQ(failed.error->code, "upstream_error");
+  EXPECT_NE(failed.error->message.find("WRONGTYPE"), std::string::npos) << failed.error->message;
+  // Skip: media yields no rows (passing follow's users through would rank users as media).
+  const ExecutionResult degraded = Run(FeedPlan(OnError::kSkip), Options());
+  ASSERT_FALSE(degraded.error) << degraded.error->message;
+  EXPECT_TRUE(OutputIds(degraded).empty());
+  EXPECT_EQ(Report(degraded, 2).status, NodeStatus::kDegraded);
+  EXPECT_EQ(Report(degraded, 2).reason, DegradeReason::kError);
+  EXPECT_EQ(Report(degraded, 3).status, NodeStatus::kOk);
+}
+
+TEST_P(ExecutorTest, ASkipNodePastItsTimeoutPassesItsInputThrough) {
+  NodeParams sleep;
+  sleep.ms = 2000;
+  NodeParams sort;
+  sort.by = "country";
+  const auto plan = PlanBuilder()
+                        .Add("viewer", Op::kViewer, {})
+                        .Add("follow", Op::kFollow, {"viewer"}, Fanout(10))
+                        .Add("slow", Op::kSleep, {"follow"}, sleep, OnError::kSkip, 30)
+                        .Add("sorted", Op::kSort, {"slow"}, sort)
+                        .Output("sorted")
+                        .Build();
+  const auto start = std::chrono::steady_clock::now();
+  const ExecutionResult r = Run(plan, Options());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);  // the sleep was cut short
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(Report(r, 2).status, NodeStatus::kDegraded);
+  EXPECT_EQ(Report(r, 2).reason, DegradeReason::kTimeout);
+  EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{2, 3, 4}));  // nulls last: 3 and 4 keep order
+}
+
+TEST_P(ExecutorTest, ABusyCpuPastItsTimeoutStopsBurningCpu) {
+  NodeParams busy;
+  busy.ms = 5000;
+  const auto plan = PlanBuilder()
+                        .Add("viewer", Op::kViewer, {})
+                        .Add("busy", Op::kBusyCpu, {"viewer"}, busy, OnError::kSkip, 50)
+                        .Output("busy")
+                        .Build();
+  const ExecutionResult r = Run(plan, Options());
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(Report(r, 1).status, NodeStatus::kDegraded);
+  EXPECT_TRUE(Report(r, 1).on_pool);
+  // The CPU stopped soon after the 50 ms timeout, not after 5 s.
+  EXPECT_LT(Report(r, 1).cpu_us, 1'000'000) << Report(r, 1).cpu_us;
+  EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{1}));
+}
+
+TEST_P(ExecutorTest, AFailNodePastItsTimeoutFailsTheRequest) {
+  NodeParams sleep;
+  sleep.ms = 2000;
+  const auto plan = PlanBuilder()
+                        .Add("viewer", Op::kViewer, {})
+                        .Add("slow", Op::kSleep, {"viewer"}, sleep, OnError::kFail, 20)
+                        .Output("slow")
+                        .Build();
+  const ExecutionResult r = Run(plan, Options());
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, "deadline_exceeded");
+  EXPECT_TRUE(r.outputs.empty());
+}
+
+TEST_P(ExecutorTest, AtTheDeadlineUnfinishedNodesTimeOutAndSkipNodesDegrade) {
+  // Redis stalls: every Redis node is unfinished at the deadline.
+  server_.Pause();
+  const ExecutionResult skipped = [&] {
+    const auto plan = PlanBuilder()
+                          .Add("ids", Op::kFixedSource, {},
+                               [] {
+                                 NodeParams p;
+                                 p.ids = {2, 3};
+                                 return p;
+                               }())
+                          .Add("media", Op::kMedia, {"ids"}, Fanout(5), OnError::kSkip)
+                          .Add("both", Op::kConcat, {"ids", "media"}, {}, OnError::kSkip)
+                          .Output("both")
+                          .Build();
+    return Run(plan, Options(100ms));
+  }();
+  const ExecutionResult failed = Run(FeedPlan(OnError::kFail), Options(100ms));
+  server_.Resume();
+  ASSERT_FALSE(skipped.error) << skipped.error->message;
+  // media yields nothing; concat was never started: it keeps the input that had finished.
+  EXPECT_EQ(OutputIds(skipped), (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(Report(skipped, 1).reason, DegradeReason::kTimeout);
+  EXPECT_EQ(Report(skipped, 2).status, NodeStatus::kDegraded);
+  EXPECT_LT(skipped.elapsed_us, 1'000'000);
+  ASSERT_TRUE(failed.error);
+  EXPECT_EQ(failed.error->code, "deadline_exceeded");
+  EXPECT_LT(failed.elapsed_us, 1'000'000);
+  // The connections serve the next request.
+  const ExecutionResult after = Run(FeedPlan(), Options());
+  EXPECT_FALSE(after.error);
+}
+
+// One shard's endpoints across requests: Redis is killed between two requests and restarted
+// before a third, as a service would see it.
+TEST_P(ExecutorTest, RedisKilledThenRestartedFailsThenServesAgain) {
+  const auto compiled = CompilePlan(FeedPlan(), registry_);
+  rt::EventLoop loop;
+  loop.RunUntilComplete([](const Registry* reg, RedisServer* server,
+                           std::shared_ptr<const CompiledPlan> c,
+                           ExecuteOptions o) -> rt::Task<void> {
+    EndpointSet endpoints(ResolveEndpoints(*reg, Environment::kTest, {}));
+    co_await endpoints.Start(2s);
+    const auto request = [&]() { return ExecutePlan(c, RequestInputs{{}, 1}, endpoints, o); };
+    const ExecutionResult before = co_await request();
+    EXPECT_FALSE(before.error);
+    server->Kill();
+    const ExecutionResult down = co_await request();
+    EXPECT_TRUE(down.error);
+    if (down.error) {
+      EXPECT_EQ(down.error->code, "upstream_error") << down.error->message;
+    }
+    server->Restart();
+    WriteDataset(server->port());
+    // The pool reconnects with a capped backoff: a request succeeds again shortly.
+    bool served = false;
+    for (int attempt = 0; attempt < 200 && !served; ++attempt) {
+      const ExecutionResult after = co_await request();
+      served = !after.error;
+      if (!served) co_await rt::SleepFor(20ms);
+    }
+    EXPECT_TRUE(served);
+    EXPECT_FALSE(endpoints.Find("graph")->metrics().reconnects == 0);
+  }(registry_.get(), &server_, compiled, Options(500ms)));
+}
+
+TEST_P(ExecutorTest, LargeCpuNodesRunOnThePool) {
+  NodeParams ids;
+  for (std::int64_t i = 0; i < 30'000; ++i) ids.ids.push_back(30'000 - i);
+  NodeParams sort;
+  sort.by = "id";
+  const auto plan = PlanBuilder()
+                        .Add("ids", Op::kFixedSource, {}, ids)
+                        .Add("sorted", Op::kSort, {"ids"}, sort)
+                        .Output("sorted")
+                        .Build();
+  const ExecutionResult r = Run(plan, Options(), std::nullopt);
+  ASSERT_FALSE(r.error);
+  EXPECT_TRUE(Report(r, 1).on_pool);
+  EXPECT_FALSE(Report(r, 0).on_pool);
+  const std::vector<std::int64_t> out = OutputIds(r);
+  EXPECT_EQ(out.front(), 1);
+  EXPECT_EQ(out.back(), 30'000);
+}
+
+std::string SchedulerName(const ::testing::TestParamInfo<Scheduler>& param) {
+  return param.param == Scheduler::kAsync ? "async" : "sync";
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, ExecutorTest,
+                         ::testing::Values(Scheduler::kAsync, Scheduler::kSync), SchedulerName);
+
+}  // namespace
+}  // namespace rankd::engine
