@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -109,6 +109,13 @@ bench-redis: setup-bench
 bench-http: bench
 	/usr/bin/python3 bench/scripts/http_bench.py --record $(ARGS)
 
+# A/B regression run: BASE's rankd, echo client and rankd_redis_bench (built once from a temporary
+# git worktree into build-ab/<commit>/) against build-bench/'s, alternating, on the echo, HTTP and
+# Redis workloads; prints medians and paired ratios, records nothing in docs/.
+bench-ab: bench
+	@if [ -z "$(BASE)" ]; then echo "usage: make bench-ab BASE=<commit> [ARGS='--repeats 5 --only http']" >&2; exit 2; fi
+	/usr/bin/python3 bench/scripts/ab_bench.py --base $(BASE) --jobs $(JOBS) $(ARGS)
+
 # Attacks on the HTTP server (fairness under pipelined floods, memory per connection, descriptor
 # exhaustion) against build/'s rankd; prints the figures, e.g. ARGS='--attack fds --io_backend io_uring'.
 attack-http: build
@@ -118,4 +125,4 @@ format: setup-format
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-bench build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-bench build-fuzz build-ab

@@ -15,6 +15,25 @@ def loadavg():
         return "?"
 
 
+def cpu_jiffies():
+    """(steal, total) jiffies of every CPU so far, from the `cpu` line of /proc/stat, or None."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    # user nice system idle iowait irq softirq steal [guest guest_nice: already in user/nice]
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
+def steal_pct(before, after):
+    """CPU steal between two cpu_jiffies() samples, in % of all CPU time then (None if unknown):
+    the time the hypervisor ran something else while this VM's CPUs wanted to run."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return 100.0 * (after[0] - before[0]) / (after[1] - before[1])
+
+
 def cpu_model():
     try:
         for line in open("/proc/cpuinfo"):
