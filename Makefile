@@ -112,8 +112,12 @@ bench-http: bench
 # A/B regression run: BASE's rankd, echo client and rankd_redis_bench (built once from a temporary
 # git worktree into build-ab/<commit>/) against build-bench/'s, alternating, on the echo, HTTP and
 # Redis workloads; prints medians and paired ratios, records nothing in docs/.
+ifneq ($(filter bench-ab,$(MAKECMDGOALS)),)
+ifeq ($(BASE),)
+$(error usage: make bench-ab BASE=<commit> [ARGS='--repeats 5 --only http'])
+endif
+endif
 bench-ab: bench
-	@if [ -z "$(BASE)" ]; then echo "usage: make bench-ab BASE=<commit> [ARGS='--repeats 5 --only http']" >&2; exit 2; fi
 	/usr/bin/python3 bench/scripts/ab_bench.py --base $(BASE) --jobs $(JOBS) $(ARGS)
 
 # Attacks on the HTTP server (fairness under pipelined floods, memory per connection, descriptor
