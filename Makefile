@@ -36,12 +36,12 @@ test-cpp: setup-test
 	@ninja -C $(BUILD) -j$(JOBS) --quiet
 	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
-# The runtime, net, RESP and HTTP tests under AddressSanitizer + UBSan, then ThreadSanitizer,
+# The runtime, net, RESP, HTTP and engine tests under AddressSanitizer + UBSan, then ThreadSanitizer,
 # each with the Redis client's integration tests against real redis-server processes and
 # clusters (label integration) and the HTTP server's socket tests. The integration tests wait
 # on the servers rather than on CPU, so TSan adds little (about 32 s for them on 2 cores).
-SANITIZED_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests rankd_http_tests
-SANITIZED_LABELS := runtime|net|redis|http
+SANITIZED_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests rankd_http_tests rankd_engine_tests rankd_engine_integration_tests
+SANITIZED_LABELS := runtime|net|redis|http|engine
 test-sanitizers: test-asan test-tsan
 
 test-asan: setup-test

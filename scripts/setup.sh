@@ -13,6 +13,9 @@ build_packages=(
   g++ cmake ninja-build
   pkg-config    # finds liburing (src/runtime) and libuv (bench/peers)
   liburing-dev  # the io_uring reactor (src/runtime)
+  # The engine's plan loader (src/engine): TOML registry, JSON Schema of plans (header-only),
+  # RE2 regex predicates, SHA-256 digests.
+  libtomlplusplus-dev libvalijson-dev libre2-dev libssl-dev
   libgtest-dev  # the GoogleTest suites, configured by default (RANKD_BUILD_TESTS)
   python3       # ctest's script tests (tests/bench, tests/cli); the benchmark runners
   git           # the commit `rankd version` names (apps/rankd); the runners record it

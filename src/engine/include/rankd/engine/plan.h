@@ -20,41 +20,22 @@
 
 namespace rankd::engine {
 
+// The op enums keep one line per group of ops.
+// clang-format off
 enum class ExprOp : std::uint8_t {
-  kConst,
-  kNull,
-  kKey,
-  kParam,
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kNeg,
-  kAbs,
-  kLog1p,
-  kExp,
-  kMin,
-  kMax,
-  kClamp,
-  kCoalesce,
-  kIf,
+  kConst, kNull, kKey, kParam,
+  kAdd, kSub, kMul, kDiv,
+  kNeg, kAbs, kLog1p, kExp,
+  kMin, kMax, kClamp,
+  kCoalesce, kIf,
 };
 
 enum class PredOp : std::uint8_t {
-  kAnd,
-  kOr,
-  kNot,
-  kEq,
-  kNe,
-  kLt,
-  kLe,
-  kGt,
-  kGe,
-  kIn,
-  kIsNull,
-  kNotNull,
-  kRegex,
+  kAnd, kOr, kNot,
+  kEq, kNe, kLt, kLe, kGt, kGe,
+  kIn, kIsNull, kNotNull, kRegex,
 };
+// clang-format on
 
 struct Pred;
 
@@ -80,24 +61,12 @@ struct Pred {
   std::optional<std::string> param;     // the declared string param holding one
 };
 
+// clang-format off
 enum class Op : std::uint8_t {
-  kViewer,
-  kFollow,
-  kRecommendation,
-  kMedia,
-  kFetchList,
-  kFixedSource,
-  kFetchFeatures,
-  kVm,
-  kFilter,
-  kSort,
-  kTake,
-  kTopk,
-  kDedupe,
-  kConcat,
-  kSleep,
-  kBusyCpu,
+  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures,
+  kVm, kFilter, kSort, kTake, kTopk, kDedupe, kConcat, kSleep, kBusyCpu,
 };
+// clang-format on
 
 enum class OnError : std::uint8_t { kFail, kSkip };
 enum class SortOrder : std::uint8_t { kAsc, kDesc };
@@ -127,6 +96,12 @@ struct Node {
   std::optional<int> timeout_ms;
   OnError on_error = OnError::kFail;
   std::string label;
+  // What validation computed for the node (docs/plan-format.md, the ops table's "output keys" and
+  // "Budgets and static cost"): the registry keys on its output rows, sorted, and its worst case
+  // per request (saturating at the largest uint64).
+  std::vector<std::string> output_keys;
+  std::uint64_t max_rows = 0;
+  std::uint64_t max_redis_commands = 0;
 };
 
 // A declared request param (docs/plan-format.md, "Params").

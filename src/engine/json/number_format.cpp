@@ -1,0 +1,63 @@
+#include "json/number_format.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+
+namespace rankd::engine::json {
+
+// ECMAScript (ECMA-262, Number::toString): with s the shortest digit string (k digits) and n the
+// exponent such that the value is s × 10^(n-k), the layout depends on n alone. std::to_chars in
+// scientific form without a precision gives the same shortest, closest digits.
+void AppendEcmaScriptNumber(std::string& out, double value) {
+  if (!std::isfinite(value)) throw std::invalid_argument("canonical JSON has no NaN or Infinity");
+  if (value == 0) {  // 0 and -0
+    out += '0';
+    return;
+  }
+  if (value < 0) {
+    out += '-';
+    value = -value;
+  }
+  char buffer[64];
+  const auto [end, ec] =
+      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
+  if (ec != std::errc()) throw std::logic_error("to_chars failed on a finite double");
+  const std::string_view text(buffer, static_cast<std::size_t>(end - buffer));  // d[.ddd]e±XX
+  const std::size_t e = text.find('e');
+  std::string digits(1, text[0]);
+  if (e > 1) digits.append(text.substr(2, e - 2));
+  std::string_view exponent_text = text.substr(e + 1);
+  if (exponent_text.front() == '+') exponent_text.remove_prefix(1);
+  int exponent = 0;
+  std::from_chars(exponent_text.data(), exponent_text.data() + exponent_text.size(), exponent);
+
+  const int k = static_cast<int>(digits.size());
+  const int n = exponent + 1;  // the decimal point sits after n digits
+  if (k <= n && n <= 21) {
+    out += digits;
+    out.append(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, 0, static_cast<std::size_t>(n));
+    out += '.';
+    out.append(digits, static_cast<std::size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(-n), '0');
+    out += digits;
+  } else {
+    out += digits[0];
+    if (k > 1) {
+      out += '.';
+      out.append(digits, 1);
+    }
+    out += 'e';
+    out += n - 1 < 0 ? '-' : '+';
+    out += std::to_string(std::abs(n - 1));
+  }
+}
+
+}  // namespace rankd::engine::json

@@ -1,0 +1,125 @@
+#include "plan/plan_builder.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "value_json.h"
+
+namespace rankd::engine {
+namespace {
+
+ExprOp ExprOpOf(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(ExprOp::kIf); ++i) {
+    if (ExprOpName(static_cast<ExprOp>(i)) == name) return static_cast<ExprOp>(i);
+  }
+  return ExprOp::kNull;
+}
+
+PredOp PredOpOf(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(PredOp::kRegex); ++i) {
+    if (PredOpName(static_cast<PredOp>(i)) == name) return static_cast<PredOp>(i);
+  }
+  return PredOp::kAnd;
+}
+
+Pred ReadPred(const json::Value& p);
+
+Expr ReadExpr(const json::Value& e) {
+  Expr expr;
+  expr.op = ExprOpOf(e.Find("op")->string());
+  switch (expr.op) {
+    case ExprOp::kConst:
+      expr.const_type = *ParseValueType(e.Find("type")->string());
+      expr.value = ScalarOf(*e.Find("value"), expr.const_type);
+      break;
+    case ExprOp::kKey:
+      expr.name = e.Find("key")->string();
+      break;
+    case ExprOp::kParam:
+      expr.name = e.Find("name")->string();
+      break;
+    default:
+      break;
+  }
+  if (const json::Value* args = e.Find("args")) {
+    for (const json::Value& a : args->array()) expr.args.push_back(ReadExpr(a));
+  }
+  if (const json::Value* cond = e.Find("pred"))
+    expr.cond = std::make_shared<const Pred>(ReadPred(*cond));
+  return expr;
+}
+
+Pred ReadPred(const json::Value& p) {
+  Pred pred;
+  pred.op = PredOpOf(p.Find("op")->string());
+  if (const json::Value* args = p.Find("args")) {
+    for (const json::Value& a : args->array()) {
+      if (pred.op == PredOp::kAnd || pred.op == PredOp::kOr || pred.op == PredOp::kNot) {
+        pred.preds.push_back(ReadPred(a));
+      } else {
+        pred.exprs.push_back(ReadExpr(a));
+      }
+    }
+  }
+  if (const json::Value* arg = p.Find("arg")) pred.exprs.push_back(ReadExpr(*arg));
+  if (pred.op == PredOp::kIn) {
+    pred.in_type = *ParseValueType(p.Find("type")->string());
+    for (const json::Value& v : p.Find("values")->array())
+      pred.in_values.push_back(ScalarOf(v, pred.in_type));
+  }
+  if (pred.op == PredOp::kRegex) {
+    pred.flags = p.Find("flags")->string();
+    if (const json::Value* pattern = p.Find("pattern")) pred.pattern = pattern->string();
+    if (const json::Value* param = p.Find("param")) pred.param = param->string();
+  }
+  return pred;
+}
+
+std::optional<double> OptionalNumber(const json::Value& object, std::string_view name) {
+  const json::Value* v = object.Find(name);
+  if (v == nullptr) return std::nullopt;
+  return v->number();
+}
+
+}  // namespace
+
+Plan BuildPlan(const json::Value& artifact, PlanAnalysis analysis, std::string file,
+               std::string text) {
+  Plan plan;
+  plan.name = artifact.Find("name")->string();
+  for (const json::Member& decl : artifact.Find("params")->object()) {
+    const ValueType type = *ParseValueType(decl.value.Find("type")->string());
+    plan.params.push_back(PlanParam{decl.name, type, ScalarOf(*decl.value.Find("default"), type),
+                                    OptionalNumber(decl.value, "min"),
+                                    OptionalNumber(decl.value, "max")});
+  }
+  std::sort(plan.params.begin(), plan.params.end(),
+            [](const PlanParam& a, const PlanParam& b) { return a.name < b.name; });
+  plan.nodes = std::move(analysis.nodes);
+  for (std::size_t i = 0; i < plan.nodes.size(); ++i) {
+    Node& node = plan.nodes[i];
+    node.output_keys.assign(analysis.columns[i].begin(), analysis.columns[i].end());
+    node.max_rows = analysis.cost[i].rows;
+    node.max_redis_commands = analysis.cost[i].redis_commands;
+  }
+  plan.order = std::move(analysis.order);
+  for (const json::Value& output : artifact.Find("outputs")->array())
+    plan.outputs.push_back(output.string());
+  for (const json::Member& e : artifact.Find("exprs")->object())
+    plan.exprs.emplace(e.name, ReadExpr(e.value));
+  for (const json::Member& p : artifact.Find("preds")->object())
+    plan.preds.emplace(p.name, ReadPred(p.value));
+  const json::Value& budgets = *artifact.Find("budgets");
+  plan.budgets.max_rows_per_node =
+      static_cast<std::int64_t>(budgets.Find("max_rows_per_node")->number());
+  plan.budgets.max_redis_commands =
+      static_cast<std::int64_t>(budgets.Find("max_redis_commands")->number());
+  plan.registry_digest = artifact.Find("registry_digest")->string();
+  plan.digest = artifact.Find("digest")->string();
+  plan.built_by = artifact.Find("built_by")->string();
+  plan.file = std::move(file);
+  plan.text = std::move(text);
+  return plan;
+}
+
+}  // namespace rankd::engine

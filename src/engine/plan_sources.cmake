@@ -1,0 +1,57 @@
+# The plan-loading half of the engine (JSON, registry, op table, plan validation, plan store):
+# sources relative to src/engine. It needs none of rankd's other components, so the fuzz project
+# (fuzz/CMakeLists.txt) compiles the same list with its instrumentation.
+set(RANKD_ENGINE_PLAN_SOURCES
+  file_reader.cpp
+  json/canonical.cpp
+  json/digest.cpp
+  json/number_format.cpp
+  json/parser.cpp
+  json/pointer.cpp
+  json/value.cpp
+  load_error.cpp
+  ops/op_table.cpp
+  plan/plan.cpp
+  plan/plan_builder.cpp
+  plan/plan_checker.cpp
+  plan/plan_loader.cpp
+  plan/regex.cpp
+  plan/tree_types.cpp
+  registry/registry.cpp
+  registry/registry_checks.cpp
+  registry/registry_loader.cpp
+  registry/toml_reader.cpp
+  schema/json_adapter.cpp
+  schema/schema_validator.cpp
+  store/plan_store.cpp
+  value.cpp
+  value_json.cpp
+)
+
+# Links `target`, which compiles RANKD_ENGINE_PLAN_SOURCES, with what they use: RE2 (regex
+# predicates, schema patterns), OpenSSL's libcrypto (SHA-256), toml++ (the registry) and valijson
+# (the plan JSON Schema; header-only).
+function(rankd_link_engine_plan_dependencies target)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+  find_package(OpenSSL REQUIRED)
+  find_package(tomlplusplus REQUIRED)
+  find_path(VALIJSON_INCLUDE_DIR valijson/validation_visitor.hpp REQUIRED)
+  target_include_directories(${target} SYSTEM PRIVATE ${VALIJSON_INCLUDE_DIR})
+  target_link_libraries(${target} PRIVATE PkgConfig::RE2 OpenSSL::Crypto tomlplusplus::tomlplusplus)
+endfunction()
+
+# Writes ${out_dir}/plan_schema_text.cpp, which defines rankd::engine::PlanSchemaText() as the
+# text of schema/plan.v1.schema.json, so the engine does not read the repository at run time.
+# Configuring again picks up a changed schema.
+function(rankd_embed_plan_schema schema_file out_dir out_var)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${schema_file})
+  file(READ ${schema_file} PLAN_SCHEMA_TEXT)
+  string(FIND "${PLAN_SCHEMA_TEXT}" ")plan_schema\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${schema_file} contains the raw string delimiter of plan_schema_text.cpp")
+  endif()
+  configure_file(${RANKD_ENGINE_DIR}/schema/plan_schema_text.cpp.in
+                 ${out_dir}/plan_schema_text.cpp @ONLY)
+  set(${out_var} ${out_dir}/plan_schema_text.cpp PARENT_SCOPE)
+endfunction()

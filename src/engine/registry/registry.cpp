@@ -1,0 +1,55 @@
+#include "rankd/engine/registry.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include "find_by_name.h"
+
+namespace rankd::engine {
+
+std::string KeySchema::KeyFor(std::int64_t id) const {
+  std::string key = prefix;
+  key += std::to_string(id);
+  key += suffix;
+  return key;
+}
+
+Registry::Registry(std::vector<KeyDef> keys, std::vector<ParamDef> params,
+                   std::vector<EndpointDef> endpoints, std::vector<KeySchema> key_schemas,
+                   std::string digest)
+    : keys_(std::move(keys)),
+      params_(std::move(params)),
+      endpoints_(std::move(endpoints)),
+      key_schemas_(std::move(key_schemas)),
+      digest_(std::move(digest)) {
+  for (std::size_t slot = 0; slot < keys_.size(); ++slot)
+    key_slots_.emplace(keys_[slot].name, slot);
+  const auto id = key_slots_.find("id");
+  if (id == key_slots_.end()) throw std::invalid_argument("a registry needs the key \"id\"");
+  id_slot_ = id->second;
+}
+
+std::optional<std::size_t> Registry::KeySlot(std::string_view name) const {
+  const auto it = key_slots_.find(std::string(name));
+  if (it == key_slots_.end()) return std::nullopt;
+  return it->second;
+}
+
+const KeyDef* Registry::FindKey(std::string_view name) const {
+  const std::optional<std::size_t> slot = KeySlot(name);
+  return slot ? &keys_[*slot] : nullptr;
+}
+
+const ParamDef* Registry::FindParam(std::string_view name) const {
+  return FindByName(params_, name, &ParamDef::name);
+}
+
+const EndpointDef* Registry::FindEndpoint(std::string_view name) const {
+  return FindByName(endpoints_, name, &EndpointDef::name);
+}
+
+const KeySchema* Registry::FindKeySchema(std::string_view name) const {
+  return FindByName(key_schemas_, name, &KeySchema::name);
+}
+
+}  // namespace rankd::engine

@@ -1,0 +1,174 @@
+// LoadRegistry (registry.h): registry/*.toml read as rankc reads them (loadRegistry in
+// dsl/src/compiler/registry.ts), checked, and built into a Registry with its digest.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <system_error>
+#include <utility>
+
+#include "file_reader.h"
+#include "json/canonical.h"
+#include "json/digest.h"
+#include "problem_codes.h"
+#include "rankd/engine/plan_store.h"
+#include "rankd/engine/registry.h"
+#include "registry/registry_checks.h"
+#include "registry/toml_reader.h"
+#include "value_json.h"
+
+namespace rankd::engine {
+namespace {
+
+constexpr std::array<std::string_view, 4> kSections = {"keys", "params", "endpoints",
+                                                       "key_schemas"};
+
+LoadProblem Invalid(std::string file, std::string pointer, std::string message) {
+  return LoadProblem{std::move(file), std::string(codes::kRegistryInvalid), std::move(pointer), "",
+                     std::move(message)};
+}
+
+// The line of the value at `pointer` (or of its nearest ancestor) in a file's document.
+std::size_t LineOf(const std::map<std::string, std::size_t>& lines, std::string pointer) {
+  while (true) {
+    const auto it = lines.find(pointer);
+    if (it != lines.end() && it->second > 0) return it->second;
+    if (pointer.empty()) return 0;
+    pointer.erase(pointer.rfind('/'));
+  }
+}
+
+std::optional<double> OptionalNumber(const json::Value& table, std::string_view name) {
+  const json::Value* v = table.Find(name);
+  if (v == nullptr) return std::nullopt;
+  return v->number();
+}
+
+EndpointTarget TargetOf(const json::Value& e) {
+  EndpointTarget t;
+  if (e.Find("mode")->string() == "cluster") {
+    t.mode = EndpointTarget::Mode::kCluster;
+    for (const json::Value& seed : e.Find("seeds")->array()) t.seeds.push_back(seed.string());
+  } else {
+    t.mode = EndpointTarget::Mode::kSingle;
+    t.address = e.Find("address")->string();
+  }
+  t.pool_size = static_cast<int>(e.Find("pool_size")->number());
+  t.connect_timeout_ms = static_cast<int>(e.Find("connect_timeout_ms")->number());
+  t.command_timeout_ms = static_cast<int>(e.Find("command_timeout_ms")->number());
+  return t;
+}
+
+// The typed registry of a registry object that passed every check.
+std::shared_ptr<const Registry> Build(const json::Value& reg) {
+  std::vector<KeyDef> keys;
+  for (const json::Value& k : reg.Find("keys")->array()) {
+    keys.push_back(KeyDef{static_cast<std::int64_t>(k.Find("id")->number()),
+                          k.Find("name")->string(), *ParseValueType(k.Find("type")->string()),
+                          k.Find("nullable")->bool_value(), k.Find("writable")->bool_value(),
+                          k.Find("doc")->string()});
+  }
+  std::vector<ParamDef> params;
+  for (const json::Value& p : reg.Find("params")->array()) {
+    const ValueType type = *ParseValueType(p.Find("type")->string());
+    params.push_back(ParamDef{p.Find("name")->string(), type, ScalarOf(*p.Find("default"), type),
+                              OptionalNumber(p, "min"), OptionalNumber(p, "max"),
+                              p.Find("doc")->string()});
+  }
+  std::vector<EndpointDef> endpoints;
+  for (const json::Member& e : reg.Find("endpoints")->object()) {
+    endpoints.push_back(EndpointDef{e.name, TargetOf(*e.value.Find("dev")),
+                                    TargetOf(*e.value.Find("test")),
+                                    TargetOf(*e.value.Find("prod"))});
+  }
+  std::sort(endpoints.begin(), endpoints.end(),
+            [](const EndpointDef& a, const EndpointDef& b) { return a.name < b.name; });
+  std::vector<KeySchema> schemas;
+  for (const json::Value& s : reg.Find("key_schemas")->array()) {
+    KeySchema schema;
+    schema.name = s.Find("name")->string();
+    schema.template_text = s.Find("template")->string();
+    const std::size_t at = schema.template_text.find("{id}");
+    schema.prefix = schema.template_text.substr(0, at);
+    schema.suffix = schema.template_text.substr(at + 4);
+    schema.type =
+        s.Find("type")->string() == "list" ? KeySchema::Type::kList : KeySchema::Type::kHash;
+    schema.endpoint = s.Find("endpoint")->string();
+    for (const json::Value& y : s.Find("yields")->array()) schema.yields.push_back(y.string());
+    schema.doc = s.Find("doc")->string();
+    schemas.push_back(std::move(schema));
+  }
+  return std::make_shared<const Registry>(std::move(keys), std::move(params), std::move(endpoints),
+                                          std::move(schemas),
+                                          json::Sha256Hex(json::CanonicalJson(reg)));
+}
+
+}  // namespace
+
+std::shared_ptr<const Registry> LoadRegistry(const std::filesystem::path& dir) {
+  std::vector<LoadProblem> problems;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw LoadError({LoadProblem{dir.string(), std::string(codes::kFileUnreadable), "", "",
+                                 "cannot read the registry directory: it is not a directory"}});
+  }
+  std::vector<std::filesystem::path> files;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".toml") files.push_back(it->path());
+  }
+  if (ec) {
+    throw LoadError({LoadProblem{dir.string(), std::string(codes::kFileUnreadable), "", "",
+                                 "cannot list the registry directory: " + ec.message()}});
+  }
+  if (files.empty())
+    throw LoadError({Invalid(dir.string(), "", "the registry directory has no .toml files")});
+  std::sort(files.begin(), files.end());
+
+  json::Value::Object merged;
+  std::map<std::string, std::string> section_files;
+  std::map<std::string, std::map<std::string, std::size_t>> lines;  // by file
+  for (const std::filesystem::path& path : files) {
+    const std::string file = path.string();
+    const std::optional<std::string> text = ReadFileText(path, problems);
+    if (!text) continue;
+    TomlDocument document = ReadRegistryToml(*text, file, problems);
+    for (json::Member& table : document.value.object()) {
+      const std::string pointer = "/" + table.name;
+      if (std::find(kSections.begin(), kSections.end(), table.name) == kSections.end()) {
+        problems.push_back(
+            Invalid(file, pointer,
+                    "unknown registry table \"" + table.name +
+                        "\" (expected one of keys, params, endpoints, key_schemas)"));
+      } else if (const auto prev = section_files.find(table.name); prev != section_files.end()) {
+        problems.push_back(Invalid(file, pointer,
+                                   "registry table \"" + table.name + "\" is also defined in " +
+                                       prev->second + "; each table lives in one file"));
+      } else {
+        section_files.emplace(table.name, file);
+        merged.push_back(std::move(table));
+      }
+    }
+    lines.emplace(file, std::move(document.lines));
+  }
+  if (problems.empty()) {
+    for (const std::string_view section : kSections) {
+      if (section_files.count(std::string(section)) == 0) {
+        problems.push_back(Invalid(dir.string(), "",
+                                   "the registry has no \"" + std::string(section) + "\" table"));
+      }
+    }
+  }
+  if (!problems.empty()) throw LoadError(std::move(problems));
+
+  const json::Value registry = json::Value::MakeObject(std::move(merged));
+  for (RegistryIssue& issue : CheckRegistry(registry)) {
+    const std::string& file = section_files.at(issue.section);
+    const std::size_t line = LineOf(lines.at(file), issue.pointer);
+    std::string message = std::move(issue.message);
+    if (line > 0) message += " (line " + std::to_string(line) + ")";
+    problems.push_back(Invalid(file, std::move(issue.pointer), std::move(message)));
+  }
+  if (!problems.empty()) throw LoadError(std::move(problems));
+  return Build(registry);
+}
+
+}  // namespace rankd::engine

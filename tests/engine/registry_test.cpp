@@ -1,0 +1,226 @@
+// LoadRegistry: registry/ loads with the digest rankc computes, and each kind of bad registry is
+// refused with problems naming the file and the field.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+
+#include "problem_codes.h"
+#include "rankd/engine/plan_store.h"
+#include "rankd/engine/registry.h"
+#include "test_files.h"
+
+namespace rankd::engine {
+namespace {
+
+using testing::CopyRegistry;
+using testing::ReadFile;
+using testing::SourcePath;
+using testing::TempDir;
+using testing::WriteFile;
+
+TEST(RegistryTest, LoadsTheRepositoryRegistryWithTheGoldenArtifactsDigest) {
+  const auto registry = LoadRegistry(SourcePath("registry"));
+  EXPECT_EQ(registry->digest(), testing::GoldenRegistryDigest());
+  ASSERT_EQ(registry->keys().size(), 11u);
+  EXPECT_EQ(registry->id_slot(), 0u);
+  EXPECT_EQ(registry->KeySlot("ctr"), 6u);
+  EXPECT_EQ(registry->FindKey("final_score")->type, ValueType::kFloat);
+  EXPECT_TRUE(registry->FindKey("final_score")->writable);
+  EXPECT_EQ(registry->FindKey("nope"), nullptr);
+  const ParamDef* result_size = registry->FindParam("result_size");
+  ASSERT_NE(result_size, nullptr);
+  EXPECT_EQ(result_size->type, ValueType::kInt);
+  EXPECT_EQ(std::get<std::int64_t>(result_size->default_value), 50);
+  EXPECT_EQ(result_size->min, 1.0);
+  EXPECT_EQ(result_size->max, 1000.0);
+  EXPECT_FALSE(registry->FindParam("blocklist_regex")->min.has_value());
+  ASSERT_EQ(registry->endpoints().size(), 2u);
+  EXPECT_EQ(registry->endpoints()[0].name, "features");
+  const EndpointDef* graph = registry->FindEndpoint("graph");
+  EXPECT_EQ(graph->dev.address, "127.0.0.1:6379");
+  EXPECT_EQ(graph->prod.mode, EndpointTarget::Mode::kCluster);
+  EXPECT_EQ(graph->prod.seeds.size(), 3u);
+  EXPECT_EQ(graph->prod.pool_size, 8);
+  const KeySchema* media = registry->FindKeySchema("media_features");
+  ASSERT_NE(media, nullptr);
+  EXPECT_EQ(media->type, KeySchema::Type::kHash);
+  EXPECT_EQ(media->KeyFor(42), "media_features:42");
+  EXPECT_EQ(media->yields.size(), 5u);
+}
+
+TEST(RegistryTest, DigestEqualsRankcRegistryDigest) {
+  if (!testing::RankcAvailable())
+    GTEST_SKIP() << "rankc is not built (npm ci at the repository root)";
+  const auto registry = LoadRegistry(SourcePath("registry"));
+  for (const char* dir : {"registry", "tests/plans/registries/no_media_schema",
+                          "tests/plans/registries/constructor_param"}) {
+    const testing::CommandResult rankc =
+        testing::RunRankc(std::string("registry-digest --registry ") + dir);
+    ASSERT_EQ(rankc.status, 0) << dir;
+    EXPECT_EQ(LoadRegistry(SourcePath(dir))->digest() + "\n", rankc.output) << dir;
+  }
+}
+
+// Numbers are JavaScript's: a TOML float with an integral value is an integer, as rankc reads it.
+TEST(RegistryTest, TomlFloatsAndIntegersAreOneNumberType) {
+  TempDir dir;
+  CopyRegistry(dir.path());
+  std::string endpoints = ReadFile(dir / "endpoints.toml");
+  endpoints.replace(endpoints.find("pool_size = 2"), 13, "pool_size = 2.0");
+  WriteFile(dir / "endpoints.toml", endpoints);
+  EXPECT_EQ(LoadRegistry(dir.path())->digest(), testing::GoldenRegistryDigest());
+}
+
+std::vector<LoadProblem> ProblemsOf(const std::filesystem::path& dir) {
+  try {
+    LoadRegistry(dir);
+  } catch (const LoadError& e) {
+    return e.problems();
+  }
+  ADD_FAILURE() << "the registry loaded";
+  return {};
+}
+
+// Loads a copy of registry/ with `file` edited: `from` replaced by `to`.
+std::vector<LoadProblem> ProblemsWithEdit(const std::string& file, const std::string& from,
+                                          const std::string& to) {
+  TempDir dir;
+  CopyRegistry(dir.path());
+  std::string text = ReadFile(dir / file);
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  WriteFile(dir / file, text);
+  std::vector<LoadProblem> problems = ProblemsOf(dir.path());
+  for (LoadProblem& p : problems) p.file = std::filesystem::path(p.file).filename().string();
+  return problems;
+}
+
+::testing::AssertionResult Has(const std::vector<LoadProblem>& problems, const std::string& file,
+                               const std::string& pointer, const std::string& text) {
+  std::string all;
+  for (const LoadProblem& p : problems) {
+    if (p.code == codes::kRegistryInvalid && p.file == file && p.pointer == pointer &&
+        p.message.find(text) != std::string::npos) {
+      return ::testing::AssertionSuccess();
+    }
+    all += "\n  " + p.ToString();
+  }
+  return ::testing::AssertionFailure() << "no problem in " << file << " at " << pointer
+                                       << " saying \"" << text << "\"; got:" << all;
+}
+
+TEST(RegistryTest, UnknownFieldNamesFileFieldAndLine) {
+  const auto problems =
+      ProblemsWithEdit("keys.toml", "name = \"ctr\"", "name = \"ctr\"\ncolour = \"red\"");
+  EXPECT_TRUE(
+      Has(problems, "keys.toml", "/keys/6/colour", "key \"ctr\": unknown field \"colour\""));
+  EXPECT_NE(problems[0].message.find("(line 5"), std::string::npos) << problems[0].message;
+}
+
+TEST(RegistryTest, MissingFieldPointsAtTheTable) {
+  EXPECT_TRUE(Has(ProblemsWithEdit("keys.toml", "nullable = true\nwritable = false\ndoc = \"ISO",
+                                   "writable = false\ndoc = \"ISO"),
+                  "keys.toml", "/keys/1", "missing field \"nullable\""));
+}
+
+TEST(RegistryTest, EachTableInExactlyOneFile) {
+  EXPECT_TRUE(
+      Has(ProblemsWithEdit("params.toml", "[[params]]\nname = \"recency_weight\"",
+                           "[[keys]]\nid = 99\nname = \"x\"\ntype = \"int\"\nnullable = true\n"
+                           "writable = false\ndoc = \"\"\n\n[[params]]\nname = \"recency_weight\""),
+          "params.toml", "/keys", "also defined in"));
+  EXPECT_TRUE(Has(ProblemsWithEdit("params.toml", "[[params]]\nname = \"recency_weight\"",
+                                   "[colours]\nred = 1\n\n[[params]]\nname = \"recency_weight\""),
+                  "params.toml", "/colours", "unknown registry table \"colours\""));
+  TempDir dir;
+  CopyRegistry(dir.path());
+  std::filesystem::remove(dir / "params.toml");
+  const auto problems = ProblemsOf(dir.path());
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].message.find("the registry has no \"params\" table"), std::string::npos);
+}
+
+TEST(RegistryTest, TomlSyntaxErrorsNameTheLine) {
+  const auto problems = ProblemsWithEdit("keys.toml", "id = 3", "id = = 3");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].file, "keys.toml");
+  EXPECT_NE(problems[0].message.find("invalid TOML at line 25"), std::string::npos)
+      << problems[0].message;
+}
+
+// One edit of a copy of registry/ and the problem it must cause.
+struct Edit {
+  const char* file;
+  const char* from;
+  const char* to;
+  const char* pointer;
+  const char* says;
+};
+
+void ExpectProblems(std::initializer_list<Edit> edits) {
+  for (const Edit& e : edits) {
+    EXPECT_TRUE(Has(ProblemsWithEdit(e.file, e.from, e.to), e.file, e.pointer, e.says))
+        << e.from << " -> " << e.to;
+  }
+}
+
+TEST(RegistryTest, RefusesWhatJsonCannotHold) {
+  ExpectProblems({
+      {"params.toml", "default = 0.1", "default = 1979-05-27", "/params/0/default",
+       "dates and times"},
+      {"params.toml", "default = 0.1", "default = nan", "/params/0/default", "finite"},
+      {"keys.toml", "id = 3", "id = 9007199254740993", "/keys/2/id", "not a safe integer"},
+  });
+}
+
+TEST(RegistryTest, ChecksEveryRule) {
+  ExpectProblems({
+      {"keys.toml", "name = \"id\"", "name = \"ident\"", "/keys", "must define the key \"id\""},
+      {"keys.toml", "id = 3", "id = 2", "/keys/2/id", "id 2 is used by another key"},
+      {"keys.toml", "name = \"title\"", "name = \"Title\"", "/keys/7/name",
+       "name must be lower_snake_case, got \"Title\""},
+      {"keys.toml", "type = \"bool\"", "type = \"boolean\"", "/keys/2/type",
+       "type must be one of int, float, string, bool"},
+      {"params.toml", "default = 50", "default = 5000", "/params/4/default",
+       "default 5000 is outside [1, 1000]"},
+      {"params.toml", "default = 50", "default = 50.5", "/params/4/default",
+       "must be an integer, got 50.5"},
+      {"params.toml", "doc = \"Titles", "min = 1\ndoc = \"Titles", "/params/5/min",
+       "unknown field \"min\""},
+      {"endpoints.toml", "address = \"127.0.0.1:6379\"", "address = \"127.0.0.1\"",
+       "/endpoints/graph/dev/address", "address must be \"host:port\""},
+      {"endpoints.toml", "pool_size = 8", "pool_size = 2000", "/endpoints/graph/prod/pool_size",
+       "from 1 to 1024"},
+      {"endpoints.toml", "mode = \"cluster\"", "mode = \"sentinel\"", "/endpoints/graph/prod/mode",
+       "mode must be \"single\" or \"cluster\""},
+      {"endpoints.toml", "[endpoints.graph.test]", "[endpoints.graph.staging]",
+       "/endpoints/graph/staging", "unknown field \"staging\""},
+      {"key_schemas.toml", "template = \"user:{id}\"", "template = \"user:{id}:{id}\"",
+       "/key_schemas/0/template", "exactly one {id}"},
+      {"key_schemas.toml", "endpoint = \"features\"", "endpoint = \"nowhere\"",
+       "/key_schemas/4/endpoint", "\"nowhere\" is not defined in endpoints"},
+      {"key_schemas.toml", "\"ctr\", \"title\"", "\"ctr\", \"colour\"", "/key_schemas/4/yields/4",
+       "yields unknown key \"colour\""},
+      {"key_schemas.toml", "yields = [\"country\", \"verified\"]",
+       "yields = [\"country\", \"country\"]", "/key_schemas/0/yields/1",
+       "yields \"country\" twice"},
+      {"key_schemas.toml", "yields = [\"id\"]", "yields = [\"id\", \"ctr\"]",
+       "/key_schemas/1/yields", "a list schema yields [\"id\"]"},
+  });
+}
+
+TEST(RegistryTest, ADirectoryWithoutRegistryFiles) {
+  TempDir dir;
+  auto problems = ProblemsOf(dir.path());
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].code, codes::kRegistryInvalid);
+  problems = ProblemsOf(dir / "missing");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].code, codes::kFileUnreadable);
+  EXPECT_EQ(problems[0].file, (dir / "missing").string());
+}
+
+}  // namespace
+}  // namespace rankd::engine
