@@ -28,6 +28,18 @@ set(RANKD_ENGINE_PLAN_SOURCES
   value_json.cpp
 )
 
+# The expression VM and the columns it runs over (program.h, column.h, candidates.h): sources
+# relative to src/engine, on top of RANKD_ENGINE_PLAN_SOURCES (values, regex flags) and RE2. The
+# fuzz project compiles them too (fuzz/vm_fuzz.cpp).
+set(RANKD_ENGINE_VM_SOURCES
+  columns/candidates.cpp
+  columns/column.cpp
+  vm/compile.cpp
+  vm/constants.cpp
+  vm/evaluate.cpp
+  vm/regex_cache.cpp
+)
+
 # Links `target`, which compiles RANKD_ENGINE_PLAN_SOURCES, with what they use: RE2 (regex
 # predicates, schema patterns), OpenSSL's libcrypto (SHA-256), toml++ (the registry) and valijson
 # (the plan JSON Schema; header-only).
