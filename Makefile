@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -108,6 +108,14 @@ bench-redis: setup-bench
 # ARGS='--quick' for a short development run (not recorded: use bench/scripts/http_bench.py --quick).
 bench-http: bench
 	/usr/bin/python3 bench/scripts/http_bench.py --record $(ARGS)
+
+# The engine on the feed plan's score, filter and topk(50) (1K-1M rows, one thread): the VM vs a
+# hand loop, the tests' tree walk and DuckDB, plus the plan-load time; recorded in
+# docs/benchmarks.md (ARGS='--repeats 1 --sizes 1000,100000' for a quick run, not recorded).
+bench-engine: setup-bench
+	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
+	@nice ninja -C build-bench -j$(JOBS) --quiet rankd_feed_bench rankd_plan_load_bench
+	build-bench/venv/bin/python bench/scripts/engine_bench.py $(if $(ARGS),$(ARGS),--record)
 
 # A/B regression run: BASE's rankd, echo client and rankd_redis_bench (built once from a temporary
 # git worktree into build-ab/<commit>/) against build-bench/'s, alternating, on the echo, HTTP and

@@ -27,7 +27,8 @@ test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev)
 # (bench/http_parser), the libuv and Boost.Asio peers (header-only Asio), redis-server and
 # redis-benchmark (make bench-redis), wrk (make bench-http) and the charts (bench/scripts).
 bench_packages=(libbenchmark-dev libhttp-parser-dev libuv1-dev libboost-dev redis-server redis-tools
-  wrk python3-matplotlib)
+  wrk python3-matplotlib
+  python3-venv)  # build-bench/venv: DuckDB from PyPI for make bench-engine (below)
 # make fuzz: clang 14 and its libFuzzer runtime.
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 # make format: clang-format over the files git tracks.
@@ -65,6 +66,21 @@ if ((${#missing[@]})); then
     "${sudo_cmd[@]}" apt-get update -qq >/tmp/rankd-apt.log 2>&1
     "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/rankd-apt.log 2>&1 ||
       { echo "setup: apt-get install failed, see /tmp/rankd-apt.log" >&2; tail -20 /tmp/rankd-apt.log >&2; exit 1; }
+  fi
+fi
+
+# make bench-engine: DuckDB (PyPI, the version in bench/scripts/requirements-engine.txt) in a venv
+# that also sees Debian's matplotlib; created or updated only when the pinned version is missing.
+if [ "$purpose" = bench ]; then
+  venv="$root/build-bench/venv"
+  want="$(sed -n 's/^duckdb==//p' "$root/bench/scripts/requirements-engine.txt")"
+  have="$("$venv/bin/python" -c 'import duckdb; print(duckdb.__version__)' 2>/dev/null || true)"
+  if [ "$have" != "$want" ]; then
+    echo "setup: installing duckdb $want into build-bench/venv"
+    { [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"; } &&
+      "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/bench/scripts/requirements-engine.txt" \
+        >/tmp/rankd-pip.log 2>&1 ||
+      { echo "setup: pip install duckdb failed, see /tmp/rankd-pip.log" >&2; tail -20 /tmp/rankd-pip.log >&2; exit 1; }
   fi
 fi
 
