@@ -329,7 +329,10 @@ void RegexTest(const Instr& in, Frame& f) noexcept {
       continue;
     }
     const StringRef s = a[At<CA>(i)];
-    out[i] = re2::RE2::PartialMatch(re2::StringPiece(s.data, s.size), re) ? kTrue : kFalse;
+    // RE2::PartialMatch without its argument plumbing (no submatches wanted): the same search.
+    out[i] = re.Match(re2::StringPiece(s.data, s.size), 0, s.size, re2::RE2::UNANCHORED, nullptr, 0)
+                 ? kTrue
+                 : kFalse;
   }
 }
 
