@@ -150,67 +150,122 @@ void Connection::AppendError(int status, std::string_view reason) {
 }
 
 rt::Task<void> Connection::Run() {
+  // The hot path (answer, send, read) stays in this one frame: the steps it calls are plain
+  // functions, and each await is inline, so a request costs no coroutine frame of its own.
+  const int fd = stream_.fd();
   for (;;) {
-    const NextStep next = co_await AnswerBuffered();
-    if (next == NextStep::kGone) co_return;
-    if (!out_.empty()) {
-      const bool sent = co_await SendOutput();
-      if (!sent) co_return;  // the peer is gone
+    NextStep next = AnswerBuffered();
+    while (next == NextStep::kAwaitHandler) {
+      Response response;
+      try {
+        response = co_await (*async_handler_)(request_);
+      } catch (const rt::CancelledError&) {
+        throw;
+      } catch (const std::exception& e) {
+        response = HandlerFailed(e);
+      }
+      next = FinishRequest(std::move(response));
+      if (next == NextStep::kAnswerMore && !large_body_) next = AnswerBuffered();
     }
+
+    // Send the batch, then a large body waiting after it. The write timeout covers the sends;
+    // the phase's own deadline resumes after them.
+    if (!out_.empty() || large_body_) {
+      const std::int64_t phase_deadline = deadline_ns_;
+      deadline_ns_ = Now() + Nanos(shard_.options->write_timeout);
+      std::string_view bytes(out_.data(), out_.size());
+      bool body_next = large_body_;
+      for (;;) {
+        if (bytes.empty()) {
+          if (!body_next) break;
+          bytes = large_response_.body();
+          body_next = false;
+          continue;
+        }
+        const std::int64_t n = co_await rt::Send(fd, bytes.data(), bytes.size());
+        if (n <= 0) co_return;  // the peer is gone
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+      }
+      out_.Clear();
+      if (large_body_) {
+        large_body_ = false;
+        large_response_ = Response{};
+      }
+      deadline_ns_ = phase_deadline;
+    }
+
     if (next == NextStep::kAnswerMore) continue;
     if (next != NextStep::kRead) {
       co_await Close(next == NextStep::kCloseAfterError);
       co_return;
     }
-    const bool read = co_await ReadMore();
-    if (!read) co_return;
+    if (!PrepareRead()) co_return;
+    // The reactor knows when the socket was left empty (a short read): then this read waits for
+    // readiness without a system call that would find nothing.
+    const std::int64_t n = co_await rt::Recv(fd, data_.data() + end_, data_.capacity() - end_);
+    idle_ = false;
+    if (n <= 0) co_return;  // closed by the peer, or an error: nothing to answer
+    end_ += static_cast<std::size_t>(n);
   }
 }
 
-rt::Task<Connection::NextStep> Connection::AnswerBuffered() {
+Connection::NextStep Connection::AnswerBuffered() {
   for (;;) {
-    if (out_.size() >= kOutputHighWater) co_return NextStep::kAnswerMore;
+    if (out_.size() >= kOutputHighWater) return NextStep::kAnswerMore;
     const ParseResult parsed = parser_.Parse(Unconsumed(), &request_);
-    if (parsed.status == ParseStatus::kError) {
+    if (parsed.status == ParseStatus::kError) [[unlikely]] {
       shard_.bad_requests.Add();
       AppendError(parsed.error_status, parsed.reason);
-      co_return NextStep::kCloseAfterError;
+      return NextStep::kCloseAfterError;
     }
     if (parsed.status != ParseStatus::kComplete) {
       AwaitRestOfRequest(parsed);
-      co_return NextStep::kRead;
+      return NextStep::kRead;
     }
     shard_.requests.Add();
     progress_ = RequestProgress{};
     deadline_ns_ = 0;  // handlers bound their own work
+    request_consumed_ = parsed.consumed;
     Router::Match match = shard_.router->Resolve(&request_);
+    if (match.async != nullptr) {
+      async_handler_ = match.async;
+      return NextStep::kAwaitHandler;
+    }
     Response response;
     try {
-      if (match.async != nullptr) {
-        response = co_await (*match.async)(request_);
-      } else {
-        response = Respond(match);
-      }
+      response = Respond(match);
     } catch (const rt::CancelledError&) {
       throw;
     } catch (const std::exception& e) {
-      rt::LogLine(std::string("rankd http: handler for ") + std::string(request_.method) + " " +
-                  std::string(request_.path) + " failed: " + e.what());
-      response = Response::Static(500, "internal error", "text/plain; charset=utf-8");
+      response = HandlerFailed(e);
     }
-    const bool keep = request_.keep_alive && !response.close() && !shard_.draining;
-    const std::string_view large_body = AppendResponse(response, keep);
-    if (!large_body.empty()) {
-      // A large body goes out from its own storage, after the batch so far. (Each co_await
-      // stands alone: g++ 12 miscompiles one inside && / || / ?:.)
-      const bool head_sent = co_await SendOutput();
-      if (!head_sent) co_return NextStep::kGone;
-      const bool body_sent = co_await SendAll(large_body);
-      if (!body_sent) co_return NextStep::kGone;
-    }
-    Consume(parsed.consumed);
-    if (!keep) co_return NextStep::kClose;
+    const NextStep next = FinishRequest(std::move(response));
+    if (next != NextStep::kAnswerMore || large_body_) return next;
   }
+}
+
+Response Connection::HandlerFailed(const std::exception& e) {
+  rt::LogLine(std::string("rankd http: handler for ") + std::string(request_.method) + " " +
+              std::string(request_.path) + " failed: " + e.what());
+  return Response::Static(500, "internal error", "text/plain; charset=utf-8");
+}
+
+Connection::NextStep Connection::FinishRequest(Response response) {
+  const bool keep = request_.keep_alive && !response.close() && !shard_.draining;
+  AppendHead(response, !keep);
+  const int status = response.status();
+  if (request_.method != "HEAD" && status != 204 && status != 304) {
+    const std::string_view body = response.body();
+    if (body.size() > shard_.options->copy_body_limit) {
+      // A large body goes out from its own storage, after the batch so far.
+      large_response_ = std::move(response);
+      large_body_ = true;
+    } else {
+      out_.Append(body);
+    }
+  }
+  Consume(request_consumed_);
+  return keep ? NextStep::kAnswerMore : NextStep::kClose;
 }
 
 Response Connection::Respond(Router::Match& match) {
@@ -219,16 +274,6 @@ Response Connection::Respond(Router::Match& match) {
       Response::Static(match.status, ReasonPhrase(match.status), "text/plain; charset=utf-8");
   if (!match.allow.empty()) response.AddHeader("Allow", std::move(match.allow));
   return response;
-}
-
-std::string_view Connection::AppendResponse(const Response& response, bool keep) {
-  AppendHead(response, !keep);
-  const int status = response.status();
-  if (request_.method == "HEAD" || status == 204 || status == 304) return {};
-  const std::string_view body = response.body();
-  if (body.size() > shard_.options->copy_body_limit) return body;
-  out_.Append(body);
-  return {};
 }
 
 void Connection::AwaitRestOfRequest(const ParseResult& parsed) {
@@ -248,29 +293,9 @@ void Connection::AwaitRestOfRequest(const ParseResult& parsed) {
   }
 }
 
-rt::Task<bool> Connection::SendOutput() {
-  const bool sent = co_await SendAll(std::string_view(out_.data(), out_.size()));
-  if (!sent) co_return false;
-  out_.Clear();
-  co_return true;
-}
-
-rt::Task<bool> Connection::SendAll(std::string_view bytes) {
-  // The write timeout covers this write; the phase's own deadline resumes after it.
-  const std::int64_t phase_deadline = deadline_ns_;
-  deadline_ns_ = Now() + Nanos(shard_.options->write_timeout);
-  while (!bytes.empty()) {
-    const std::int64_t n = co_await rt::Send(stream_.fd(), bytes.data(), bytes.size());
-    if (n <= 0) co_return false;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  deadline_ns_ = phase_deadline;
-  co_return true;
-}
-
-rt::Task<bool> Connection::ReadMore() {
+bool Connection::PrepareRead() {
   if (begin_ == end_) {
-    if (shard_.draining) co_return false;
+    if (shard_.draining) return false;
     deadline_ns_ = Now() + Nanos(shard_.options->idle_timeout);
     idle_ = true;
     shard_.NoteFreed(out_.ShrinkTo(kIdleOutputBytes));
@@ -280,14 +305,7 @@ rt::Task<bool> Connection::ReadMore() {
     ReturnToPooledBuffer();
   }
   Compact();
-  // The reactor knows when the socket was left empty (a short read): then this read waits for
-  // readiness without a system call that would find nothing.
-  const std::int64_t n =
-      co_await rt::Recv(stream_.fd(), data_.data() + end_, data_.capacity() - end_);
-  idle_ = false;
-  if (n <= 0) co_return false;  // closed by the peer, or an error: nothing to answer
-  end_ += static_cast<std::size_t>(n);
-  co_return true;
+  return true;
 }
 
 rt::Task<void> Connection::Close(bool linger) {

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 
 #include "rankd/http/output_buffer.h"
@@ -50,10 +51,10 @@ class Connection : public rt::ListHook<> {
   // What Run does after answering the requests in the read buffer.
   enum class NextStep {
     kRead,             // everything buffered is answered: send, then read
-    kAnswerMore,       // the batch reached the high-water mark: send, then answer the rest
+    kAnswerMore,       // send what is batched (and a large body), then answer the rest
+    kAwaitHandler,     // the request's handler is asynchronous: await async_handler_
     kClose,            // send, then close
     kCloseAfterError,  // send, then close after a linger (see kLingerBytes)
-    kGone,             // the peer is gone: end now
   };
   // Where the request being read stands (reset by each complete request).
   struct RequestProgress {
@@ -62,21 +63,22 @@ class Connection : public rt::ListHook<> {
     bool continue_sent = false;        // 100 Continue answered its Expect
   };
 
-  // Answers every complete request in the read buffer, batching the responses in out_ (large
-  // bodies go out at once, after the batch so far).
-  rt::Task<NextStep> AnswerBuffered();
+  // Answers complete requests in the read buffer with synchronous handlers, batching the
+  // responses in out_; stops at an asynchronous handler, a large body, the output high-water
+  // mark, an incomplete request or the end.
+  NextStep AnswerBuffered();
   // A synchronous handler's response, or the router's own (404, 405 with Allow).
   Response Respond(Router::Match& match);
-  // Appends the head and, unless it is large (returned, to be sent from its own storage), the
-  // body.
-  std::string_view AppendResponse(const Response& response, bool keep);
+  // The 500 answered for a handler that threw (logged).
+  Response HandlerFailed(const std::exception& e);
+  // Appends the response to the current request (head and, unless it is large and kept in
+  // large_response_ to be sent from its own storage, body) and consumes the request.
+  NextStep FinishRequest(Response response);
   // The buffered bytes are an incomplete request: room for its body, 100 Continue, its deadline.
   void AwaitRestOfRequest(const ParseResult& parsed);
-  // Writes out_ / `bytes` completely within the write timeout. False when the peer is gone.
-  rt::Task<bool> SendOutput();
-  rt::Task<bool> SendAll(std::string_view bytes);
-  // Reads more (idle between requests). False when the peer closed or the read failed.
-  rt::Task<bool> ReadMore();
+  // Before a read: the idle deadline and buffer sizes between requests, room at the end. False
+  // when the connection should end instead (drained while idle).
+  bool PrepareRead();
   // Ends the connection after its last response (see kLingerBytes for `linger`).
   rt::Task<void> Close(bool linger);
 
@@ -110,6 +112,10 @@ class Connection : public rt::ListHook<> {
   std::size_t end_ = 0;
   std::int64_t deadline_ns_ = 0;  // 0: none
   RequestProgress progress_;
+  std::size_t request_consumed_ = 0;             // bytes of the request being answered
+  const AsyncHandler* async_handler_ = nullptr;  // its handler, when asynchronous
+  Response large_response_;                      // a response whose body is sent from its storage
+  bool large_body_ = false;                      // large_response_'s body waits after out_
   bool idle_ = false;
 };
 

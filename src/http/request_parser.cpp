@@ -76,7 +76,7 @@ constexpr std::string_view kHeadEnd = "\r\n\r\n";
 
 }  // namespace
 
-ParseResult RequestParser::Parse(std::string_view bytes, Request* request) {
+ParseResult RequestParser::ParseAfterEmptyLines(std::string_view bytes, Request* request) {
   // Empty lines before a request line are ignored (RFC 9112 section 2.2: a server SHOULD ignore
   // at least one); they count towards the head's size limit.
   std::size_t skipped = 0;

@@ -5,10 +5,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -148,22 +150,39 @@ class EpollReactor final : public Reactor {
     e.hung_up = false;
   }
 
+  // epoll_pwait2 (nanosecond timeouts) where the kernel has it (Linux 5.11+); elsewhere, and
+  // under tools that do not know the call (valgrind), epoll_wait with the timeout rounded up to
+  // whole milliseconds, so a timer is never polled early.
+  int Wait(epoll_event* events, std::int64_t timeout_ns) {
+    if (have_pwait2_) {
+      int n;
+      if (timeout_ns < 0) {
+        n = ::epoll_pwait2(epfd_, events, kMaxEvents, nullptr, nullptr);
+      } else {
+        timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000),
+                    static_cast<long>(timeout_ns % 1'000'000'000)};
+        n = ::epoll_pwait2(epfd_, events, kMaxEvents, &ts, nullptr);
+      }
+      if (n >= 0 || errno != ENOSYS) return n;
+      have_pwait2_ = false;
+    }
+    int timeout_ms = -1;
+    if (timeout_ns >= 0) {
+      timeout_ms = static_cast<int>(std::min<std::int64_t>((timeout_ns + 999'999) / 1'000'000,
+                                                           std::numeric_limits<int>::max()));
+    }
+    return ::epoll_wait(epfd_, events, kMaxEvents, timeout_ms);
+  }
+
   PollResult Poll(std::int64_t timeout_ns) override {
     PollResult result;
     result.completions += RunDeferred();
     if (result.completions > 0) timeout_ns = 0;
     epoll_event events[kMaxEvents];
-    int n;
-    if (timeout_ns < 0) {
-      n = ::epoll_pwait2(epfd_, events, kMaxEvents, nullptr, nullptr);
-    } else {
-      timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000),
-                  static_cast<long>(timeout_ns % 1'000'000'000)};
-      n = ::epoll_pwait2(epfd_, events, kMaxEvents, &ts, nullptr);
-    }
+    const int n = Wait(events, timeout_ns);
     if (n < 0) {
       if (errno == EINTR) return result;
-      throw std::system_error(errno, std::system_category(), "epoll_pwait2");
+      throw std::system_error(errno, std::system_category(), "epoll_wait");
     }
     for (int i = 0; i < n; ++i) {
       if (events[i].data.u64 == kWakeToken) {
@@ -308,6 +327,7 @@ class EpollReactor final : public Reactor {
     return true;
   }
 
+  bool have_pwait2_ = true;  // cleared when the kernel answers ENOSYS
   int epfd_ = -1;
   int wakefd_ = -1;
   std::vector<FdEntry> fds_;

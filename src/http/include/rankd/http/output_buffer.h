@@ -59,7 +59,11 @@ class OutputBuffer {
 
  private:
   void Reserve(std::size_t extra) {
-    if (size_ + extra <= data_.capacity()) return;
+    if (size_ + extra > data_.capacity()) [[unlikely]]
+      Grow(extra);
+  }
+  // Out of line, so the appends that fit (nearly all) inline to a compare and a copy.
+  [[gnu::noinline, gnu::cold]] void Grow(std::size_t extra) {
     std::size_t capacity = data_.capacity() * 2;
     while (capacity < size_ + extra) capacity *= 2;
     PageBuffer grown(capacity);

@@ -56,15 +56,21 @@ class RequestParser {
  public:
   explicit RequestParser(ParserLimits limits = {}) noexcept : limits_(limits) {}
 
-  ParseResult Parse(std::string_view bytes, Request* request);
+  ParseResult Parse(std::string_view bytes, Request* request) {
+    if (bytes.empty() || bytes[0] != '\r') [[likely]]
+      return ParseRequest(bytes, request);
+    return ParseAfterEmptyLines(bytes, request);
+  }
   void Reset() noexcept { scanned_ = 0; }
 
   const ParserLimits& limits() const noexcept { return limits_; }
 
  private:
-  // Parses a complete head (ending with the blank line, `head` includes it).
+  // Parse, for bytes that start with a CR: skips the empty lines before the request line.
+  ParseResult ParseAfterEmptyLines(std::string_view bytes, Request* request);
   // Parse without the empty lines before the request line.
   ParseResult ParseRequest(std::string_view bytes, Request* request);
+  // Parses a complete head (ending with the blank line, `head` includes it).
   ParseResult ParseHead(std::string_view head, Request* request) const;
 
   ParserLimits limits_;
