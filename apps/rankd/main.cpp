@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "bench_command.h"
+#include "run_command.h"
 #include "subcommand.h"
 #include "version_command.h"
 
@@ -15,6 +16,7 @@ namespace {
 int RunHelp(int argc, char** argv);
 
 constexpr Subcommand kCommands[] = {
+    {"run", "answer ranking requests from stdin, one JSON line each, on stdout", RunRun},
     {"bench", "run a benchmark mode: eventloop, echo-server, http-server", RunBench},
     {"version", "print the version, build type, compiler, git commit and io backends", RunVersion},
     {"help", "list the commands, or describe one: rankd help <command>", RunHelp},

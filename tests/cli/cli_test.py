@@ -10,7 +10,7 @@ import sys
 import unittest
 
 RANKD = None
-COMMANDS = ["bench", "version", "help"]
+COMMANDS = ["run", "bench", "version", "help"]
 BENCH_MODES = ["eventloop", "echo-server", "http-server"]
 
 

@@ -425,7 +425,17 @@ class Reader {
     } else if (ec != std::errc() || end != lexeme.data() + lexeme.size()) {
       Fail(codes::kJsonSyntax, start, path, "a number is malformed");
     }
-    return Value::Number(value, integer_literal);
+    Value number = Value::Number(value, integer_literal);
+    if (integer_literal) {
+      // The literal's exact value when it fits int64 (ids past 2^53 in requests).
+      std::int64_t exact = 0;
+      const auto [int_end, int_ec] =
+          std::from_chars(lexeme.data(), lexeme.data() + lexeme.size(), exact);
+      if (int_ec == std::errc() && int_end == lexeme.data() + lexeme.size()) {
+        number.set_exact_integer(exact);
+      }
+    }
+    return number;
   }
 
   std::string_view text_;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -45,6 +46,16 @@ class Value {
   double number() const { return std::get<double>(data_); }
   // Whether the number was written as an integer literal (`3`, not `3.0` or `3e0`).
   bool integer_literal() const noexcept { return integer_literal_; }
+  // The exact value of an integer literal within int64 (`9007199254740993` stays exact; `3.0`,
+  // `1e3` and literals past int64 have none).
+  std::optional<std::int64_t> exact_integer() const noexcept {
+    if (!has_exact_integer_) return std::nullopt;
+    return exact_integer_;
+  }
+  void set_exact_integer(std::int64_t value) noexcept {
+    exact_integer_ = value;
+    has_exact_integer_ = true;
+  }
   const std::string& string() const { return std::get<std::string>(data_); }
   const Array& array() const { return std::get<Array>(data_); }
   Array& array() { return std::get<Array>(data_); }
@@ -66,6 +77,8 @@ class Value {
   // The alternatives are in the order of Type.
   std::variant<std::monostate, bool, double, std::string, Array, Object> data_;
   bool integer_literal_ = false;
+  bool has_exact_integer_ = false;
+  std::int64_t exact_integer_ = 0;
 };
 
 struct Member {

@@ -170,4 +170,16 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
                                               std::move(nodes), std::move(outputs));
 }
 
+CompiledPlanStore::CompiledPlanStore(std::shared_ptr<const PlanStore> store)
+    : store_(std::move(store)) {
+  for (const auto& [name, plan] : store_->plans()) {
+    plans_.emplace(name, CompilePlan(plan, store_->registry_ptr()));
+  }
+}
+
+std::shared_ptr<const CompiledPlan> CompiledPlanStore::Find(std::string_view name) const {
+  const auto it = plans_.find(name);
+  return it == plans_.end() ? nullptr : it->second;
+}
+
 }  // namespace rankd::engine

@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "rankd/engine/plan.h"
+#include "rankd/engine/plan_store.h"
 #include "rankd/engine/program.h"
 #include "rankd/engine/registry.h"
 
@@ -66,5 +68,23 @@ class CompiledPlan {
 // std::invalid_argument for a plan that validation would not have passed.
 std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan,
                                                 std::shared_ptr<const Registry> registry);
+
+// Every plan of a plan store, compiled: what a server or `rankd run` answers from. Made whole
+// when a store loads and replaced whole on a reload; a request keeps the one it started with.
+//
+// Thread affinity: immutable; shared by pointer across threads. Ownership: holds the store.
+class CompiledPlanStore {
+ public:
+  // Compiles every plan of `store`. Throws std::invalid_argument as CompilePlan does.
+  explicit CompiledPlanStore(std::shared_ptr<const PlanStore> store);
+
+  const PlanStore& store() const noexcept { return *store_; }
+  // Null when there is no such plan.
+  std::shared_ptr<const CompiledPlan> Find(std::string_view name) const;
+
+ private:
+  std::shared_ptr<const PlanStore> store_;
+  std::map<std::string, std::shared_ptr<const CompiledPlan>, std::less<>> plans_;
+};
 
 }  // namespace rankd::engine

@@ -1,0 +1,240 @@
+// Parsing ranking requests and binding their params (rank_api.h; docs/engine.md, "Requests").
+#include <cmath>
+#include <string>
+
+#include "../json/number_format.h"
+#include "../json/parser.h"
+#include "../vm/regex_cache.h"
+#include "rankd/engine/rank_api.h"
+
+namespace rankd::engine {
+namespace {
+
+RankError BadRequest(std::string message) {
+  return RankError{std::string(rank_errors::kBadRequest), std::move(message)};
+}
+RankError InvalidParam(std::string message) {
+  return RankError{std::string(rank_errors::kInvalidParam), std::move(message)};
+}
+
+std::string_view TypeName(const json::Value& v) { return json::Value::TypeName(v.type()); }
+
+// An integer field: an integer literal within [min, max].
+std::expected<std::int64_t, RankError> IntegerField(const json::Value& v, std::string_view field,
+                                                    std::int64_t min, std::int64_t max) {
+  const std::string range = std::to_string(min) + " to " + std::to_string(max);
+  if (!v.is_number()) {
+    return std::unexpected(BadRequest(std::string(field) + " must be an integer from " + range +
+                                      ", not a " + std::string(TypeName(v))));
+  }
+  const std::optional<std::int64_t> n = v.exact_integer();
+  if (!n || *n < min || *n > max) {
+    return std::unexpected(BadRequest(std::string(field) + " must be an integer from " + range));
+  }
+  return *n;
+}
+
+// A param value as written: int64 for an integer literal within int64, else the number; strings
+// and bools as such; anything else is null here and named by its JSON type in BindParams.
+RequestParam ToParam(const json::Member& m) {
+  RequestParam p;
+  p.name = m.name;
+  p.json_type = std::string(TypeName(m.value));
+  switch (m.value.type()) {
+    case json::Value::Type::kNumber:
+      if (const std::optional<std::int64_t> n = m.value.exact_integer()) {
+        p.value = *n;
+      } else {
+        p.value = m.value.number();
+      }
+      break;
+    case json::Value::Type::kString:
+      p.value = m.value.string();
+      break;
+    case json::Value::Type::kBool:
+      p.value = m.value.bool_value();
+      break;
+    default:
+      break;
+  }
+  return p;
+}
+
+}  // namespace
+
+std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
+  std::expected<json::Value, json::ParseError> parsed = json::Parse(body);
+  if (!parsed) {
+    return std::unexpected(BadRequest("malformed JSON " + parsed.error().message));
+  }
+  const json::Value& doc = *parsed;
+  if (!doc.is_object()) {
+    return std::unexpected(
+        BadRequest("the request must be a JSON object, not a " + std::string(TypeName(doc))));
+  }
+  RankRequest request;
+  bool has_plan = false;
+  for (const json::Member& m : doc.object()) {
+    const json::Value& v = m.value;
+    if (m.name == "plan") {
+      if (!v.is_string() || v.string().empty()) {
+        return std::unexpected(BadRequest("plan must be a plan's name (a non-empty string)"));
+      }
+      request.plan = v.string();
+      has_plan = true;
+    } else if (m.name == "viewer_id") {
+      auto id = IntegerField(v, "viewer_id", 0, INT64_MAX);
+      if (!id) return std::unexpected(id.error());
+      request.viewer_id = *id;
+    } else if (m.name == "params") {
+      if (!v.is_object()) {
+        return std::unexpected(BadRequest("params must be an object of param values, not a " +
+                                          std::string(TypeName(v))));
+      }
+      for (const json::Member& p : v.object()) request.params.push_back(ToParam(p));
+    } else if (m.name == "deadline_ms") {
+      auto ms = IntegerField(v, "deadline_ms", 1, 60000);
+      if (!ms) return std::unexpected(ms.error());
+      request.deadline_ms = *ms;
+    } else if (m.name == "explain") {
+      if (!v.is_bool()) {
+        return std::unexpected(
+            BadRequest("explain must be true or false, not a " + std::string(TypeName(v))));
+      }
+      request.explain = v.bool_value();
+    } else if (m.name == "request_id") {
+      if (!v.is_string()) {
+        return std::unexpected(
+            BadRequest("request_id must be a string, not a " + std::string(TypeName(v))));
+      }
+      request.request_id = v.string();
+    } else {
+      return std::unexpected(BadRequest(
+          "unknown field \"" + m.name +
+          "\" (a request has plan, viewer_id, params, deadline_ms, explain and request_id)"));
+    }
+  }
+  if (!has_plan) return std::unexpected(BadRequest("plan is required"));
+  return request;
+}
+
+namespace {
+
+// The flags each regex of the plan uses `param` with.
+void RegexFlagsOf(const Pred& p, const std::string& param, std::vector<std::string>* flags) {
+  if (p.op == PredOp::kRegex && p.param && *p.param == param) flags->push_back(p.flags);
+  for (const Pred& child : p.preds) RegexFlagsOf(child, param, flags);
+  for (const Expr& e : p.exprs) {
+    // An `if` inside a comparison holds predicates too.
+    std::vector<const Expr*> stack = {&e};
+    while (!stack.empty()) {
+      const Expr* x = stack.back();
+      stack.pop_back();
+      if (x->cond) RegexFlagsOf(*x->cond, param, flags);
+      for (const Expr& a : x->args) stack.push_back(&a);
+    }
+  }
+}
+
+std::vector<std::string> RegexFlagsOf(const Plan& plan, const std::string& param) {
+  std::vector<std::string> flags;
+  for (const auto& [id, pred] : plan.preds) RegexFlagsOf(pred, param, &flags);
+  for (const auto& [id, expr] : plan.exprs) {
+    std::vector<const Expr*> stack = {&expr};
+    while (!stack.empty()) {
+      const Expr* x = stack.back();
+      stack.pop_back();
+      if (x->cond) RegexFlagsOf(*x->cond, param, &flags);
+      for (const Expr& a : x->args) stack.push_back(&a);
+    }
+  }
+  return flags;
+}
+
+std::string Bounds(const PlanParam& p) {
+  std::string out;
+  if (p.min) {
+    out += " >= ";
+    json::AppendEcmaScriptNumber(out, *p.min);
+  }
+  if (p.max) {
+    out += p.min ? " and <= " : " <= ";
+    json::AppendEcmaScriptNumber(out, *p.max);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::expected<ParamBinding, RankError> BindParams(const Plan& plan,
+                                                  const std::vector<RequestParam>& overrides) {
+  ParamBinding binding = ParamBinding::Defaults(plan.params);
+  for (const RequestParam& o : overrides) {
+    std::size_t slot = plan.params.size();
+    for (std::size_t i = 0; i < plan.params.size(); ++i) {
+      if (plan.params[i].name == o.name) slot = i;
+    }
+    if (slot == plan.params.size()) {
+      return std::unexpected(
+          InvalidParam("plan " + plan.name + " has no param \"" + o.name + "\""));
+    }
+    const PlanParam& p = plan.params[slot];
+    const std::string what = "param " + o.name + " is a " + std::string(ValueTypeName(p.type));
+    Scalar value;
+    switch (p.type) {
+      case ValueType::kInt:
+        if (!std::holds_alternative<std::int64_t>(o.value)) {
+          return std::unexpected(
+              InvalidParam(what + ": expected an integer, got " +
+                           (std::holds_alternative<double>(o.value)
+                                ? std::string("a number with a fraction or exponent")
+                                : "a " + o.json_type)));
+        }
+        value = o.value;
+        break;
+      case ValueType::kFloat:
+        if (std::holds_alternative<std::int64_t>(o.value)) {
+          value = static_cast<double>(std::get<std::int64_t>(o.value));
+        } else if (std::holds_alternative<double>(o.value)) {
+          value = o.value;
+        } else {
+          return std::unexpected(InvalidParam(what + ": expected a number, got a " + o.json_type));
+        }
+        break;
+      case ValueType::kString:
+        if (!std::holds_alternative<std::string>(o.value)) {
+          return std::unexpected(InvalidParam(what + ": expected a string, got a " + o.json_type));
+        }
+        value = o.value;
+        break;
+      case ValueType::kBool:
+        if (!std::holds_alternative<bool>(o.value)) {
+          return std::unexpected(
+              InvalidParam(what + ": expected true or false, got a " + o.json_type));
+        }
+        value = o.value;
+        break;
+    }
+    if (p.type == ValueType::kInt || p.type == ValueType::kFloat) {
+      const double x = std::holds_alternative<double>(value)
+                           ? std::get<double>(value)
+                           : static_cast<double>(std::get<std::int64_t>(value));
+      if ((p.min && x < *p.min) || (p.max && x > *p.max)) {
+        return std::unexpected(InvalidParam("param " + o.name + " must be" + Bounds(p)));
+      }
+    }
+    if (p.type == ValueType::kString) {
+      for (const std::string& flags : RegexFlagsOf(plan, o.name)) {
+        std::string error;
+        if (!CachedRegex(std::get<std::string>(value), flags, &error)) {
+          return std::unexpected(
+              InvalidParam("param " + o.name + " is not a valid RE2 pattern: " + error));
+        }
+      }
+    }
+    binding.values[slot] = std::move(value);
+  }
+  return binding;
+}
+
+}  // namespace rankd::engine

@@ -1,0 +1,167 @@
+// Writing ranking responses and errors as JSON (rank_api.h; docs/engine.md, "Responses").
+#include <charconv>
+
+#include "../json/canonical.h"
+#include "../json/number_format.h"
+#include "rankd/engine/rank_api.h"
+
+namespace rankd::engine {
+namespace {
+
+void AppendInt(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+}
+
+void AppendKey(std::string& out, std::string_view key) {
+  json::AppendJsonString(out, key);
+  out.push_back(':');
+}
+
+// One value of a row: ints as integers (all of int64), floats in the shortest form that reads
+// back the same (-0 as 0), strings escaped, null where the row has no value.
+void AppendValue(std::string& out, const Column* column, std::uint32_t row) {
+  if (column == nullptr || !column->valid(row)) {
+    out.append("null");
+    return;
+  }
+  switch (column->type()) {
+    case ValueType::kInt:
+      AppendInt(out, column->ints()[row]);
+      return;
+    case ValueType::kFloat:
+      json::AppendEcmaScriptNumber(out, column->floats()[row]);
+      return;
+    case ValueType::kBool:
+      out.append(column->bools()[row] != 0 ? "true" : "false");
+      return;
+    case ValueType::kString:
+      json::AppendJsonString(out, column->strings()[row].view());
+      return;
+  }
+}
+
+void AppendRows(std::string& out, const Registry& registry, const CompiledNode& node,
+                const CandidateSet& rows) {
+  out.push_back('[');
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    const std::uint32_t row = rows.row(i);
+    out.push_back('{');
+    bool first = true;
+    for (const KeyRef& key : node.output_keys) {
+      if (!first) out.push_back(',');
+      first = false;
+      AppendKey(out, registry.keys()[key.slot].name);
+      AppendValue(out, rows.column(key.slot), row);
+    }
+    out.push_back('}');
+  }
+  out.push_back(']');
+}
+
+void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionResult& result) {
+  out.append(",\"explain\":{\"nodes\":[");
+  std::uint64_t commands = 0, round_trips = 0;
+  std::int64_t cpu_us = 0;
+  for (std::size_t i = 0; i < result.nodes.size(); ++i) {
+    const NodeReport& n = result.nodes[i];
+    const Node& node = *plan.nodes()[i].node;
+    commands += n.redis_commands;
+    round_trips += n.redis_batches;
+    cpu_us += n.cpu_us;
+    if (i > 0) out.push_back(',');
+    out.push_back('{');
+    AppendKey(out, "node");
+    json::AppendJsonString(out, node.id);
+    out.append(",\"op\":");
+    json::AppendJsonString(out, OpName(node.op));
+    out.append(",\"status\":");
+    json::AppendJsonString(out, NodeStatusName(n.status));
+    if (n.reason != DegradeReason::kNone) {
+      out.append(",\"reason\":");
+      json::AppendJsonString(out, DegradeReasonName(n.reason));
+    }
+    out.append(",\"start_us\":");
+    AppendInt(out, n.start_us);
+    out.append(",\"end_us\":");
+    AppendInt(out, n.end_us);
+    out.append(",\"rows_in\":");
+    AppendInt(out, static_cast<std::int64_t>(n.rows_in));
+    out.append(",\"rows_out\":");
+    AppendInt(out, static_cast<std::int64_t>(n.rows_out));
+    out.append(",\"redis_commands\":");
+    AppendInt(out, static_cast<std::int64_t>(n.redis_commands));
+    out.append(",\"round_trips\":");
+    AppendInt(out, static_cast<std::int64_t>(n.redis_batches));
+    out.append(",\"reply_bytes\":");
+    AppendInt(out, static_cast<std::int64_t>(n.reply_bytes));
+    out.append(",\"unparsable_values\":");
+    AppendInt(out, static_cast<std::int64_t>(n.unparsable_values));
+    out.append(",\"ran_on\":");
+    out.append(n.on_pool ? "\"pool\"" : "\"loop\"");
+    out.append(",\"cpu_us\":");
+    AppendInt(out, n.cpu_us);
+    out.push_back('}');
+  }
+  out.append("],\"totals\":{\"redis_commands\":");
+  AppendInt(out, static_cast<std::int64_t>(commands));
+  out.append(",\"round_trips\":");
+  AppendInt(out, static_cast<std::int64_t>(round_trips));
+  out.append(",\"cpu_us\":");
+  AppendInt(out, cpu_us);
+  out.append(",\"elapsed_us\":");
+  AppendInt(out, result.elapsed_us);
+  out.append("}}");
+}
+
+}  // namespace
+
+void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
+                       const ExecutionResult& result, bool explain) {
+  const Registry& registry = plan.registry();
+  out.append("{\"request_id\":");
+  json::AppendJsonString(out, request_id);
+  out.append(",\"plan\":");
+  json::AppendJsonString(out, plan.plan().name);
+  out.append(",\"plan_digest\":");
+  json::AppendJsonString(out, plan.plan().digest);
+  out.append(",\"outputs\":{");
+  for (std::size_t i = 0; i < result.outputs.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    const ExecutionResult::Output& o = result.outputs[i];
+    AppendKey(out, o.node->node->id);
+    AppendRows(out, registry, *o.node, *o.rows);
+  }
+  out.append("},\"degraded\":[");
+  bool first = true;
+  for (std::size_t i = 0; i < result.nodes.size(); ++i) {
+    const NodeReport& n = result.nodes[i];
+    if (n.status != NodeStatus::kDegraded) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    out.append("{\"node\":");
+    json::AppendJsonString(out, plan.nodes()[i].node->id);
+    out.append(",\"reason\":");
+    json::AppendJsonString(out, DegradeReasonName(n.reason));
+    out.append(",\"message\":");
+    json::AppendJsonString(out, n.message);
+    out.push_back('}');
+  }
+  out.push_back(']');
+  if (explain) AppendExplain(out, plan, result);
+  out.push_back('}');
+}
+
+void WriteRankError(std::string& out, std::string_view request_id, const RankError& error) {
+  out.append("{\"request_id\":");
+  json::AppendJsonString(out, request_id);
+  out.append(",\"error\":{\"code\":");
+  json::AppendJsonString(out, error.code);
+  out.append(",\"message\":");
+  json::AppendJsonString(out, error.message);
+  out.append("}}");
+}
+
+}  // namespace rankd::engine

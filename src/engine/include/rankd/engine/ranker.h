@@ -1,0 +1,55 @@
+// Ranker: answers ranking requests on one shard — parse the body, find the plan, bind the
+// params, execute on the shard's endpoints within the deadline, write the response — the part of
+// `/rank` and `rankd run` that knows nothing of HTTP or stdin (docs/engine.md).
+//
+// Thread affinity: the shard's loop thread (its endpoints'). Ownership: holds the plan store it
+// answers from (swapped whole by set_store; a request keeps the store it started with) and
+// borrows the endpoints.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "rankd/engine/compiled_plan.h"
+#include "rankd/engine/endpoints.h"
+#include "rankd/engine/executor.h"
+#include "rankd/runtime/clock.h"
+#include "rankd/runtime/task.h"
+
+namespace rankd::engine {
+
+struct RankerOptions {
+  // The deadline of a request that does not set deadline_ms.
+  rt::Duration default_deadline = std::chrono::milliseconds(100);
+  Scheduler scheduler = Scheduler::kAsync;
+  std::size_t offload_rows = kDefaultOffloadRows;
+};
+
+class Ranker {
+ public:
+  Ranker(std::shared_ptr<const CompiledPlanStore> store, const EndpointSet& endpoints,
+         RankerOptions options);
+
+  // One request's answer: the JSON body, and what a server logs and counts about it.
+  struct Answer {
+    std::string body;
+    std::string error_code;  // empty when it ranked
+    std::string request_id;
+    std::string plan;
+    std::size_t degraded = 0;
+  };
+  rt::Task<Answer> Rank(std::string_view body);
+
+  void set_store(std::shared_ptr<const CompiledPlanStore> store) { store_ = std::move(store); }
+  const std::shared_ptr<const CompiledPlanStore>& store() const noexcept { return store_; }
+
+ private:
+  std::shared_ptr<const CompiledPlanStore> store_;
+  const EndpointSet& endpoints_;
+  RankerOptions options_;
+  std::uint64_t next_request_ = 0;
+};
+
+}  // namespace rankd::engine

@@ -1,0 +1,344 @@
+"""Tests of `rankd run` against a real redis-server: python3 run_test.py <rankd> <source dir>
+(run by ctest, labels cli and integration).
+
+The four example plans (dsl/test/golden, the artifacts rankc builds from plans/) over a small
+dataset this test writes: the responses equal tests/cli/golden/run_responses.jsonl for both
+schedulers, the feed plan's ranking equals one computed here from the data, every request error
+that a local run can meet comes from a real malformed request, a file of mixed good and bad
+lines gets one response per line in order, and bad flags or a bad plan store exit 2.
+Set RANKD_UPDATE_GOLDEN=1 to rewrite the golden file (review the diff).
+"""
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+RANKD = None
+SOURCE = None
+PLANS = ["blend", "feed", "reels", "timeouts"]
+GOLDEN = "tests/cli/golden/run_responses.jsonl"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+class Redis:
+    """A redis-server in a temporary folder on a free loopback port, stopped by PID."""
+
+    def __init__(self, folder):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", folder],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while True:
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+                break
+            except OSError:
+                if time.time() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("redis-server did not start")
+                time.sleep(0.05)
+
+    def commands(self, commands):
+        self.sock.sendall(b"".join(resp(*c) for c in commands))
+        self.sock.sendall(resp("PING"))
+        got = b""
+        while not got.endswith(b"+PONG\r\n"):
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise RuntimeError("redis-server closed the connection")
+            got += chunk
+        if b"\r\n-" in b"\r\n" + got:
+            raise RuntimeError("redis error: %r" % got[:200])
+
+    def stop(self):
+        self.sock.close()
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+# The dataset: viewer 1 follows users 2..9 and is recommended users 10..15; each user u posted
+# media u*100+j, j < 4. Features vary with the id; some are missing, some malformed (dropped
+# as null by the value rules), one title is spam, one author id is past 2^53.
+FOLLOWEES = list(range(2, 10))
+RECOMMENDED = list(range(10, 16))
+
+
+def media_of(user):
+    return [user * 100 + j for j in range(4)]
+
+
+def features_of(media):
+    f = {}
+    if media % 7 != 0:
+        f["ctr"] = "%.3f" % ((media * 37 % 100) / 250)
+    if media % 5 != 1:
+        f["likes"] = str(media * 13 % 900)
+    if media % 11 == 3:
+        f["likes"] = "many"  # not an int: null
+    f["age_hours"] = "%.2f" % ((media * 7 % 480) / 10) if media % 9 != 4 else "NaN"
+    f["title"] = "buy now, a scam" if media % 13 == 0 else "clip %d" % media
+    f["author_id"] = str(media // 100) if media != 203 else "9007199254740993"
+    return f
+
+
+def dataset():
+    commands = [("FLUSHALL",), ("HSET", "user:1", "country", "fr", "verified", "true")]
+    commands.append(("RPUSH", "follow:1", *FOLLOWEES))
+    commands.append(("RPUSH", "recommendation:1", *RECOMMENDED))
+    for user in FOLLOWEES + RECOMMENDED:
+        commands.append(("HSET", "user:%d" % user, "country", "de", "verified", "0"))
+        commands.append(("RPUSH", "media:%d" % user, *media_of(user)))
+        for m in media_of(user):
+            f = features_of(m)
+            commands.append(("HSET", "media_features:%d" % m, *[x for kv in f.items() for x in kv]))
+    for m in (9001, 9002, 9003):
+        commands.append(("HSET", "media_features:%d" % m, "ctr", "0.5", "title", "pick %d" % m))
+    # Viewer 66's followee list is a string: LRANGE answers WRONGTYPE.
+    commands.append(("SET", "follow:66", "not a list"))
+    return commands
+
+
+def parse_number(text, kind):
+    """The engine's value rules for the cases this dataset holds (docs/engine.md)."""
+    if text is None:
+        return None
+    if kind == "int":
+        return int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else None
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def expected_feed(params):
+    """The feed plan computed here: score, filter, top 50 (ties in input order)."""
+    rows = []
+    for user in FOLLOWEES:
+        for m in media_of(user):
+            f = features_of(m)
+            ctr = parse_number(f.get("ctr"), "float")
+            likes = parse_number(f.get("likes"), "int")
+            age = parse_number(f.get("age_hours"), "float")
+            score = (ctr if ctr is not None else 0.0) + params["like_weight"] * math.log1p(
+                likes if likes is not None else 0)
+            score = score - params["recency_weight"] * (age if age is not None else 0.0)
+            if score >= params["min_score"] and not re.search(params["blocklist_regex"], f["title"]):
+                rows.append((m, score))
+    rows.sort(key=lambda r: -r[1])  # stable: ties keep input order
+    return rows[:50]
+
+
+def write_store(folder):
+    store = os.path.join(folder, "plans")
+    os.makedirs(store)
+    index = []
+    header = {}
+    for name in PLANS:
+        source = os.path.join(SOURCE, "dsl/test/golden/%s.json" % name)
+        shutil.copy(source, os.path.join(store, name + ".json"))
+        with open(source) as f:
+            plan = json.load(f)
+        index.append({"digest": plan["digest"], "name": name, "path": name + ".json"})
+        header = {"registry_digest": plan["registry_digest"], "schema_version": plan["schema_version"]}
+    with open(os.path.join(store, "index.json"), "w") as f:
+        json.dump(dict(header, plans=index), f)
+    return store
+
+
+def without_timings(response):
+    """A response with explain's clock readings removed (they vary run to run)."""
+    r = json.loads(response)
+    for node in r.get("explain", {}).get("nodes", []):
+        for k in ("start_us", "end_us", "cpu_us"):
+            node.pop(k, None)
+    if "explain" in r:
+        r["explain"]["totals"].pop("cpu_us", None)
+        r["explain"]["totals"].pop("elapsed_us", None)
+    return r
+
+
+class RunTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="rankd-run-test-")
+        cls.redis = Redis(cls.folder)
+        cls.redis.commands(dataset())
+        cls.store = write_store(cls.folder)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.redis.stop()
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def run_rankd(self, lines, *flags, timeout=60):
+        endpoint = "127.0.0.1:%d" % self.redis.port
+        args = [RANKD, "run", "--plans", self.store, "--registry", os.path.join(SOURCE, "registry"),
+                "--env", "test", "--endpoint", "graph=" + endpoint, "--endpoint", "features=" + endpoint,
+                *flags]
+        return subprocess.run(args, input="".join(l + "\n" for l in lines), capture_output=True,
+                              text=True, timeout=timeout)
+
+    def answers(self, lines, *flags):
+        r = self.run_rankd(lines, *flags)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout.splitlines()
+        self.assertEqual(len(out), len(lines), r.stdout)
+        return out
+
+    def example_requests(self):
+        return [json.dumps({"plan": p, "viewer_id": 1, "request_id": p, "explain": True,
+                            "deadline_ms": 2000}) for p in PLANS]
+
+    def test_example_plans_match_the_golden_responses_on_both_schedulers(self):
+        responses = {}
+        for scheduler in ("async", "sync"):
+            responses[scheduler] = [without_timings(r) for r in
+                                    self.answers(self.example_requests(), "--scheduler", scheduler)]
+        golden_path = os.path.join(SOURCE, GOLDEN)
+        if os.environ.get("RANKD_UPDATE_GOLDEN"):
+            with open(golden_path, "w") as f:
+                for r in responses["async"]:
+                    f.write(json.dumps(r, sort_keys=True) + "\n")
+        with open(golden_path) as f:
+            golden = [json.loads(l) for l in f]
+        for scheduler, got in responses.items():
+            for plan, g, r in zip(PLANS, golden, got):
+                with self.subTest(scheduler=scheduler, plan=plan):
+                    self.assertEqual(r, g)
+        for r in responses["async"]:
+            self.assertTrue(any(rows for rows in r["outputs"].values()), r)
+
+    def test_feed_ranks_as_computed_from_the_data(self):
+        params = {"like_weight": 0.5, "recency_weight": 0.05, "min_score": 0.0,
+                  "blocklist_regex": "[^\\s\\S]"}
+        overrides = [{}, {"like_weight": 2, "min_score": 1.5, "blocklist_regex": "clip 3"}]
+        lines = [json.dumps({"plan": "feed", "viewer_id": 1, "params": o}) for o in overrides]
+        for o, line in zip(overrides, self.answers(lines)):
+            with self.subTest(params=o):
+                p = dict(params, **o)
+                got = json.loads(line, parse_int=int)["outputs"]["top"]
+                want = expected_feed(p)
+                self.assertEqual([r["id"] for r in got], [m for m, _ in want])
+                self.assertEqual([r["final_score"] for r in got], [s for _, s in want])
+                self.assertEqual(list(got[0].keys())[0], "id")
+        # The author id past 2^53 comes back exact (media 203 has it).
+        top = json.loads(self.answers([lines[0]])[0])["outputs"]["top"]
+        row = [r for r in top if r["id"] == 203]
+        if row:
+            self.assertEqual(row[0]["author_id"], 9007199254740993)
+
+    def test_every_request_error_a_local_run_can_meet(self):
+        cases = [
+            ("{\"plan\": \"feed\",", "bad_request", "byte 16"),
+            ("", "bad_request", "byte 0"),
+            ("[1]", "bad_request", "object"),
+            ("{\"plan\": 5}", "bad_request", "plan"),
+            ("{\"viewer_id\": 1}", "bad_request", "plan is required"),
+            ("{\"plan\": \"feed\"}", "bad_request", "viewer_id"),
+            ("{\"plan\": \"feed\", \"viewer_id\": -1}", "bad_request", "viewer_id"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1.5}", "bad_request", "viewer_id"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1, \"deadline_ms\": 0}", "bad_request", "deadline_ms"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1, \"deadline_ms\": 60001}", "bad_request", "deadline_ms"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1, \"explain\": 1}", "bad_request", "explain"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1, \"request_id\": 7}", "bad_request", "request_id"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1, \"params\": []}", "bad_request", "params"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1, \"colour\": 1}", "bad_request", "colour"),
+            ("{\"plan\": \"feed\", \"plan\": \"feed\"}", "bad_request", "already has a member"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1e999}", "bad_request", "float64"),
+            ("{\"plan\": \"nope\"}", "unknown_plan", "nope"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1, \"params\": {\"zzz\": 1}}", "invalid_param", "zzz"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1, \"params\": {\"like_weight\": \"x\"}}",
+             "invalid_param", "like_weight"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 1, \"params\": {\"blocklist_regex\": \"(\"}}",
+             "invalid_param", "blocklist_regex"),
+            ("{\"plan\": \"feed\", \"viewer_id\": 66}", "upstream_error", "follow"),
+        ]
+        lines = [c[0] for c in cases] + ["{\"plan\": \"feed\", \"viewer_id\": 1, \"request_id\": \"\"}"]
+        out = self.answers(lines)
+        for (line, code, needle), response in zip(cases, out):
+            with self.subTest(line=line):
+                r = json.loads(response)
+                self.assertEqual(r.get("error", {}).get("code"), code, response)
+                self.assertIn(needle, r["error"]["message"])
+        last = json.loads(out[-1])  # an empty request_id is valid, and kept
+        self.assertEqual(last["request_id"], "")
+        self.assertIn("outputs", last)
+
+    def test_deadline_exceeded_when_redis_stalls(self):
+        os.kill(self.redis.proc.pid, signal.SIGSTOP)
+        try:
+            out = self.answers(['{"plan": "feed", "viewer_id": 1, "deadline_ms": 50}'])
+        finally:
+            os.kill(self.redis.proc.pid, signal.SIGCONT)
+        r = json.loads(out[0])
+        self.assertEqual(r["error"]["code"], "deadline_exceeded", out[0])
+
+    def test_mixed_file_one_response_per_line_in_order(self):
+        lines = []
+        for i in range(30):
+            if i % 3 == 0:
+                lines.append("{\"plan\": \"feed\", \"viewer_id\": 1, \"request_id\": \"r%d\"}" % i)
+            elif i % 3 == 1:
+                lines.append("{\"plan\": \"nope\", \"request_id\": \"r%d\"}" % i)
+            else:
+                lines.append("garbage %d" % i)
+        out = self.answers(lines)
+        for i, response in enumerate(out):
+            r = json.loads(response)
+            if i % 3 == 0:
+                self.assertEqual(r["request_id"], "r%d" % i)
+                self.assertIn("outputs", r)
+            elif i % 3 == 1:
+                self.assertEqual((r["request_id"], r["error"]["code"]), ("r%d" % i, "unknown_plan"))
+            else:
+                self.assertEqual(r["error"]["code"], "bad_request")
+
+    def test_bad_flags_and_a_bad_store_exit_2(self):
+        registry = os.path.join(SOURCE, "registry")
+        for args, needle in [
+            (["--registry", registry], "--plans"),
+            (["--plans", self.store], "--registry"),
+            (["--plans", self.store, "--registry", registry, "--env", "moon"], "--env"),
+            (["--plans", self.store, "--registry", registry, "--scheduler", "fast"], "--scheduler"),
+            (["--plans", self.store, "--registry", registry, "--endpoint", "graph"], "--endpoint"),
+            (["--plans", self.store, "--registry", registry, "--deadline_ms", "0"], "--deadline_ms"),
+            (["--plans", self.store, "--registry", registry, "--colour"], "--colour"),
+            (["--plans", self.folder, "--registry", registry], "index.json"),
+            (["--plans", self.store, "--registry", self.folder], "plan store"),
+        ]:
+            with self.subTest(args=args):
+                r = subprocess.run([RANKD, "run", *args], input="", capture_output=True, text=True,
+                                   timeout=30)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(needle, r.stderr)
+                self.assertEqual(r.stdout, "")
+
+
+if __name__ == "__main__":
+    RANKD, SOURCE = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
