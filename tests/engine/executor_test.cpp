@@ -306,6 +306,8 @@ TEST_P(ExecutorTest, LargeCpuNodesRunOnThePool) {
   ASSERT_FALSE(r.error);
   EXPECT_TRUE(Report(r, 1).on_pool);
   EXPECT_FALSE(Report(r, 0).on_pool);
+  // Each node ran once: a node started twice would count its input twice.
+  EXPECT_EQ(Report(r, 1).rows_in, 30'000u);
   const std::vector<std::int64_t> out = OutputIds(r);
   EXPECT_EQ(out.front(), 1);
   EXPECT_EQ(out.back(), 30'000);

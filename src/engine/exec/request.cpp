@@ -2,6 +2,8 @@
 // cpu_nodes.cpp.
 #include "request.h"
 
+#include <vector>
+
 #include "rankd/engine/cpu_ops.h"
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/event_loop.h"
@@ -62,9 +64,13 @@ rt::Task<bool> Request::AwaitSettled() {
 }
 
 rt::Task<void> Request::RunAsync() {
+  // The roots are listed before any is spawned: a spawned node runs at once, and one that
+  // finishes inline spawns its dependents itself, which a scan still under way would start again.
+  std::vector<std::size_t> roots;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].inputs_left == 0) scope_.Spawn(RunNode(i));
+    if (nodes_[i].inputs_left == 0) roots.push_back(i);
   }
+  for (std::size_t i : roots) scope_.Spawn(RunNode(i));
   if (co_await AwaitSettled()) ResolveAtDeadline();
 }
 
