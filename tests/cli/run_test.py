@@ -14,112 +14,17 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
+
+from run_fixture import (FOLLOWEES, PLANS, Redis, dataset, example_requests, features_of,
+                         media_of, without_round_trips, without_timings, write_store)
 
 RANKD = None
 SOURCE = None
-PLANS = ["blend", "feed", "reels", "timeouts"]
 GOLDEN = "tests/cli/golden/run_responses.jsonl"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-class Redis:
-    """A redis-server in a temporary folder on a free loopback port, stopped by PID."""
-
-    def __init__(self, folder):
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", folder],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while True:
-            try:
-                self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
-                break
-            except OSError:
-                if time.time() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError("redis-server did not start")
-                time.sleep(0.05)
-
-    def commands(self, commands):
-        self.sock.sendall(b"".join(resp(*c) for c in commands))
-        self.sock.sendall(resp("PING"))
-        got = b""
-        while not got.endswith(b"+PONG\r\n"):
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise RuntimeError("redis-server closed the connection")
-            got += chunk
-        if b"\r\n-" in b"\r\n" + got:
-            raise RuntimeError("redis error: %r" % got[:200])
-
-    def stop(self):
-        self.sock.close()
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGCONT)
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
-
-
-# The dataset: viewer 1 follows users 2..9 and is recommended users 10..15; each user u posted
-# media u*100+j, j < 4. Features vary with the id; some are missing, some malformed (dropped
-# as null by the value rules), one title is spam, one author id is past 2^53.
-FOLLOWEES = list(range(2, 10))
-RECOMMENDED = list(range(10, 16))
-
-
-def media_of(user):
-    return [user * 100 + j for j in range(4)]
-
-
-def features_of(media):
-    f = {}
-    if media % 7 != 0:
-        f["ctr"] = "%.3f" % ((media * 37 % 100) / 250)
-    if media % 5 != 1:
-        f["likes"] = str(media * 13 % 900)
-    if media % 11 == 3:
-        f["likes"] = "many"  # not an int: null
-    f["age_hours"] = "%.2f" % ((media * 7 % 480) / 10) if media % 9 != 4 else "NaN"
-    f["title"] = "buy now, a scam" if media % 13 == 0 else "clip %d" % media
-    f["author_id"] = str(media // 100) if media != 203 else "9007199254740993"
-    return f
-
-
-def dataset():
-    commands = [("FLUSHALL",), ("HSET", "user:1", "country", "fr", "verified", "true")]
-    commands.append(("RPUSH", "follow:1", *FOLLOWEES))
-    commands.append(("RPUSH", "recommendation:1", *RECOMMENDED))
-    for user in FOLLOWEES + RECOMMENDED:
-        commands.append(("HSET", "user:%d" % user, "country", "de", "verified", "0"))
-        commands.append(("RPUSH", "media:%d" % user, *media_of(user)))
-        for m in media_of(user):
-            f = features_of(m)
-            commands.append(("HSET", "media_features:%d" % m, *[x for kv in f.items() for x in kv]))
-    for m in (9001, 9002, 9003):
-        commands.append(("HSET", "media_features:%d" % m, "ctr", "0.5", "title", "pick %d" % m))
-    # Viewer 66's followee list is a string: LRANGE answers WRONGTYPE.
-    commands.append(("SET", "follow:66", "not a list"))
-    return commands
 
 
 def parse_number(text, kind):
@@ -153,42 +58,13 @@ def expected_feed(params):
     return rows[:50]
 
 
-def write_store(folder):
-    store = os.path.join(folder, "plans")
-    os.makedirs(store)
-    index = []
-    header = {}
-    for name in PLANS:
-        source = os.path.join(SOURCE, "dsl/test/golden/%s.json" % name)
-        shutil.copy(source, os.path.join(store, name + ".json"))
-        with open(source) as f:
-            plan = json.load(f)
-        index.append({"digest": plan["digest"], "name": name, "path": name + ".json"})
-        header = {"registry_digest": plan["registry_digest"], "schema_version": plan["schema_version"]}
-    with open(os.path.join(store, "index.json"), "w") as f:
-        json.dump(dict(header, plans=index), f)
-    return store
-
-
-def without_timings(response):
-    """A response with explain's clock readings removed (they vary run to run)."""
-    r = json.loads(response)
-    for node in r.get("explain", {}).get("nodes", []):
-        for k in ("start_us", "end_us", "cpu_us"):
-            node.pop(k, None)
-    if "explain" in r:
-        r["explain"]["totals"].pop("cpu_us", None)
-        r["explain"]["totals"].pop("elapsed_us", None)
-    return r
-
-
 class RunTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.folder = tempfile.mkdtemp(prefix="rankd-run-test-")
         cls.redis = Redis(cls.folder)
         cls.redis.commands(dataset())
-        cls.store = write_store(cls.folder)
+        cls.store = write_store(SOURCE, cls.folder)
 
     @classmethod
     def tearDownClass(cls):
@@ -210,15 +86,11 @@ class RunTest(unittest.TestCase):
         self.assertEqual(len(out), len(lines), r.stdout)
         return out
 
-    def example_requests(self):
-        return [json.dumps({"plan": p, "viewer_id": 1, "request_id": p, "explain": True,
-                            "deadline_ms": 2000}) for p in PLANS]
-
     def test_example_plans_match_the_golden_responses_on_both_schedulers(self):
         responses = {}
         for scheduler in ("async", "sync"):
             responses[scheduler] = [without_timings(r) for r in
-                                    self.answers(self.example_requests(), "--scheduler", scheduler)]
+                                    self.answers(example_requests(), "--scheduler", scheduler)]
         golden_path = os.path.join(SOURCE, GOLDEN)
         if os.environ.get("RANKD_UPDATE_GOLDEN"):
             with open(golden_path, "w") as f:
@@ -226,10 +98,16 @@ class RunTest(unittest.TestCase):
                     f.write(json.dumps(r, sort_keys=True) + "\n")
         with open(golden_path) as f:
             golden = [json.loads(l) for l in f]
-        for scheduler, got in responses.items():
-            for plan, g, r in zip(PLANS, golden, got):
-                with self.subTest(scheduler=scheduler, plan=plan):
-                    self.assertEqual(r, g)
+        for plan, g, r in zip(PLANS, golden, responses["async"]):
+            with self.subTest(scheduler="async", plan=plan):
+                self.assertEqual(r, g)
+        # The sync scheduler waits for each command's reply: a round trip per command; the rest
+        # of its answer is the async one.
+        for plan, g, r in zip(PLANS, golden, responses["sync"]):
+            with self.subTest(scheduler="sync", plan=plan):
+                for node in r["explain"]["nodes"] + [r["explain"]["totals"]]:
+                    self.assertEqual(node["round_trips"], node["redis_commands"], node)
+                self.assertEqual(without_round_trips(r), without_round_trips(g))
         for r in responses["async"]:
             self.assertTrue(any(rows for rows in r["outputs"].values()), r)
 

@@ -52,7 +52,8 @@ rt::Task<void> Request::Send(std::size_t i, const KeySchema& schema, RedisBatch&
   }
   NodeReport& report = nodes_[i].report;
   report.redis_commands += batch.size();
-  ++report.redis_batches;
+  // A pipelined batch is one round trip; the sync scheduler waits for each command's reply.
+  report.redis_batches += options_.scheduler == Scheduler::kSync ? batch.size() : 1;
   std::string failure;
   try {
     if (options_.scheduler == Scheduler::kSync) {

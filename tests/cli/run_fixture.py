@@ -1,0 +1,274 @@
+"""What the `rankd run` tests share: redis-server processes (one, or a Redis Cluster of three
+masters) in a temporary folder on free loopback ports, stopped by PID; the example dataset
+written into them; the plan store of the four example plans; and responses with their clock
+readings removed.
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+PLANS = ["blend", "feed", "reels", "timeouts"]
+CLUSTER_SLOTS = 16384
+
+
+def port_is_free(port):
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_port(cluster=False):
+    """A free loopback port; for a cluster node also its bus port (port + 10000, so below
+    55536)."""
+    if not cluster:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    for _ in range(1000):
+        port = random.randrange(20000, 45000)
+        if port_is_free(port) and port_is_free(port + 10000):
+            return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+class Redis:
+    """A redis-server in a temporary folder on a free loopback port, stopped by PID."""
+
+    def __init__(self, folder, cluster=False):
+        self.port = free_port(cluster)
+        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", "--dir", folder]
+        if cluster:
+            args += ["--cluster-enabled", "yes", "--cluster-config-file",
+                     "nodes-%d.conf" % self.port, "--cluster-node-timeout", "5000"]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while True:
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+                break
+            except OSError:
+                if time.time() > deadline or self.proc.poll() is not None:
+                    self.stop()
+                    raise RuntimeError("redis-server did not start")
+                time.sleep(0.05)
+
+    def address(self):
+        return "127.0.0.1:%d" % self.port
+
+    def commands(self, commands):
+        """Sends every command at once; fails if any of them answered an error."""
+        self.sock.sendall(b"".join(resp(*c) for c in commands))
+        self.sock.sendall(resp("PING"))
+        got = b""
+        while not got.endswith(b"+PONG\r\n"):
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise RuntimeError("redis-server closed the connection")
+            got += chunk
+        if b"\r\n-" in b"\r\n" + got:
+            raise RuntimeError("redis error: %r" % got[:200])
+
+    def reply_text(self, *command):
+        """One command whose reply is a bulk string (CLUSTER INFO): its text."""
+        self.sock.sendall(resp(*command))
+        got = b""
+        while True:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise RuntimeError("redis-server closed the connection")
+            got += chunk
+            if got.startswith(b"$"):
+                header, _, rest = got.partition(b"\r\n")
+                if len(rest) >= int(header[1:]) + 2:
+                    return rest[:int(header[1:])].decode()
+            elif got.endswith(b"\r\n"):
+                raise RuntimeError("unexpected reply: %r" % got[:200])
+
+    def stop(self):
+        if getattr(self, "sock", None):
+            self.sock.close()
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+def crc16(data):
+    """CRC16-CCITT (XMODEM), the Redis Cluster key hash."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def key_slot(key):
+    key = key.encode() if isinstance(key, str) else key
+    start = key.find(b"{")
+    if start >= 0:
+        end = key.find(b"}", start + 1)
+        if end > start + 1:
+            key = key[start + 1:end]
+    return crc16(key) % CLUSTER_SLOTS
+
+
+class RedisCluster:
+    """Three masters owning a third of the slots each, joined as redis-cli --cluster create
+    would; commands are written to the master owning their key."""
+
+    def __init__(self, folder, masters=3):
+        self.nodes = []
+        try:
+            for _ in range(masters):
+                self.nodes.append(Redis(folder, cluster=True))
+            for i, node in enumerate(self.nodes):
+                first, last = self.first_slot(i), self.first_slot(i + 1) - 1
+                node.commands([("CLUSTER", "SET-CONFIG-EPOCH", i + 1),
+                               ("CLUSTER", "ADDSLOTSRANGE", first, last)])
+            for i, node in enumerate(self.nodes):
+                node.commands([("CLUSTER", "MEET", "127.0.0.1", other.port)
+                               for other in self.nodes[i + 1:]])
+            deadline = time.time() + 30
+            for node in self.nodes:
+                while "cluster_state:ok" not in node.reply_text("CLUSTER", "INFO"):
+                    if time.time() > deadline:
+                        raise RuntimeError("cluster node %s did not reach cluster_state:ok"
+                                           % node.address())
+                    time.sleep(0.05)
+        except BaseException:
+            self.stop()
+            raise
+
+    def first_slot(self, i):
+        return CLUSTER_SLOTS * i // len(self.nodes)
+
+    def owner(self, key):
+        slot = key_slot(key)
+        return next(n for i, n in reversed(list(enumerate(self.nodes))) if slot >= self.first_slot(i))
+
+    def endpoint(self):
+        return "cluster:" + ",".join(n.address() for n in self.nodes)
+
+    def commands(self, commands):
+        """FLUSHALL goes to every master; every other command to its key's master."""
+        per_node = {id(n): [] for n in self.nodes}
+        for c in commands:
+            if c[0] == "FLUSHALL":
+                for n in self.nodes:
+                    per_node[id(n)].append(c)
+            else:
+                per_node[id(self.owner(c[1]))].append(c)
+        for n in self.nodes:
+            if per_node[id(n)]:
+                n.commands(per_node[id(n)])
+        return {n.address(): len(per_node[id(n)]) for n in self.nodes}
+
+    def stop(self):
+        for n in self.nodes:
+            n.stop()
+
+
+# The dataset: viewer 1 follows users 2..9 and is recommended users 10..15; each user u posted
+# media u*100+j, j < 4. Features vary with the id; some are missing, some malformed (dropped
+# as null by the value rules), one title is spam, one author id is past 2^53.
+FOLLOWEES = list(range(2, 10))
+RECOMMENDED = list(range(10, 16))
+
+
+def media_of(user):
+    return [user * 100 + j for j in range(4)]
+
+
+def features_of(media):
+    f = {}
+    if media % 7 != 0:
+        f["ctr"] = "%.3f" % ((media * 37 % 100) / 250)
+    if media % 5 != 1:
+        f["likes"] = str(media * 13 % 900)
+    if media % 11 == 3:
+        f["likes"] = "many"  # not an int: null
+    f["age_hours"] = "%.2f" % ((media * 7 % 480) / 10) if media % 9 != 4 else "NaN"
+    f["title"] = "buy now, a scam" if media % 13 == 0 else "clip %d" % media
+    f["author_id"] = str(media // 100) if media != 203 else "9007199254740993"
+    return f
+
+
+def dataset():
+    commands = [("FLUSHALL",), ("HSET", "user:1", "country", "fr", "verified", "true")]
+    commands.append(("RPUSH", "follow:1", *FOLLOWEES))
+    commands.append(("RPUSH", "recommendation:1", *RECOMMENDED))
+    for user in FOLLOWEES + RECOMMENDED:
+        commands.append(("HSET", "user:%d" % user, "country", "de", "verified", "0"))
+        commands.append(("RPUSH", "media:%d" % user, *media_of(user)))
+        for m in media_of(user):
+            f = features_of(m)
+            commands.append(("HSET", "media_features:%d" % m, *[x for kv in f.items() for x in kv]))
+    for m in (9001, 9002, 9003):
+        commands.append(("HSET", "media_features:%d" % m, "ctr", "0.5", "title", "pick %d" % m))
+    # Viewer 66's followee list is a string: LRANGE answers WRONGTYPE.
+    commands.append(("SET", "follow:66", "not a list"))
+    return commands
+
+
+def write_store(source, folder):
+    """The plan store of the example plans (dsl/test/golden, the artifacts rankc builds)."""
+    store = os.path.join(folder, "plans")
+    os.makedirs(store)
+    index = []
+    header = {}
+    for name in PLANS:
+        path = os.path.join(source, "dsl/test/golden/%s.json" % name)
+        shutil.copy(path, os.path.join(store, name + ".json"))
+        with open(path) as f:
+            plan = json.load(f)
+        index.append({"digest": plan["digest"], "name": name, "path": name + ".json"})
+        header = {"registry_digest": plan["registry_digest"], "schema_version": plan["schema_version"]}
+    with open(os.path.join(store, "index.json"), "w") as f:
+        json.dump(dict(header, plans=index), f)
+    return store
+
+
+def example_requests():
+    return [json.dumps({"plan": p, "viewer_id": 1, "request_id": p, "explain": True,
+                        "deadline_ms": 2000}) for p in PLANS]
+
+
+def without_timings(response):
+    """A response with explain's clock readings removed (they vary run to run)."""
+    r = json.loads(response)
+    for node in r.get("explain", {}).get("nodes", []):
+        for k in ("start_us", "end_us", "cpu_us"):
+            node.pop(k, None)
+    if "explain" in r:
+        r["explain"]["totals"].pop("cpu_us", None)
+        r["explain"]["totals"].pop("elapsed_us", None)
+    return r
+
+
+def without_round_trips(response):
+    """A response (as without_timings returns it) without its round-trip counts, the one
+    figure that depends on how the commands reached Redis."""
+    for node in response.get("explain", {}).get("nodes", []):
+        node.pop("round_trips", None)
+    if "explain" in response:
+        response["explain"]["totals"].pop("round_trips", None)
+    return response
