@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -125,6 +125,12 @@ bench-engine: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@nice ninja -C build-bench -j$(JOBS) --quiet rankd_feed_bench rankd_plan_load_bench
 	build-bench/venv/bin/python bench/scripts/engine_bench.py $(if $(ARGS),$(ARGS),--record)
+
+# Where a CPU node runs: inline against offloaded to the CPU pool, per input size.
+bench-offload: setup-bench
+	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
+	@nice ninja -C build-bench -j$(JOBS) --quiet rankd_offload_bench
+	build-bench/bench/engine/rankd_offload_bench $(ARGS)
 
 # A/B regression run: BASE's rankd, echo client and rankd_redis_bench (built once from a temporary
 # git worktree into build-ab/<commit>/) against build-bench/'s, alternating, on the echo, HTTP and

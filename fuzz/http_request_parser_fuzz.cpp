@@ -2,7 +2,7 @@
 // taken as a stream of pipelined requests, under the default limits or small ones. Checks:
 //   - a complete request consumes bytes it was given, its views (method, target, path, query,
 //     headers, body) lie inside them, its body is Content-Length bytes at the end, path and
-//     query split the target at its first '?', and the limits hold;
+//     query split the target's origin part at its first '?', and the limits hold;
 //   - kNeedBody asks for more than it was given, and no more than the limits allow;
 //   - errors carry one of the documented statuses and a reason;
 //   - fed in pieces (read more, call again with all unconsumed bytes, as a server does) the
@@ -59,8 +59,11 @@ void CheckComplete(const ParseResult& result, const Request& r, std::string_view
                    const ParserLimits& limits) {
   if (result.consumed == 0 || result.consumed > bytes.size()) Broken("consumed out of range");
   const std::string_view request = bytes.substr(0, result.consumed);
+  // An absolute-form target without a path is served as "/", which is not among the bytes.
+  const bool root_of_authority = r.path == "/" && r.target.front() != '/';
   if (r.method.empty() || !Inside(r.method, request) || !Inside(r.target, request) ||
-      !Inside(r.path, request) || !Inside(r.query, request) || !Inside(r.body, request)) {
+      !(Inside(r.path, request) || root_of_authority) || !Inside(r.query, request) ||
+      !Inside(r.body, request)) {
     Broken("a view outside the request's bytes");
   }
   for (const auto& h : r.headers) {
@@ -75,10 +78,20 @@ void CheckComplete(const ParseResult& result, const Request& r, std::string_view
   if (result.consumed - r.body.size() > limits.max_header_bytes) Broken("head over the limit");
   if (r.headers.size() > limits.max_headers) Broken("more headers than the limit");
   if (r.version_minor != 0 && r.version_minor != 1) Broken("version not 1.0 or 1.1");
-  const std::size_t q = r.target.find('?');
-  if (r.path != r.target.substr(0, q) ||
-      r.query != (q == std::string_view::npos ? std::string_view() : r.target.substr(q + 1))) {
-    Broken("path and query do not split the target at '?'");
+  // The origin part of the target: all of an origin-form target; of an absolute-form one
+  // (scheme "://" authority), what follows the authority (RFC 9112 section 3.2.2).
+  std::string_view origin = r.target;
+  if (origin.front() != '/') {
+    if (const std::size_t scheme = origin.find("://"); scheme != std::string_view::npos) {
+      const std::size_t rest = origin.find_first_of("/?", scheme + 3);
+      origin = rest == std::string_view::npos ? std::string_view() : origin.substr(rest);
+    }
+  }
+  const std::size_t q = origin.find('?');
+  const std::string_view path = origin.substr(0, q);
+  if (r.path != (path.empty() ? std::string_view("/") : path) ||
+      r.query != (q == std::string_view::npos ? std::string_view() : origin.substr(q + 1))) {
+    Broken("path and query do not split the target's origin part at '?'");
   }
 }
 

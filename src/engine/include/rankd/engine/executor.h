@@ -44,8 +44,8 @@ class EndpointSet;
 enum class Scheduler : std::uint8_t { kAsync, kSync };
 
 // CPU nodes whose input has more rows than this run on the CPU pool (docs/engine.md, "Where CPU
-// work runs": the measured crossover).
-inline constexpr std::size_t kDefaultOffloadRows = 20'000;
+// work runs": about where a sort or dedupe would hold the loop for a millisecond).
+inline constexpr std::size_t kDefaultOffloadRows = 10'000;
 
 struct ExecuteOptions {
   rt::Duration deadline = std::chrono::milliseconds(100);
