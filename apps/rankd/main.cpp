@@ -1,12 +1,13 @@
 // rankd: the ranking engine's binary, `rankd <command> [arguments]`. The commands are the table
-// below; the ranking service's commands join it as they land. Until then rankd carries its
-// runtime's benchmark modes (`rankd bench ...`, also under their original --bench_* spellings).
+// below: the ranking service (`serve`), local runs of plans (`run`), and the runtime's benchmark
+// modes (`rankd bench ...`, also under their original --bench_* spellings).
 #include <cstdio>
 #include <string>
 #include <string_view>
 
 #include "bench_command.h"
 #include "run_command.h"
+#include "serve_command.h"
 #include "subcommand.h"
 #include "version_command.h"
 
@@ -16,6 +17,7 @@ namespace {
 int RunHelp(int argc, char** argv);
 
 constexpr Subcommand kCommands[] = {
+    {"serve", "serve ranking over HTTP: /rank, /plans, /healthz, /readyz", RunServe},
     {"run", "answer ranking requests from stdin, one JSON line each, on stdout", RunRun},
     {"bench", "run a benchmark mode: eventloop, echo-server, http-server", RunBench},
     {"version", "print the version, build type, compiler, git commit and io backends", RunVersion},

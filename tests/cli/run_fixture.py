@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
 PLANS = ["blend", "feed", "reels", "timeouts"]
@@ -52,16 +53,22 @@ class Redis:
 
     def __init__(self, folder, cluster=False):
         self.port = free_port(cluster)
-        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+        self.folder, self.cluster = folder, cluster
+        self.start()
+
+    def start(self):
+        """Starts redis-server on self.port (again, after stop: an empty server)."""
+        port, folder, cluster = self.port, self.folder, self.cluster
+        args = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", folder]
         if cluster:
             args += ["--cluster-enabled", "yes", "--cluster-config-file",
-                     "nodes-%d.conf" % self.port, "--cluster-node-timeout", "5000"]
+                     "nodes-%d.conf" % port, "--cluster-node-timeout", "5000"]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
         while True:
             try:
-                self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+                self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
                 break
             except OSError:
                 if time.time() > deadline or self.proc.poll() is not None:
@@ -104,6 +111,7 @@ class Redis:
     def stop(self):
         if getattr(self, "sock", None):
             self.sock.close()
+            self.sock = None
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGCONT)
             self.proc.terminate()
@@ -245,6 +253,20 @@ def write_store(source, folder):
     with open(os.path.join(store, "index.json"), "w") as f:
         json.dump(dict(header, plans=index), f)
     return store
+
+
+def redis_with_dataset(source, prefix):
+    """A temporary folder holding a Redis loaded with dataset() and the example plan store:
+    (folder, redis, store). The caller stops the Redis and removes the folder."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    redis = Redis(folder)
+    try:
+        redis.commands(dataset())
+        return folder, redis, write_store(source, folder)
+    except Exception:
+        redis.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 def example_requests():

@@ -16,11 +16,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import unittest
 
-from run_fixture import (FOLLOWEES, PLANS, Redis, dataset, example_requests, features_of,
-                         media_of, without_round_trips, without_timings, write_store)
+from run_fixture import (FOLLOWEES, PLANS, example_requests, features_of, media_of,
+                         redis_with_dataset, without_round_trips, without_timings)
 
 RANKD = None
 SOURCE = None
@@ -61,10 +60,7 @@ def expected_feed(params):
 class RunTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.folder = tempfile.mkdtemp(prefix="rankd-run-test-")
-        cls.redis = Redis(cls.folder)
-        cls.redis.commands(dataset())
-        cls.store = write_store(SOURCE, cls.folder)
+        cls.folder, cls.redis, cls.store = redis_with_dataset(SOURCE, "rankd-run-test-")
 
     @classmethod
     def tearDownClass(cls):

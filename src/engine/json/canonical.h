@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "json/value.h"
+#include "rankd/engine/json_text.h"
 
 namespace rankd::engine::json {
 
@@ -18,10 +19,5 @@ std::string CanonicalJson(const Value& value);
 // The canonical JSON of `object` without its member `excluded` (a plan's digest covers the
 // artifact without its `digest` member).
 std::string CanonicalJsonWithout(const Value& object, std::string_view excluded);
-
-// Appends `text` (UTF-8, lone surrogates as WTF-8) as a JSON string in double quotes.
-void AppendJsonString(std::string& out, std::string_view text);
-// `text` as a JSON string in double quotes, e.g. for messages.
-std::string QuoteJson(std::string_view text);
 
 }  // namespace rankd::engine::json

@@ -80,6 +80,12 @@ class SingleEndpoint final : public Endpoint {
   }
 
   bool reachable() const override { return !pool_->known_down(); }
+  bool ready() const override {
+    for (std::size_t i = 0; i < pool_->size(); ++i) {
+      if (pool_->connection(i).state() == redis::ConnectionState::kUp) return true;
+    }
+    return false;
+  }
 
  private:
   std::unique_ptr<redis::Pool> pool_;
@@ -130,6 +136,7 @@ class ClusterEndpoint final : public Endpoint {
   }
 
   bool reachable() const override { return client_->slot_map().covers_all_slots(); }
+  bool ready() const override { return reachable(); }
 
  private:
   std::unique_ptr<redis::ClusterClient> client_;

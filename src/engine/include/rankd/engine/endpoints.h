@@ -86,6 +86,9 @@ class Endpoint {
   virtual rt::Task<void> ExecuteOneByOne(RedisBatch& batch) = 0;
   // False while every connection is known to be down.
   virtual bool reachable() const = 0;
+  // True while it can serve now: a connection is up (a single server), or the slot map covers
+  // every slot (a cluster). A server's readiness check asks this.
+  virtual bool ready() const = 0;
   const std::string& name() const noexcept { return name_; }
   redis::ClientMetrics& metrics() noexcept { return metrics_; }
 

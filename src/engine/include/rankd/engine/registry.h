@@ -49,6 +49,8 @@ struct EndpointTarget {
   int pool_size = 1;
   int connect_timeout_ms = 1000;
   int command_timeout_ms = 1000;
+
+  bool operator==(const EndpointTarget&) const = default;
 };
 
 struct EndpointDef {

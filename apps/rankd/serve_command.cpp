@@ -1,0 +1,237 @@
+#include "serve_command.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <charconv>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config_file.h"
+#include "engine_flags.h"
+#include "rankd/engine/json_text.h"
+#include "rankd/http/server.h"
+#include "rankd/runtime/log.h"
+#include "rankd/runtime/shards.h"
+#include "rankd/service/event_log.h"
+#include "rankd/service/plan_source.h"
+#include "rankd/service/rank_service.h"
+
+namespace rankd::cli {
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: %s --plans DIR --registry DIR [--env dev|test|prod] [--endpoint NAME=HOST:PORT]...\n"
+    "       [--shards N] [--host ADDR] [--port N] [--config FILE] [flags below]\n"
+    "Serves ranking over HTTP (docs/operations.md): POST /rank, GET /plans, GET /plans/NAME,\n"
+    "GET /healthz, GET /readyz. Logs one JSON line per event on stderr. SIGHUP reloads the\n"
+    "plan store; SIGTERM or SIGINT drains (requests in flight are answered) and exits 0.\n";
+
+constexpr std::string_view kServeFlagsHelp =
+    "  --shards N         event loops, each with its own Redis clients (default: one per core)\n"
+    "  --host ADDR        the address to listen on (default 127.0.0.1)\n"
+    "  --port N           the port (default 8080; 0 picks a free one)\n"
+    "  --max_in_flight N  requests ranking at once per shard; beyond: 503 overloaded (default\n"
+    "                     256)\n"
+    "  --log_sample F     the share of successful requests logged, 0 to 1 (default 1; errors\n"
+    "                     are always logged)\n"
+    "  --drain_grace_ms N how long a drain lets requests in flight finish (default 5000)\n"
+    "  --io_backend B     epoll (default) or io_uring\n"
+    "  --config FILE      a TOML file whose keys are these flags without dashes\n"
+    "                     (port = 8080, endpoint = [\"graph=127.0.0.1:6379\"]); flags win\n";
+
+struct ServeFlags {
+  EngineFlags engine;
+  std::size_t shards = 0;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8080;
+  std::size_t max_in_flight = 256;
+  double log_sample = 1.0;
+  std::int64_t drain_grace_ms = 5000;
+  rt::IoBackend backend = rt::IoBackend::kEpoll;
+};
+
+double ParseShare(std::string_view name, std::string_view value) {
+  double share = -1;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), share);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size() ||
+      !(share >= 0 && share <= 1)) {
+    throw FlagError(std::string(name) + " must be a number from 0 to 1, not '" +
+                    std::string(value) + "'");
+  }
+  return share;
+}
+
+bool ApplyServeFlag(ServeFlags& flags, std::string_view name, std::string_view value) {
+  if (ApplyEngineFlag(flags.engine, name, value)) return true;
+  if (name == "--shards") {
+    flags.shards = static_cast<std::size_t>(ParseIntFlag(name, value, 1, 256));
+  } else if (name == "--host") {
+    if (value.empty()) throw FlagError("--host must not be empty");
+    flags.host = value;
+  } else if (name == "--port") {
+    flags.port = static_cast<std::uint16_t>(ParseIntFlag(name, value, 0, 65535));
+  } else if (name == "--max_in_flight") {
+    flags.max_in_flight = static_cast<std::size_t>(ParseIntFlag(name, value, 1, 1'000'000));
+  } else if (name == "--log_sample") {
+    flags.log_sample = ParseShare(name, value);
+  } else if (name == "--drain_grace_ms") {
+    flags.drain_grace_ms = ParseIntFlag(name, value, 0, 600'000);
+  } else if (name == "--io_backend") {
+    if (value == "epoll") {
+      flags.backend = rt::IoBackend::kEpoll;
+    } else if (value == "io_uring") {
+      flags.backend = rt::IoBackend::kIoUring;
+    } else {
+      throw FlagError("--io_backend must be epoll or io_uring, not '" + std::string(value) + "'");
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The flags: the config file's (if --config names one) then the command line's, or nullopt
+// after printing what is wrong (exit 2).
+std::optional<ServeFlags> ParseFlags(int argc, char** argv) {
+  ServeFlags flags;
+  try {
+    std::string config;
+    ForEachFlag(argc, argv, [&config](std::string_view name, std::string_view value) {
+      if (name == "--config") config = value;
+      return true;  // every name is checked in the second pass
+    });
+    if (!config.empty()) {
+      ForEachConfigSetting(config, [&flags](std::string_view name, std::string_view value) {
+        return name != "--config" && ApplyServeFlag(flags, name, value);
+      });
+    }
+    ForEachFlag(argc, argv, [&flags](std::string_view name, std::string_view value) {
+      return name == "--config" || ApplyServeFlag(flags, name, value);
+    });
+    RequireEngineFlags(flags.engine);
+  } catch (const FlagError& e) {
+    std::fprintf(stderr, "%s: %s (try %s --help)\n", argv[0], e.what(), argv[0]);
+    return std::nullopt;
+  }
+  return flags;
+}
+
+std::string StartFields(const service::LoadedStore& loaded, const ServeFlags& flags) {
+  std::string fields = "\"plans_dir\":";
+  engine::json::AppendJsonString(fields, flags.engine.plans);
+  fields += ",\"registry_digest\":";
+  engine::json::AppendJsonString(fields, loaded.store->store().registry().digest());
+  fields += ",\"plans\":[";
+  bool first = true;
+  for (const auto& [name, plan] : loaded.store->store().plans()) {
+    fields += first ? "" : ",";
+    first = false;
+    engine::json::AppendJsonString(fields, name);
+  }
+  fields += "],\"endpoints\":{";
+  first = true;
+  for (const auto& [name, target] : loaded.endpoints) {
+    fields += first ? "" : ",";
+    first = false;
+    engine::json::AppendJsonString(fields, name);
+    fields += ':';
+    std::string where = target.address;
+    if (target.mode == engine::EndpointTarget::Mode::kCluster) {
+      where = "cluster:";
+      for (std::size_t i = 0; i < target.seeds.size(); ++i)
+        where += (i ? "," : "") + target.seeds[i];
+    }
+    engine::json::AppendJsonString(fields, where);
+  }
+  fields += '}';
+  return fields;
+}
+
+}  // namespace
+
+int RunServe(int argc, char** argv) {
+  if (argc > 1 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
+    std::printf(kUsage.data(), argv[0]);
+    std::fputs(kEngineFlagsHelp.data(), stdout);
+    std::fputs(kServeFlagsHelp.data(), stdout);
+    return 0;
+  }
+  const std::optional<ServeFlags> flags = ParseFlags(argc, argv);
+  if (!flags) return 2;
+
+  service::ServiceOptions options;
+  options.source = {flags->engine.plans, flags->engine.registry, flags->engine.env,
+                    flags->engine.endpoints};
+  options.ranker.default_deadline = std::chrono::milliseconds(flags->engine.deadline_ms);
+  options.ranker.scheduler = flags->engine.scheduler;
+  options.max_in_flight_per_shard = flags->max_in_flight;
+  service::LoadedStore loaded;
+  try {
+    loaded = service::LoadFromSource(options.source);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: the plan store does not load: %s\n", argv[0], e.what());
+    return 2;
+  }
+  service::EventLog log(flags->log_sample);
+  // The runtime's and the HTTP server's diagnostics (stalls, descriptor budget, failed stop
+  // hooks) as log lines too, so that stderr is JSON throughout.
+  rt::SetLogSink([&log](std::string_view line) {
+    log.Event("diagnostic", "\"message\":" + engine::json::QuoteJson(line));
+  });
+  struct RestoreLogSink {
+    ~RestoreLogSink() { rt::SetLogSink({}); }
+  } restore_log_sink;
+  log.Event("loaded", StartFields(loaded, *flags));
+
+  // Shard threads inherit the mask: only sigwait below takes these signals.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  rt::ShardOptions shard_options;
+  shard_options.shards = flags->shards;
+  shard_options.loop.backend = flags->backend;
+  rt::ShardSet shards(shard_options);
+  http::ServerOptions server_options;
+  server_options.host = flags->host;
+  server_options.port = flags->port;
+  server_options.drain_grace = std::chrono::milliseconds(flags->drain_grace_ms);
+  // The service before the server: its per-shard state outlives the server's drain.
+  service::RankService service(shards, std::move(options), std::move(loaded), log);
+  std::unique_ptr<http::Server> server;
+  try {
+    server = std::make_unique<http::Server>(shards, server_options, service.Routes());
+    shards.Start();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 1;
+  }
+  std::string fields = "\"url\":\"http://" + flags->host + ":" + std::to_string(server->port()) +
+                       "\",\"port\":" + std::to_string(server->port()) +
+                       ",\"shards\":" + std::to_string(shards.size()) + ",\"io_backend\":\"" +
+                       std::string(rt::IoBackendName(server->backend())) + "\"";
+  log.Event("listening", fields);
+
+  for (;;) {
+    int sig = 0;
+    // sigwait's only error is an invalid set (EINVAL); a failure drains as SIGTERM does.
+    if (sigwait(&signals, &sig) != 0 || sig != SIGHUP) break;
+    service.Reload();
+  }
+  log.Event("draining");
+  server->Drain();
+  server.reset();
+  shards.Stop();
+  log.Event("stopped");
+  return 0;
+}
+
+}  // namespace rankd::cli

@@ -1,0 +1,57 @@
+#include "rankd/service/event_log.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include "rankd/engine/json_text.h"
+
+namespace rankd::service {
+
+std::string NowRfc3339() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + n, sizeof text - n, ".%03dZ", static_cast<int>(ms.count()));
+  return text;
+}
+
+void EventLog::Request(const RequestLine& r) {
+  std::string line = "{\"time\":\"" + NowRfc3339() + "\",\"event\":\"request\",\"request_id\":";
+  engine::json::AppendJsonString(line, r.request_id);
+  line += ",\"plan\":";
+  engine::json::AppendJsonString(line, r.plan);
+  char numbers[96];
+  std::snprintf(numbers, sizeof numbers, ",\"status\":%d,\"ms\":%.3f,\"degraded\":%zu", r.status,
+                r.ms, r.degraded);
+  line += numbers;
+  if (!r.code.empty()) {
+    line += ",\"code\":";
+    engine::json::AppendJsonString(line, r.code);
+  }
+  line += '}';
+  Write(line);
+}
+
+void EventLog::Event(std::string_view event, std::string_view fields) {
+  std::string line = "{\"time\":\"" + NowRfc3339() + "\",\"event\":";
+  engine::json::AppendJsonString(line, event);
+  if (!fields.empty()) {
+    line += ',';
+    line += fields;
+  }
+  line += '}';
+  Write(line);
+}
+
+void EventLog::Write(std::string& line) {
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stream_);
+}
+
+}  // namespace rankd::service

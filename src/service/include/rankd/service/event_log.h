@@ -1,0 +1,49 @@
+// EventLog: the service's log, one JSON object per line on a stream (stderr by default): a line
+// per request (time, request_id, plan, status, code, ms, degraded), sampled, and lines for what
+// the service does (started, listening, reloaded, reload refused, draining, stopped).
+//
+// Thread affinity: any thread (each line is written with one fwrite, which the C library
+// serializes; lines never interleave). Ownership: borrows the stream.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace rankd::service {
+
+struct RequestLine {
+  std::string_view request_id;
+  std::string_view plan;
+  int status = 200;
+  std::string_view code;  // the error code, empty when it ranked
+  double ms = 0;
+  std::size_t degraded = 0;
+};
+
+class EventLog {
+ public:
+  // Logs every request that failed and a `sample` share (0 to 1) of those that ranked.
+  explicit EventLog(double sample = 1.0, std::FILE* stream = stderr)
+      : sample_(sample), stream_(stream) {}
+
+  // Whether to log a request that ranked; `random` is uniform in [0, 1) (the caller's
+  // per-shard generator, so logging shares no state between shards).
+  bool Sampled(double random) const noexcept { return random < sample_; }
+  void Request(const RequestLine& line);
+  // An event line: {"time", "event", then `fields`}. `fields` is the text of JSON members
+  // without braces (`"plans":4,"port":8080`), or empty.
+  void Event(std::string_view event, std::string_view fields = {});
+
+ private:
+  void Write(std::string& line);
+
+  double sample_;
+  std::FILE* stream_;
+};
+
+// The current time as RFC 3339 UTC with milliseconds: 2026-11-23T17:02:03.456Z.
+std::string NowRfc3339();
+
+}  // namespace rankd::service

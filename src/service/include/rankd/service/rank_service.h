@@ -1,0 +1,105 @@
+// RankService: the ranking service of `rankd serve` on a ShardSet (docs/operations.md):
+// POST /rank (docs/engine.md's request and response, each error code with its HTTP status),
+// GET /plans, GET /plans/:name, GET /healthz and GET /readyz.
+//
+// Each shard has its own Redis clients (one per endpoint of the registry) and its own Ranker,
+// made on the shard's loop when the set starts; they connect in the background, so a server
+// whose Redis is down starts, answers /readyz 503 and serves once Redis is up. The plan store
+// is immutable and shared; Reload replaces it whole, each shard takes the new one at its next
+// request, and requests in flight finish on the store they started with. A store whose
+// endpoints differ from the running ones is refused (endpoints change with a restart).
+//
+// Admission: at most max_in_flight_per_shard requests rank at once on a shard; beyond them
+// /rank answers 503 overloaded at once, so a burst cannot push the admitted requests past their
+// deadlines.
+//
+// Thread affinity: construction, Reload and destruction on the shard set's owner thread, with
+// the set not running for construction and destruction; the routes run on the shards.
+// Construct it before the http::Server that serves its routes (its per-shard state then
+// outlives the server's drain). Ownership: owns the per-shard state and the current store;
+// borrows the shard set and the log.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "rankd/engine/compiled_plan.h"
+#include "rankd/engine/ranker.h"
+#include "rankd/http/router.h"
+#include "rankd/runtime/clock.h"
+#include "rankd/runtime/shards.h"
+#include "rankd/service/event_log.h"
+#include "rankd/service/plan_source.h"
+
+namespace rankd::service {
+
+struct ServiceOptions {
+  PlanSource source;  // read again by Reload
+  engine::RankerOptions ranker;
+  std::size_t max_in_flight_per_shard = 256;
+  // How long a shard waits for each endpoint's first connection before it logs it unreachable
+  // (the clients keep trying after that).
+  rt::Duration connect_timeout = std::chrono::seconds(2);
+};
+
+// The HTTP status of a ranking error code (docs/operations.md, "POST /rank").
+int HttpStatusOf(std::string_view error_code) noexcept;
+
+class RankService {
+ public:
+  RankService(rt::ShardSet& shards, ServiceOptions options, LoadedStore initial, EventLog& log);
+  ~RankService();
+  RankService(const RankService&) = delete;
+  RankService& operator=(const RankService&) = delete;
+
+  // The routes, to hand to the http::Server (they borrow this service).
+  http::Router Routes();
+
+  struct ReloadOutcome {
+    bool loaded = false;
+    std::string message;  // what was loaded, or why the store was refused
+  };
+  // Loads the plan source anew and, if it loads whole with the same endpoints, serves it from
+  // each shard's next request on. Logs and counts the outcome. Blocking (reads files).
+  ReloadOutcome Reload();
+
+  std::shared_ptr<const engine::CompiledPlanStore> store() const;
+  std::uint64_t reloads() const noexcept { return reloads_.load(std::memory_order_relaxed); }
+  std::uint64_t reload_failures() const noexcept {
+    return reload_failures_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct ShardEngine;
+
+  // The store and its version, for a shard to take a new one at its next request.
+  void Current(std::shared_ptr<const engine::CompiledPlanStore>* store,
+               std::uint64_t* version) const;
+  // Gives `shard` the current store if a reload replaced it.
+  void Refresh(ShardEngine& shard) const;
+  rt::Task<http::Response> Rank(http::Request& request);
+  http::Response Plans() const;
+  http::Response PlanArtifact(const http::Request& request) const;
+  http::Response Ready() const;
+
+  rt::ShardSet& shards_;
+  ServiceOptions options_;
+  std::map<std::string, engine::EndpointTarget> endpoints_;
+  EventLog& log_;
+
+  mutable std::mutex store_mutex_;
+  std::shared_ptr<const engine::CompiledPlanStore> store_;  // guarded by store_mutex_
+  std::atomic<std::uint64_t> store_version_{1};
+  std::atomic<std::uint64_t> reloads_{0};
+  std::atomic<std::uint64_t> reload_failures_{0};
+
+  std::unique_ptr<rt::ShardLocal<ShardEngine>> shard_engines_;
+};
+
+}  // namespace rankd::service

@@ -1,0 +1,271 @@
+#include "rankd/service/rank_service.h"
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <utility>
+
+#include "rankd/engine/endpoints.h"
+#include "rankd/engine/json_text.h"
+#include "rankd/engine/rank_api.h"
+#include "rankd/runtime/task_scope.h"
+
+namespace rankd::service {
+
+namespace {
+
+constexpr std::string_view kJson = "application/json";
+
+// Starts one endpoint's clients; when it does not connect within `timeout` it is logged (its
+// clients keep reconnecting: a later request or /readyz finds it up once Redis is).
+rt::Task<void> ConnectEndpoint(engine::Endpoint& endpoint, rt::Duration timeout, EventLog& log,
+                               std::size_t shard) {
+  std::string failure;
+  try {
+    co_await endpoint.Start(timeout);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (!failure.empty()) {
+    std::string fields = "\"shard\":" + std::to_string(shard) + ",\"endpoint\":";
+    engine::json::AppendJsonString(fields, endpoint.name());
+    fields += ",\"message\":";
+    engine::json::AppendJsonString(fields, failure);
+    log.Event("endpoint_unreachable", fields);
+  }
+}
+
+http::Response JsonError(int status, std::string_view code, std::string_view message) {
+  std::string body = "{\"error\":{\"code\":";
+  engine::json::AppendJsonString(body, code);
+  body += ",\"message\":";
+  engine::json::AppendJsonString(body, message);
+  body += "}}";
+  return http::Response::Text(status, std::move(body), kJson);
+}
+
+std::string Rfc3339(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+// splitmix64: the per-shard generator behind log sampling.
+double NextUniform(std::uint64_t& state) noexcept {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+int HttpStatusOf(std::string_view code) noexcept {
+  namespace e = engine::rank_errors;
+  if (code.empty()) return 200;
+  if (code == e::kBadRequest || code == e::kInvalidParam) return 400;
+  if (code == e::kUnknownPlan) return 404;
+  if (code == e::kDeadlineExceeded) return 504;
+  if (code == e::kUpstreamError) return 502;
+  if (code == e::kOverloaded) return 503;
+  return 500;
+}
+
+// One shard's engine: its Redis clients, its Ranker, its admission count.
+// Thread affinity: the shard's loop. Ownership: owns the clients and the connect task.
+struct RankService::ShardEngine {
+  ShardEngine(const std::map<std::string, engine::EndpointTarget>& targets,
+              std::shared_ptr<const engine::CompiledPlanStore> store, std::uint64_t version,
+              const engine::RankerOptions& options, std::size_t index)
+      : endpoints(targets),
+        ranker(std::move(store), endpoints, options),
+        store_version(version),
+        random_state(0x5eed0000u + index),
+        shard(index) {}
+
+  engine::EndpointSet endpoints;
+  engine::Ranker ranker;
+  std::uint64_t store_version;
+  std::size_t in_flight = 0;
+  std::uint64_t random_state;
+  std::size_t shard;
+  rt::TaskScope background;  // last: destroyed (its tasks cancelled) before the clients
+};
+
+RankService::RankService(rt::ShardSet& shards, ServiceOptions options, LoadedStore initial,
+                         EventLog& log)
+    : shards_(shards),
+      options_(std::move(options)),
+      endpoints_(std::move(initial.endpoints)),
+      log_(log),
+      store_(std::move(initial.store)) {
+  shard_engines_ = std::make_unique<rt::ShardLocal<ShardEngine>>(shards_, [this](rt::Shard& shard) {
+    std::shared_ptr<const engine::CompiledPlanStore> store;
+    std::uint64_t version = 0;
+    Current(&store, &version);
+    auto engine = std::make_unique<ShardEngine>(endpoints_, std::move(store), version,
+                                                options_.ranker, shard.index);
+    for (const auto& [name, endpoint] : engine->endpoints.all()) {
+      engine->background.Spawn(
+          ConnectEndpoint(*endpoint, options_.connect_timeout, log_, shard.index));
+    }
+    return engine;
+  });
+}
+
+RankService::~RankService() = default;
+
+void RankService::Current(std::shared_ptr<const engine::CompiledPlanStore>* store,
+                          std::uint64_t* version) const {
+  std::lock_guard lock(store_mutex_);
+  *store = store_;
+  *version = store_version_.load(std::memory_order_relaxed);
+}
+
+std::shared_ptr<const engine::CompiledPlanStore> RankService::store() const {
+  std::lock_guard lock(store_mutex_);
+  return store_;
+}
+
+void RankService::Refresh(ShardEngine& shard) const {
+  // The common case is one relaxed load of a counter no request writes.
+  if (store_version_.load(std::memory_order_acquire) == shard.store_version) return;
+  std::shared_ptr<const engine::CompiledPlanStore> store;
+  Current(&store, &shard.store_version);
+  shard.ranker.set_store(std::move(store));
+}
+
+RankService::ReloadOutcome RankService::Reload() {
+  ReloadOutcome outcome;
+  try {
+    LoadedStore loaded = LoadFromSource(options_.source);
+    if (loaded.endpoints != endpoints_) {
+      outcome.message =
+          "the new store's registry changes the Redis endpoints; restart rankd serve to change "
+          "them";
+    } else {
+      outcome.loaded = true;
+      outcome.message = std::to_string(loaded.store->store().plans().size()) + " plans, registry " +
+                        loaded.store->store().registry().digest();
+      std::lock_guard lock(store_mutex_);
+      store_ = std::move(loaded.store);
+      store_version_.fetch_add(1, std::memory_order_release);
+    }
+  } catch (const std::exception& e) {
+    outcome.message = e.what();
+  }
+  std::string fields = "\"plans_dir\":";
+  engine::json::AppendJsonString(fields, options_.source.plans);
+  fields += ",\"message\":";
+  engine::json::AppendJsonString(fields, outcome.message);
+  if (outcome.loaded) {
+    reloads_.fetch_add(1, std::memory_order_relaxed);
+    log_.Event("reloaded", fields);
+  } else {
+    reload_failures_.fetch_add(1, std::memory_order_relaxed);
+    log_.Event("reload_refused", fields);
+  }
+  return outcome;
+}
+
+http::Router RankService::Routes() {
+  http::Router router;
+  router.Post("/rank", [this](http::Request& request) { return Rank(request); });
+  router.Get("/plans", [this](http::Request&) { return Plans(); });
+  router.Get("/plans/:name", [this](http::Request& request) { return PlanArtifact(request); });
+  router.Get("/healthz", [](http::Request&) {
+    return http::Response::Static(200, "{\"status\":\"serving\"}", kJson);
+  });
+  router.Get("/readyz", [this](http::Request&) { return Ready(); });
+  return router;
+}
+
+rt::Task<http::Response> RankService::Rank(http::Request& request) {
+  ShardEngine& shard = shard_engines_->Get();
+  const auto start = std::chrono::steady_clock::now();
+  engine::Ranker::Answer answer;
+  if (shard.in_flight >= options_.max_in_flight_per_shard) {
+    answer.error_code = engine::rank_errors::kOverloaded;
+    engine::WriteRankError(
+        answer.body, "",
+        {answer.error_code, "shard " + std::to_string(shard.shard) + " is ranking " +
+                                std::to_string(shard.in_flight) +
+                                " requests, its limit (--max_in_flight); retry later"});
+  } else {
+    Refresh(shard);
+    ++shard.in_flight;
+    try {
+      answer = co_await shard.ranker.Rank(request.body);
+    } catch (const std::exception& e) {
+      answer = {};
+      answer.error_code = engine::rank_errors::kInternal;
+      engine::WriteRankError(answer.body, "", {answer.error_code, e.what()});
+    }
+    --shard.in_flight;
+  }
+  const int status = HttpStatusOf(answer.error_code);
+  if (status != 200 || log_.Sampled(NextUniform(shard.random_state))) {
+    log_.Request(
+        {.request_id = answer.request_id,
+         .plan = answer.plan,
+         .status = status,
+         .code = answer.error_code,
+         .ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                   .count(),
+         .degraded = answer.degraded});
+  }
+  co_return http::Response::Text(status, std::move(answer.body), kJson);
+}
+
+http::Response RankService::Plans() const {
+  const std::shared_ptr<const engine::CompiledPlanStore> current = store();
+  const engine::PlanStore& plans = current->store();
+  const std::string loaded_at = Rfc3339(plans.loaded_at());
+  std::string body = "{\"registry_digest\":";
+  engine::json::AppendJsonString(body, plans.registry().digest());
+  body += ",\"loaded_at\":\"" + loaded_at + "\",\"plans\":[";
+  bool first = true;
+  for (const auto& [name, plan] : plans.plans()) {
+    if (!first) body += ',';
+    first = false;
+    body += "{\"name\":";
+    engine::json::AppendJsonString(body, name);
+    body += ",\"digest\":";
+    engine::json::AppendJsonString(body, plan->digest);
+    body += ",\"loaded_at\":\"" + loaded_at + "\"}";
+  }
+  body += "]}";
+  return http::Response::Text(200, std::move(body), kJson);
+}
+
+http::Response RankService::PlanArtifact(const http::Request& request) const {
+  const std::shared_ptr<const engine::CompiledPlanStore> current = store();
+  const std::string_view name = request.Param("name");
+  const std::shared_ptr<const engine::Plan> plan = current->store().Find(name);
+  if (!plan) {
+    return JsonError(404, engine::rank_errors::kUnknownPlan,
+                     "no plan \"" + std::string(name) + "\" in the plan store");
+  }
+  return http::Response::Text(200, plan->text, kJson);
+}
+
+http::Response RankService::Ready() const {
+  const ShardEngine& shard = shard_engines_->Get();
+  std::string down;
+  for (const auto& [name, endpoint] : shard.endpoints.all()) {
+    if (!endpoint->ready()) down += (down.empty() ? "" : ", ") + name;
+  }
+  if (!down.empty()) {
+    std::string body = "{\"ready\":false,\"reason\":";
+    engine::json::AppendJsonString(body, "Redis endpoint(s) not connected: " + down);
+    body += '}';
+    return http::Response::Text(503, std::move(body), kJson);
+  }
+  return http::Response::Static(200, "{\"ready\":true}", kJson);
+}
+
+}  // namespace rankd::service

@@ -1,0 +1,399 @@
+"""`rankd serve` end to end over HTTP against a real redis-server:
+python3 serve_test.py <path to rankd> <source folder> (run by ctest, labels cli and integration).
+
+Every endpoint and every error code's HTTP status from real requests, /rank answering as
+`rankd run` does, /readyz following Redis down and up, admission (503 overloaded at once while
+admitted requests complete), reload on SIGHUP (a broken store refused, the old one serving),
+SIGTERM under load answering every accepted request, the JSON log lines, the config file, and
+exit status 2 for bad flags.
+"""
+import http.client
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from run_fixture import (PLANS, dataset, example_requests, redis_with_dataset,  # noqa: E402
+                         without_timings, write_store)
+
+RANKD = SOURCE = None
+
+
+class Server:
+    """A `rankd serve` on a free port; its stderr (JSON lines) collected by a thread."""
+
+    def __init__(self, store, redis, *flags, config=None):
+        if config:  # everything from the file but the port
+            args = [RANKD, "serve", "--config", config, "--port", "0"]
+        else:
+            endpoint = redis.address()
+            args = [RANKD, "serve", "--plans", store, "--registry",
+                    os.path.join(SOURCE, "registry"), "--env", "test", "--endpoint",
+                    "graph=" + endpoint, "--endpoint", "features=" + endpoint, "--port", "0",
+                    "--shards", "2", *flags]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True)
+        self.lines = queue.Queue()
+        self.log = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.listening = self.wait_event("listening", 20)
+        self.port = self.listening["port"]
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.put(line)
+
+    def drain_log(self):
+        while True:
+            try:
+                line = self.lines.get_nowait()
+            except queue.Empty:
+                return self.log
+            self.log.append(json.loads(line))
+
+    def wait_event(self, event, timeout=10):
+        """The first log line of `event` after those already seen."""
+        deadline = time.time() + timeout
+        seen = len(self.log)
+        while time.time() < deadline:
+            exited = self.proc.poll() is not None
+            if exited:
+                self.reader.join(timeout=5)  # every line it wrote is in the queue
+            self.drain_log()
+            for entry in self.log[seen:]:
+                if entry.get("event") == event:
+                    return entry
+            seen = len(self.log)
+            if exited:
+                raise AssertionError("rankd serve exited %s before '%s'" % (self.proc.returncode, event))
+            time.sleep(0.02)
+        raise AssertionError("no '%s' log line within %ss: %s" % (event, timeout, self.log[-5:]))
+
+    def request(self, method, path, body=None, timeout=10):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            headers = {"Content-Type": "application/json"} if body is not None else {}
+            conn.request(method, path, body=body, headers=headers)
+            r = conn.getresponse()
+            return r.status, r.getheader("Content-Type"), r.read().decode()
+        finally:
+            conn.close()
+
+    def rank(self, request, timeout=10):
+        body = request if isinstance(request, str) else json.dumps(request)
+        status, _, text = self.request("POST", "/rank", body, timeout)
+        return status, json.loads(text)
+
+    def wait_ready(self, ready=True, timeout=10):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            status, _, _ = self.request("GET", "/readyz")
+            if (status == 200) == ready:
+                return
+            time.sleep(0.05)
+        raise AssertionError("/readyz did not become %s" % ("200" if ready else "503"))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(timeout=10)  # to the end of its stderr
+        self.proc.stderr.close()
+        return self.proc.returncode
+
+
+class ServeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.folder, cls.redis, cls.store = redis_with_dataset(SOURCE, "rankd-serve-test-")
+        cls.server = Server(cls.store, cls.redis)
+        cls.server.wait_ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.server.stop()
+        finally:
+            cls.redis.stop()
+            shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def run_rankd(self, lines):
+        endpoint = self.redis.address()
+        r = subprocess.run([RANKD, "run", "--plans", self.store, "--registry",
+                            os.path.join(SOURCE, "registry"), "--env", "test", "--endpoint",
+                            "graph=" + endpoint, "--endpoint", "features=" + endpoint],
+                           input="".join(l + "\n" for l in lines), capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.splitlines()
+
+    def test_rank_answers_as_rankd_run_does(self):
+        expected = [without_timings(r) for r in self.run_rankd(example_requests())]
+        for request, want in zip(example_requests(), expected):
+            with self.subTest(plan=json.loads(request)["plan"]):
+                status, content_type, text = self.server.request("POST", "/rank", request)
+                self.assertEqual(status, 200, text)
+                self.assertEqual(content_type, "application/json")
+                self.assertEqual(without_timings(text), want)
+
+    def test_every_error_code_has_its_status(self):
+        cases = [
+            ('{"plan": "feed", "viewer_id": 1', 400, "bad_request"),
+            ('{"viewer_id": 1}', 400, "bad_request"),
+            (json.dumps({"plan": "feed", "viewer_id": 1, "params": {"like_weight": "ten"}}), 400,
+             "invalid_param"),
+            (json.dumps({"plan": "nope", "viewer_id": 1}), 404, "unknown_plan"),
+        ]
+        for body, status, code in cases:
+            with self.subTest(code=code, body=body):
+                got_status, response = self.server.rank(body)
+                self.assertEqual((got_status, response["error"]["code"]), (status, code), response)
+                self.assertTrue(response["error"]["message"])
+
+    def test_plans_list_the_store_and_serve_each_artifact(self):
+        status, content_type, text = self.server.request("GET", "/plans")
+        self.assertEqual((status, content_type), (200, "application/json"))
+        listing = json.loads(text)
+        with open(os.path.join(self.store, "index.json")) as f:
+            index = json.load(f)
+        self.assertEqual(listing["registry_digest"], index["registry_digest"])
+        self.assertEqual({p["name"]: p["digest"] for p in listing["plans"]},
+                         {p["name"]: p["digest"] for p in index["plans"]})
+        self.assertRegex(listing["plans"][0]["loaded_at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        for name in PLANS:
+            status, _, text = self.server.request("GET", "/plans/" + name)
+            self.assertEqual(status, 200)
+            with open(os.path.join(self.store, name + ".json")) as f:
+                self.assertEqual(text, f.read())
+        status, _, text = self.server.request("GET", "/plans/nope")
+        self.assertEqual((status, json.loads(text)["error"]["code"]), (404, "unknown_plan"))
+        status, _, _ = self.server.request("GET", "/nowhere")
+        self.assertEqual(status, 404)
+        status, _, _ = self.server.request("GET", "/rank")
+        self.assertEqual(status, 405)
+
+    def test_healthz_and_each_request_logs_a_json_line(self):
+        status, _, text = self.server.request("GET", "/healthz")
+        self.assertEqual((status, json.loads(text)), (200, {"status": "serving"}))
+        self.server.rank({"plan": "feed", "viewer_id": 1, "request_id": "logged-1"})
+        self.server.rank({"plan": "nope", "request_id": "logged-2"})
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            lines = {e.get("request_id"): e for e in self.server.drain_log()
+                     if e.get("event") == "request"}
+            if "logged-1" in lines and "logged-2" in lines:
+                break
+            time.sleep(0.02)
+        ok, bad = lines["logged-1"], lines["logged-2"]
+        self.assertEqual((ok["plan"], ok["status"], ok["degraded"]), ("feed", 200, 0))
+        self.assertNotIn("code", ok)
+        self.assertGreater(ok["ms"], 0)
+        self.assertRegex(ok["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+        self.assertEqual((bad["status"], bad["code"]), (404, "unknown_plan"))
+
+
+class ServeFaultTest(unittest.TestCase):
+    """Each test starts its own Redis and server: they stop, kill and reload them."""
+
+    def setUp(self):
+        self.folder, self.redis, self.store = redis_with_dataset(SOURCE, "rankd-serve-fault-")
+        self.server = None
+
+    def tearDown(self):
+        try:
+            if self.server:
+                self.server.stop()
+        finally:
+            self.redis.stop()
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def test_stalled_redis_gives_504_and_502_and_readyz_follows_redis(self):
+        self.server = Server(self.store, self.redis)
+        self.server.wait_ready()
+        os.kill(self.redis.proc.pid, signal.SIGSTOP)
+        try:
+            # Past the request deadline (20 ms) first: deadline_exceeded; with a deadline past
+            # the endpoint's command timeout: the fail node's Redis call fails, upstream_error.
+            status, r = self.server.rank({"plan": "feed", "viewer_id": 1, "deadline_ms": 20})
+            self.assertEqual((status, r["error"]["code"]), (504, "deadline_exceeded"), r)
+            status, r = self.server.rank({"plan": "feed", "viewer_id": 1, "deadline_ms": 5000})
+            self.assertEqual((status, r["error"]["code"]), (502, "upstream_error"), r)
+        finally:
+            os.kill(self.redis.proc.pid, signal.SIGCONT)
+        status, r = self.server.rank({"plan": "feed", "viewer_id": 1})
+        self.assertEqual(status, 200, r)
+        self.redis.stop()
+        self.server.wait_ready(False)
+        status, text = self.server.request("GET", "/readyz")[::2]
+        self.assertEqual(status, 503)
+        self.assertIn("graph", json.loads(text)["reason"])
+        self.redis.start()
+        self.redis.commands(dataset())
+        self.server.wait_ready(True, timeout=15)
+        status, r = self.server.rank({"plan": "feed", "viewer_id": 1})
+        self.assertEqual(status, 200, r)
+
+    def test_over_the_admission_limit_answers_503_at_once(self):
+        self.server = Server(self.store, self.redis, "--max_in_flight", "1", "--shards", "1")
+        self.server.wait_ready()
+        # With Redis stopped an admitted request stays in flight for the endpoint's command
+        # timeout (50 ms); the others of a burst arriving meanwhile are refused.
+        os.kill(self.redis.proc.pid, signal.SIGSTOP)
+        results = []
+        lock = threading.Lock()
+        go = threading.Event()
+
+        def client():
+            go.wait()
+            start = time.time()
+            status, r = self.server.rank({"plan": "feed", "viewer_id": 1, "deadline_ms": 2000})
+            with lock:
+                results.append((status, r["error"]["code"], time.time() - start))
+        threads = [threading.Thread(target=client) for _ in range(16)]
+        try:
+            for t in threads:
+                t.start()
+            go.set()
+            for t in threads:
+                t.join(timeout=30)
+        finally:
+            os.kill(self.redis.proc.pid, signal.SIGCONT)
+        refused = [r for r in results if r[1] == "overloaded"]
+        admitted = [r for r in results if r[1] != "overloaded"]
+        self.assertEqual(len(results), 16)
+        self.assertTrue(refused, results)
+        self.assertTrue(admitted, results)
+        self.assertEqual({r[0] for r in refused}, {503})
+        # Admitted ones failed on the stopped Redis: the endpoint's command timeout.
+        self.assertEqual({(r[0], r[1]) for r in admitted}, {(502, "upstream_error")})
+        status, r = self.server.rank({"plan": "feed", "viewer_id": 1})
+        self.assertEqual(status, 200, r)
+
+    def test_sighup_reloads_and_a_broken_store_is_refused(self):
+        self.server = Server(self.store, self.redis)
+        self.server.wait_ready()
+        before = json.loads(self.server.request("GET", "/plans")[2])
+        index = os.path.join(self.store, "index.json")
+        with open(index) as f:
+            good = f.read()
+        with open(index, "w") as f:
+            f.write(good.replace('"feed.json"', '"missing.json"'))
+        self.server.proc.send_signal(signal.SIGHUP)
+        refused = self.server.wait_event("reload_refused")
+        self.assertIn("missing.json", refused["message"])
+        self.assertEqual(json.loads(self.server.request("GET", "/plans")[2]), before)
+        self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+        with open(index, "w") as f:
+            f.write(good)
+        time.sleep(1.1)  # loaded_at has a resolution of one second
+        self.server.proc.send_signal(signal.SIGHUP)
+        self.assertIn("4 plans", self.server.wait_event("reloaded")["message"])
+        after = json.loads(self.server.request("GET", "/plans")[2])
+        self.assertGreater(after["loaded_at"], before["loaded_at"])
+        self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+
+    def test_sigterm_under_load_answers_every_accepted_request(self):
+        self.server = Server(self.store, self.redis)
+        self.server.wait_ready()
+        statuses = []
+        lock = threading.Lock()
+        stop = threading.Event()
+
+        def client():
+            while not stop.is_set():
+                try:
+                    status, _ = self.server.rank({"plan": "timeouts", "viewer_id": 1,
+                                                  "deadline_ms": 2000})
+                except (ConnectionError, http.client.HTTPException, OSError):
+                    return  # refused or closed before the request was accepted: the drain
+                with lock:
+                    statuses.append(status)
+        threads = [threading.Thread(target=client) for _ in range(8)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        self.server.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(self.server.proc.wait(timeout=15), 0)
+        stop.set()
+        for t in threads:
+            t.join(timeout=15)
+        self.assertGreater(len(statuses), 8)
+        self.assertEqual(set(statuses), {200})
+        self.server.wait_event("stopped")
+
+
+class FlagsTest(unittest.TestCase):
+    def serve(self, *args):
+        return subprocess.run([RANKD, "serve", *args], capture_output=True, text=True, timeout=30)
+
+    def test_bad_flags_and_config_exit_2_naming_them(self):
+        folder = tempfile.mkdtemp(prefix="rankd-serve-flags-")
+        try:
+            registry = os.path.join(SOURCE, "registry")
+            store = write_store(SOURCE, folder)
+            config = os.path.join(folder, "rankd.toml")
+            cases = [
+                (["--registry", registry], "--plans"),
+                (["--plans", store, "--registry", registry, "--port", "70000"], "--port"),
+                (["--plans", store, "--registry", registry, "--shards", "0"], "--shards"),
+                (["--plans", store, "--registry", registry, "--log_sample", "2"], "--log_sample"),
+                (["--plans", store, "--registry", registry, "--io_backend", "kqueue"],
+                 "--io_backend"),
+                (["--plans", store, "--registry", registry, "--colour", "red"], "--colour"),
+                (["--plans", folder, "--registry", registry], "index.json"),
+                (["--config", config], "unknown key 'colour'"),
+                (["--config", os.path.join(folder, "absent.toml")], "absent.toml"),
+            ]
+            with open(config, "w") as f:
+                f.write('plans = "%s"\nregistry = "%s"\ncolour = "red"\n' % (store, registry))
+            for args, needle in cases:
+                with self.subTest(args=args):
+                    r = self.serve(*args)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertIn(needle, r.stderr)
+            with open(config, "w") as f:
+                f.write('plans = "%s"\nregistry = "%s"\nport = 70000\n' % (store, registry))
+            r = self.serve("--config", config)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("config %s: --port" % config, r.stderr)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def test_config_file_sets_flags_and_the_command_line_wins(self):
+        folder, redis, store = redis_with_dataset(SOURCE, "rankd-serve-config-")
+        server = None
+        try:
+            config = os.path.join(folder, "rankd.toml")
+            with open(config, "w") as f:
+                f.write('plans = "%s"\nregistry = "%s"\nenv = "test"\nshards = 1\n'
+                        'port = 1\nendpoint = ["graph=%s", "features=%s"]\n'
+                        % (store, os.path.join(SOURCE, "registry"), redis.address(),
+                           redis.address()))
+            server = Server(store, redis, config=config)  # --port 0 wins over port = 1
+            self.assertNotEqual(server.port, 1)
+            self.assertEqual(server.listening["shards"], 1)
+            server.wait_ready()
+            self.assertEqual(server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+        finally:
+            if server:
+                server.stop()
+            redis.stop()
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    RANKD, SOURCE = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
