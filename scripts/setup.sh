@@ -21,8 +21,9 @@ build_packages=(
   git           # the commit `rankd version` names (apps/rankd); the runners record it
 )
 # make test: the Redis integration tests start redis-server and use redis-cli (tests/support),
-# the HTTP tests use curl as a real client, and the fuzz smoke run needs clang's libFuzzer.
-test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev)
+# the HTTP tests use curl as a real client, the fuzz smoke run needs clang's libFuzzer, and the
+# `rankd serve` test parses /metrics with the Prometheus client library's own parser.
+test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev python3-prometheus-client)
 # make bench and its runners: Google Benchmark (bench/runtime, the cache-calc peers), http-parser
 # (bench/http_parser), the libuv and Boost.Asio peers (header-only Asio), redis-server and
 # redis-benchmark (make bench-redis), wrk (make bench-http) and the charts (bench/scripts).

@@ -18,6 +18,7 @@
 #include "rankd/runtime/log.h"
 #include "rankd/runtime/shards.h"
 #include "rankd/service/event_log.h"
+#include "rankd/service/metrics.h"
 #include "rankd/service/plan_source.h"
 #include "rankd/service/rank_service.h"
 
@@ -199,11 +200,22 @@ int RunServe(int argc, char** argv) {
   rt::ShardOptions shard_options;
   shard_options.shards = flags->shards;
   shard_options.loop.backend = flags->backend;
+  // Stall reports (from the watchdog thread): counted for /metrics and logged.
+  service::StallCounts stalls;
+  shard_options.loop.on_stall = [&stalls, &log](std::string_view loop, rt::Duration stalled) {
+    stalls.Record(loop);
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f",
+                  std::chrono::duration<double, std::milli>(stalled).count());
+    log.Event("loop_stalled",
+              "\"loop\":" + engine::json::QuoteJson(loop) + ",\"ms\":" + std::string(ms));
+  };
   rt::ShardSet shards(shard_options);
   http::ServerOptions server_options;
   server_options.host = flags->host;
   server_options.port = flags->port;
   server_options.drain_grace = std::chrono::milliseconds(flags->drain_grace_ms);
+  options.stalls = &stalls;
   // The service before the server: its per-shard state outlives the server's drain.
   service::RankService service(shards, std::move(options), std::move(loaded), log);
   std::unique_ptr<http::Server> server;

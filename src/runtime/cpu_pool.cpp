@@ -1,5 +1,8 @@
 #include "rankd/runtime/cpu_pool.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace rankd::rt {
 namespace {
 
@@ -58,6 +61,14 @@ PoolJob* CpuPool::PopShared() {
     shared_size_.fetch_sub(1, std::memory_order_relaxed);
   }
   return job;
+}
+
+std::size_t CpuPool::queued() const noexcept {
+  std::size_t n = shared_size_.load(std::memory_order_relaxed);
+  for (const auto& w : workers_) {
+    n += static_cast<std::size_t>(std::max<std::int64_t>(0, w->deque.size_hint()));
+  }
+  return n;
 }
 
 bool CpuPool::AnyWork() const {

@@ -8,6 +8,8 @@
 #include "rankd/engine/endpoints.h"
 #include "rankd/engine/json_text.h"
 #include "rankd/engine/rank_api.h"
+#include "rankd/runtime/cpu_pool.h"
+#include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task_scope.h"
 
 namespace rankd::service {
@@ -32,6 +34,31 @@ rt::Task<void> ConnectEndpoint(engine::Endpoint& endpoint, rt::Duration timeout,
     fields += ",\"message\":";
     engine::json::AppendJsonString(fields, failure);
     log.Event("endpoint_unreachable", fields);
+  }
+}
+
+// Copies each endpoint's client counters into the shard's metrics (under its lock).
+void SnapshotEndpoints(const engine::EndpointSet& endpoints, ShardMetrics& metrics) {
+  for (const auto& [name, endpoint] : endpoints.all()) {
+    EndpointMetrics& e = metrics.redis[name];
+    e.client = endpoint->metrics();
+    e.in_flight = endpoint->in_flight();
+    e.ready = endpoint->ready();
+  }
+}
+
+// Every 100 ms: how late the shard's loop woke (its lag), and the Redis counters of an idle
+// shard (a busy one refreshes them with every request).
+rt::Task<void> ProbeShard(const engine::EndpointSet& endpoints, ShardMetrics& metrics) {
+  constexpr auto kPeriod = std::chrono::milliseconds(100);
+  for (;;) {
+    const auto start = std::chrono::steady_clock::now();
+    co_await rt::SleepFor(kPeriod);
+    const double lag =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start - kPeriod).count();
+    std::lock_guard lock(metrics.mutex);
+    metrics.loop_lag_seconds = lag > 0 ? lag : 0;
+    SnapshotEndpoints(endpoints, metrics);
   }
 }
 
@@ -103,6 +130,9 @@ RankService::RankService(rt::ShardSet& shards, ServiceOptions options, LoadedSto
       endpoints_(std::move(initial.endpoints)),
       log_(log),
       store_(std::move(initial.store)) {
+  for (std::size_t i = 0; i < shards_.size(); ++i) {
+    shard_metrics_.push_back(std::make_unique<ShardMetrics>());
+  }
   shard_engines_ = std::make_unique<rt::ShardLocal<ShardEngine>>(shards_, [this](rt::Shard& shard) {
     std::shared_ptr<const engine::CompiledPlanStore> store;
     std::uint64_t version = 0;
@@ -113,6 +143,7 @@ RankService::RankService(rt::ShardSet& shards, ServiceOptions options, LoadedSto
       engine->background.Spawn(
           ConnectEndpoint(*endpoint, options_.connect_timeout, log_, shard.index));
     }
+    engine->background.Spawn(ProbeShard(engine->endpoints, *shard_metrics_[shard.index]));
     return engine;
   });
 }
@@ -181,6 +212,7 @@ http::Router RankService::Routes() {
     return http::Response::Static(200, "{\"status\":\"serving\"}", kJson);
   });
   router.Get("/readyz", [this](http::Request&) { return Ready(); });
+  router.Get("/metrics", [this](http::Request&) { return Metrics(); });
   return router;
 }
 
@@ -198,6 +230,10 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   } else {
     Refresh(shard);
     ++shard.in_flight;
+    {
+      std::lock_guard lock(shard_metrics_[shard.shard]->mutex);
+      shard_metrics_[shard.shard]->in_flight = shard.in_flight;
+    }
     try {
       answer = co_await shard.ranker.Rank(request.body);
     } catch (const std::exception& e) {
@@ -208,17 +244,60 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
     --shard.in_flight;
   }
   const int status = HttpStatusOf(answer.error_code);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Count(shard.shard, answer, status, seconds);
+  {
+    std::lock_guard lock(shard_metrics_[shard.shard]->mutex);
+    shard_metrics_[shard.shard]->in_flight = shard.in_flight;
+    SnapshotEndpoints(shard.endpoints, *shard_metrics_[shard.shard]);
+  }
   if (status != 200 || log_.Sampled(NextUniform(shard.random_state))) {
-    log_.Request(
-        {.request_id = answer.request_id,
-         .plan = answer.plan,
-         .status = status,
-         .code = answer.error_code,
-         .ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                   .count(),
-         .degraded = answer.degraded});
+    log_.Request({.request_id = answer.request_id,
+                  .plan = answer.plan,
+                  .status = status,
+                  .code = answer.error_code,
+                  .ms = seconds * 1000,
+                  .degraded = answer.degraded});
   }
   co_return http::Response::Text(status, std::move(answer.body), kJson);
+}
+
+void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer, int status,
+                        double seconds) const {
+  // Labels from the plan store only: a plan the store lacks is counted as "".
+  const std::string plan = answer.compiled ? answer.compiled->plan().name : std::string();
+  ShardMetrics& m = *shard_metrics_[shard];
+  std::lock_guard lock(m.mutex);
+  ++m.requests[{plan, status, answer.error_code}];
+  if (answer.compiled) {
+    auto it = m.request_seconds.find(plan);
+    if (it == m.request_seconds.end()) it = m.request_seconds.emplace(plan, Histogram{}).first;
+    it->second.Observe(seconds);
+  }
+  for (const engine::Ranker::NodeOutcome& node : answer.nodes) {
+    if (node.duration_us >= 0) {
+      m.node_seconds[{plan, std::string(node.node)}].Observe(static_cast<double>(node.duration_us) /
+                                                             1e6);
+    }
+    if (node.degraded != engine::DegradeReason::kNone) {
+      ++m.node_degraded[{plan, std::string(node.node),
+                         std::string(engine::DegradeReasonName(node.degraded))}];
+    }
+  }
+}
+
+http::Response RankService::Metrics() const {
+  std::vector<ShardMetrics*> shards;
+  for (const auto& m : shard_metrics_) shards.push_back(m.get());
+  ProcessMetrics process;
+  process.reloads = reloads();
+  process.reload_failures = reload_failures();
+  process.cpu_pool_queued = rt::CpuPool::Default().queued();
+  process.cpu_pool_threads = rt::CpuPool::Default().threads();
+  process.stalls = options_.stalls;
+  return http::Response::Text(200, RenderMetrics(shards, process),
+                              "text/plain; version=0.0.4; charset=utf-8");
 }
 
 http::Response RankService::Plans() const {

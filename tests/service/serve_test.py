@@ -1,5 +1,6 @@
 """`rankd serve` end to end over HTTP against a real redis-server:
-python3 serve_test.py <path to rankd> <source folder> (run by ctest, labels cli and integration).
+python3 serve_test.py <path to rankd> <source folder> (run by ctest, labels cli and integration,
+with Debian's python3 and its python3-prometheus-client, whose parser reads /metrics).
 
 Every endpoint and every error code's HTTP status from real requests, /rank answering as
 `rankd run` does, /readyz following Redis down and up, admission (503 overloaded at once while
@@ -19,6 +20,8 @@ import tempfile
 import threading
 import time
 import unittest
+
+from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from run_fixture import (PLANS, dataset, example_requests, redis_with_dataset,  # noqa: E402
@@ -115,7 +118,9 @@ class Server:
         return self.proc.returncode
 
 
-class ServeTest(unittest.TestCase):
+class SharedServer(unittest.TestCase):
+    """Tests that share one Redis and one server (their own, per class)."""
+
     @classmethod
     def setUpClass(cls):
         cls.folder, cls.redis, cls.store = redis_with_dataset(SOURCE, "rankd-serve-test-")
@@ -130,6 +135,8 @@ class ServeTest(unittest.TestCase):
             cls.redis.stop()
             shutil.rmtree(cls.folder, ignore_errors=True)
 
+
+class ServeTest(SharedServer):
     def run_rankd(self, lines):
         endpoint = self.redis.address()
         r = subprocess.run([RANKD, "run", "--plans", self.store, "--registry",
@@ -203,6 +210,74 @@ class ServeTest(unittest.TestCase):
         self.assertGreater(ok["ms"], 0)
         self.assertRegex(ok["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
         self.assertEqual((bad["status"], bad["code"]), (404, "unknown_plan"))
+
+
+def samples(text):
+    """/metrics as {(sample name, sorted labels): value}, read by prometheus_client's parser."""
+    out = {}
+    families = set()
+    for family in text_string_to_metric_families(text):
+        families.add((family.name, family.type))
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return families, out
+
+
+class MetricsTest(SharedServer):
+    def scrape(self):
+        status, content_type, text = self.server.request("GET", "/metrics")
+        self.assertEqual(status, 200)
+        self.assertEqual(content_type, "text/plain; version=0.0.4; charset=utf-8")
+        return samples(text)
+
+    def test_families_parse_and_counters_grow_with_requests(self):
+        _, before = self.scrape()
+        for _ in range(3):
+            self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+        self.assertEqual(self.server.rank({"plan": "timeouts", "viewer_id": 1})[0], 200)
+        self.assertEqual(self.server.rank({"plan": "no such plan"})[0], 404)
+        families, after = self.scrape()
+
+        for name, kind in [("rankd_requests", "counter"),
+                           ("rankd_request_duration_seconds", "histogram"),
+                           ("rankd_requests_in_flight", "gauge"),
+                           ("rankd_node_duration_seconds", "histogram"),
+                           ("rankd_node_degraded", "counter"),
+                           ("rankd_redis_commands", "counter"), ("rankd_redis_errors", "counter"),
+                           ("rankd_redis_in_flight", "gauge"), ("rankd_redis_reconnects", "counter"),
+                           ("rankd_redis_connect_failures", "counter"), ("rankd_redis_up", "gauge"),
+                           ("rankd_event_loop_lag_seconds", "gauge"),
+                           ("rankd_event_loop_stalls", "counter"), ("rankd_cpu_pool_queued", "gauge"),
+                           ("rankd_cpu_pool_threads", "gauge"),
+                           ("rankd_plan_store_reloads", "counter"),
+                           ("rankd_plan_store_reload_failures", "counter")]:
+            self.assertIn((name, kind), families)
+
+        def grew(name, by=None, **labels):
+            key = (name, tuple(sorted(labels.items())))
+            self.assertIn(key, after)
+            delta = after[key] - before.get(key, 0)
+            if by is None:
+                self.assertGreater(delta, 0, key)
+            else:
+                self.assertEqual(delta, by, key)
+
+        grew("rankd_requests_total", 3, plan="feed", status="200", code="")
+        grew("rankd_requests_total", 1, plan="timeouts", status="200", code="")
+        # A plan the store lacks is counted without its name: clients cannot add label values.
+        grew("rankd_requests_total", 1, plan="", status="404", code="unknown_plan")
+        self.assertFalse([k for k in after if ("plan", "no such plan") in k[1]])
+        grew("rankd_request_duration_seconds_count", 3, plan="feed")
+        grew("rankd_request_duration_seconds_bucket", 3, plan="feed", le="+Inf")
+        for node in ("viewer", "follow", "media", "features", "score", "quality", "top"):
+            grew("rankd_node_duration_seconds_count", 3, plan="feed", node=node)
+        grew("rankd_node_degraded_total", 1, plan="timeouts", node="slow_ranker", reason="timeout")
+        grew("rankd_redis_commands_total", endpoint="graph")
+        grew("rankd_redis_commands_total", endpoint="features")
+        self.assertEqual(after[("rankd_redis_up", (("endpoint", "graph"),))], 1)
+        self.assertEqual(after[("rankd_requests_in_flight", (("shard", "0"),))], 0)
+        self.assertEqual(after[("rankd_cpu_pool_queued", ())], 0)
+        self.assertGreaterEqual(after[("rankd_event_loop_lag_seconds", (("shard", "1"),))], 0)
 
 
 class ServeFaultTest(unittest.TestCase):
@@ -301,6 +376,9 @@ class ServeFaultTest(unittest.TestCase):
         time.sleep(1.1)  # loaded_at has a resolution of one second
         self.server.proc.send_signal(signal.SIGHUP)
         self.assertIn("4 plans", self.server.wait_event("reloaded")["message"])
+        _, metrics = samples(self.server.request("GET", "/metrics")[2])
+        self.assertEqual(metrics[("rankd_plan_store_reloads_total", ())], 1)
+        self.assertEqual(metrics[("rankd_plan_store_reload_failures_total", ())], 1)
         after = json.loads(self.server.request("GET", "/plans")[2])
         self.assertGreater(after["loaded_at"], before["loaded_at"])
         self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)

@@ -60,6 +60,14 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body) {
   // twice.
   RequestInputs inputs{std::move(*params), request->viewer_id};
   const ExecutionResult result = co_await ExecutePlan(plan, std::move(inputs), endpoints_, execute);
+  answer.compiled = plan;
+  answer.nodes.reserve(result.nodes.size());
+  for (std::size_t i = 0; i < result.nodes.size(); ++i) {
+    const NodeReport& n = result.nodes[i];
+    answer.nodes.push_back({plan->nodes()[i].node->id,
+                            n.start_us >= 0 && n.end_us >= 0 ? n.end_us - n.start_us : -1,
+                            n.status == NodeStatus::kDegraded ? n.reason : DegradeReason::kNone});
+  }
   if (result.error) {
     fail(RankError{result.error->code, result.error->message});
     co_return answer;

@@ -86,6 +86,7 @@ class SingleEndpoint final : public Endpoint {
     }
     return false;
   }
+  std::size_t in_flight() const override { return pool_->in_flight(); }
 
  private:
   std::unique_ptr<redis::Pool> pool_;
@@ -137,6 +138,7 @@ class ClusterEndpoint final : public Endpoint {
 
   bool reachable() const override { return client_->slot_map().covers_all_slots(); }
   bool ready() const override { return reachable(); }
+  std::size_t in_flight() const override { return client_->in_flight(); }
 
  private:
   std::unique_ptr<redis::ClusterClient> client_;

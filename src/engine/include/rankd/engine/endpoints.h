@@ -89,6 +89,8 @@ class Endpoint {
   // True while it can serve now: a connection is up (a single server), or the slot map covers
   // every slot (a cluster). A server's readiness check asks this.
   virtual bool ready() const = 0;
+  // Calls on its connections now (a node's batch counts as one).
+  virtual std::size_t in_flight() const = 0;
   const std::string& name() const noexcept { return name_; }
   redis::ClientMetrics& metrics() noexcept { return metrics_; }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rankd/engine/compiled_plan.h"
 #include "rankd/engine/endpoints.h"
@@ -33,12 +34,21 @@ class Ranker {
          RankerOptions options);
 
   // One request's answer: the JSON body, and what a server logs and counts about it.
+  // How one node of an executed plan went, for a server's metrics.
+  struct NodeOutcome {
+    std::string_view node;          // its id (a view into `Answer::compiled`)
+    std::int64_t duration_us = -1;  // -1: it never started
+    DegradeReason degraded = DegradeReason::kNone;
+  };
   struct Answer {
     std::string body;
     std::string error_code;  // empty when it ranked
     std::string request_id;
     std::string plan;
     std::size_t degraded = 0;
+    // The plan it executed (null when the request failed before execution), and its nodes.
+    std::shared_ptr<const CompiledPlan> compiled;
+    std::vector<NodeOutcome> nodes;
   };
   rt::Task<Answer> Rank(std::string_view body);
 

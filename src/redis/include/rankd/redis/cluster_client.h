@@ -124,6 +124,12 @@ class ClusterClient {
   rt::Task<void> RefreshSlotMap();
 
   const SlotMap& slot_map() const noexcept { return map_; }
+  // Calls holding an in-flight permit on any node's pool (a pipeline counts as one).
+  std::size_t in_flight() const noexcept {
+    std::size_t n = 0;
+    for (const auto& [name, pool] : pools_) n += pool->in_flight();
+    return n;
+  }
   // The pool of host:port (created on first use).
   Pool& PoolFor(const std::string& host, std::uint16_t port, bool replica = false);
 

@@ -44,6 +44,8 @@ class CpuPool {
   std::size_t threads() const noexcept { return workers_.size(); }
   // Jobs stolen from another worker's deque so far (diagnostics and tests).
   std::uint64_t steals() const noexcept { return steals_.load(std::memory_order_relaxed); }
+  // Jobs submitted and not yet taken by a worker: a snapshot for metrics (any thread).
+  std::size_t queued() const noexcept;
 
  private:
   struct Worker {

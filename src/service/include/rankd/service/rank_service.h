@@ -1,6 +1,6 @@
 // RankService: the ranking service of `rankd serve` on a ShardSet (docs/operations.md):
 // POST /rank (docs/engine.md's request and response, each error code with its HTTP status),
-// GET /plans, GET /plans/:name, GET /healthz and GET /readyz.
+// GET /plans, GET /plans/:name, GET /healthz, GET /readyz and GET /metrics (Prometheus).
 //
 // Each shard has its own Redis clients (one per endpoint of the registry) and its own Ranker,
 // made on the shard's loop when the set starts; they connect in the background, so a server
@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "rankd/engine/compiled_plan.h"
 #include "rankd/engine/ranker.h"
@@ -35,6 +36,7 @@
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/shards.h"
 #include "rankd/service/event_log.h"
+#include "rankd/service/metrics.h"
 #include "rankd/service/plan_source.h"
 
 namespace rankd::service {
@@ -46,6 +48,8 @@ struct ServiceOptions {
   // How long a shard waits for each endpoint's first connection before it logs it unreachable
   // (the clients keep trying after that).
   rt::Duration connect_timeout = std::chrono::seconds(2);
+  // The loops' stall reports, counted by whoever receives them (null: not exposed).
+  const StallCounts* stalls = nullptr;
 };
 
 // The HTTP status of a ranking error code (docs/operations.md, "POST /rank").
@@ -87,6 +91,10 @@ class RankService {
   http::Response Plans() const;
   http::Response PlanArtifact(const http::Request& request) const;
   http::Response Ready() const;
+  http::Response Metrics() const;
+  // Counts a request's answer on its shard's metrics.
+  void Count(std::size_t shard, const engine::Ranker::Answer& answer, int status,
+             double seconds) const;
 
   rt::ShardSet& shards_;
   ServiceOptions options_;
@@ -99,6 +107,7 @@ class RankService {
   std::atomic<std::uint64_t> reloads_{0};
   std::atomic<std::uint64_t> reload_failures_{0};
 
+  std::vector<std::unique_ptr<ShardMetrics>> shard_metrics_;  // slot i written by shard i
   std::unique_ptr<rt::ShardLocal<ShardEngine>> shard_engines_;
 };
 

@@ -1,0 +1,92 @@
+// What `rankd serve` counts, and its Prometheus text exposition (GET /metrics; the families are
+// listed in docs/operations.md, "Metrics").
+//
+// Each shard writes its own ShardMetrics under that shard's mutex: uncontended but while a
+// scrape reads it, so a request pays one uncontended lock. A scrape locks each shard's in turn
+// and sums them. Label values come from the plan store (plan and node ids) and the registry
+// (endpoint names), never from a request: a request naming an unknown plan is counted under
+// plan="", so clients cannot grow the label sets.
+//
+// Thread affinity: a ShardMetrics is written by its shard's thread and read by the scraping
+// thread, both under its mutex; StallCounts from any thread. Ownership: plain values.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "rankd/redis/client_metrics.h"
+
+namespace rankd::service {
+
+// Latency histogram buckets, seconds (upper bounds; +Inf is implied).
+inline constexpr std::array<double, 14> kLatencyBuckets = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+struct Histogram {
+  std::array<std::uint64_t, kLatencyBuckets.size() + 1> counts{};  // per bucket; last: +Inf
+  double sum = 0;
+
+  void Observe(double seconds) noexcept;
+  void Add(const Histogram& other) noexcept;
+  std::uint64_t count() const noexcept;
+};
+
+struct EndpointMetrics {
+  redis::ClientMetrics client;
+  std::size_t in_flight = 0;
+  bool ready = false;
+};
+
+struct ShardMetrics {
+  std::mutex mutex;
+  // Everything below is guarded by `mutex`.
+  std::map<std::tuple<std::string, int, std::string>, std::uint64_t> requests;  // plan,status,code
+  std::map<std::string, Histogram, std::less<>> request_seconds;                // by plan
+  std::map<std::pair<std::string, std::string>, Histogram> node_seconds;        // plan, node
+  std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t>
+      node_degraded;                                          // plan, node, reason
+  std::map<std::string, EndpointMetrics, std::less<>> redis;  // by endpoint
+  std::size_t in_flight = 0;
+  double loop_lag_seconds = 0;  // how late the shard's last lag probe woke
+};
+
+// Stalled turns per shard, counted by the event loops' stall reports (the watchdog thread).
+class StallCounts {
+ public:
+  static constexpr std::size_t kMaxShards = 256;
+  StallCounts() : counts_(kMaxShards) {}
+  // Counts a report of the loop named "<prefix>-<index>" (a ShardSet's naming); others are
+  // ignored.
+  void Record(std::string_view loop_name) noexcept;
+  std::uint64_t count(std::size_t shard) const noexcept {
+    return counts_[shard].load(std::memory_order_relaxed);
+  }
+  std::size_t size() const noexcept { return counts_.size(); }
+
+ private:
+  std::vector<std::atomic<std::uint64_t>> counts_;
+};
+
+// What the exposition reads besides the shards.
+struct ProcessMetrics {
+  std::uint64_t reloads = 0;
+  std::uint64_t reload_failures = 0;
+  std::size_t cpu_pool_queued = 0;
+  std::size_t cpu_pool_threads = 0;
+  const StallCounts* stalls = nullptr;  // may be null
+};
+
+// The Prometheus text exposition (format 0.0.4) of `shards` summed (per shard where the label
+// says so) and `process`.
+std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const ProcessMetrics& process);
+
+}  // namespace rankd::service

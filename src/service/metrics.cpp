@@ -1,0 +1,279 @@
+#include "rankd/service/metrics.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace rankd::service {
+namespace {
+
+// A label value as the exposition format escapes it: backslash, double quote and newline.
+void AppendLabelValue(std::string& out, std::string_view value) {
+  out += '"';
+  for (const char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+void AppendNumber(std::string& out, double v) {
+  char text[32];
+  const int n = std::snprintf(text, sizeof text, "%.17g", v);
+  out.append(text, static_cast<std::size_t>(n));
+}
+
+void AppendNumber(std::string& out, std::uint64_t v) { out += std::to_string(v); }
+
+void Family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
+
+void AppendLabels(std::string& out, const Labels& labels, std::string_view le = {}) {
+  if (labels.empty() && le.empty()) return;
+  out += '{';
+  bool first = true;
+  for (const auto& [name, value] : labels) {
+    if (!first) out += ',';
+    first = false;
+    out += name;
+    out += '=';
+    AppendLabelValue(out, value);
+  }
+  if (!le.empty()) {
+    if (!first) out += ',';
+    out += "le=";
+    AppendLabelValue(out, le);
+  }
+  out += '}';
+}
+
+template <class Number>
+void Sample(std::string& out, std::string_view name, const Labels& labels, Number value) {
+  out += name;
+  AppendLabels(out, labels);
+  out += ' ';
+  AppendNumber(out, value);
+  out += '\n';
+}
+
+void HistogramSamples(std::string& out, std::string_view name, const Labels& labels,
+                      const Histogram& h) {
+  std::uint64_t cumulative = 0;
+  const std::string bucket = std::string(name) + "_bucket";
+  for (std::size_t i = 0; i <= kLatencyBuckets.size(); ++i) {
+    cumulative += h.counts[i];
+    std::string le = "+Inf";
+    if (i < kLatencyBuckets.size()) {
+      le.clear();
+      AppendNumber(le, kLatencyBuckets[i]);
+    }
+    out += bucket;
+    AppendLabels(out, labels, le);
+    out += ' ';
+    AppendNumber(out, cumulative);
+    out += '\n';
+  }
+  Sample(out, std::string(name) + "_sum", labels, h.sum);
+  Sample(out, std::string(name) + "_count", labels, cumulative);
+}
+
+// The shards' metrics summed, read under each shard's lock in turn.
+struct Totals {
+  std::map<std::tuple<std::string, int, std::string>, std::uint64_t> requests;
+  std::map<std::string, Histogram, std::less<>> request_seconds;
+  std::map<std::pair<std::string, std::string>, Histogram> node_seconds;
+  std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> node_degraded;
+  std::map<std::string, EndpointMetrics, std::less<>> redis;
+  std::vector<std::size_t> in_flight;
+  std::vector<double> loop_lag_seconds;
+};
+
+void AddClient(redis::ClientMetrics& into, const redis::ClientMetrics& m) {
+  into.commands_sent += m.commands_sent;
+  into.replies += m.replies;
+  into.late_replies += m.late_replies;
+  into.errors_server += m.errors_server;
+  into.errors_connection += m.errors_connection;
+  into.errors_protocol += m.errors_protocol;
+  into.errors_deadline += m.errors_deadline;
+  into.errors_cancelled += m.errors_cancelled;
+  into.connects += m.connects;
+  into.reconnects += m.reconnects;
+  into.connect_failures += m.connect_failures;
+  into.redirects_moved += m.redirects_moved;
+  into.redirects_ask += m.redirects_ask;
+}
+
+Totals Sum(const std::vector<ShardMetrics*>& shards) {
+  Totals t;
+  for (ShardMetrics* shard : shards) {
+    std::lock_guard lock(shard->mutex);
+    for (const auto& [key, n] : shard->requests) t.requests[key] += n;
+    for (const auto& [key, h] : shard->request_seconds) t.request_seconds[key].Add(h);
+    for (const auto& [key, h] : shard->node_seconds) t.node_seconds[key].Add(h);
+    for (const auto& [key, n] : shard->node_degraded) t.node_degraded[key] += n;
+    for (const auto& [name, e] : shard->redis) {
+      EndpointMetrics& into = t.redis[name];
+      AddClient(into.client, e.client);
+      into.in_flight += e.in_flight;
+      into.ready = into.ready || e.ready;
+    }
+    t.in_flight.push_back(shard->in_flight);
+    t.loop_lag_seconds.push_back(shard->loop_lag_seconds);
+  }
+  return t;
+}
+
+}  // namespace
+
+void Histogram::Observe(double seconds) noexcept {
+  std::size_t i = 0;
+  while (i < kLatencyBuckets.size() && seconds > kLatencyBuckets[i]) ++i;
+  ++counts[i];
+  sum += seconds;
+}
+
+void Histogram::Add(const Histogram& other) noexcept {
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += other.counts[i];
+  sum += other.sum;
+}
+
+std::uint64_t Histogram::count() const noexcept {
+  std::uint64_t n = 0;
+  for (const std::uint64_t c : counts) n += c;
+  return n;
+}
+
+void StallCounts::Record(std::string_view loop_name) noexcept {
+  const std::size_t dash = loop_name.rfind('-');
+  if (dash == std::string_view::npos) return;
+  std::size_t index = 0;
+  const char* first = loop_name.data() + dash + 1;
+  const char* last = loop_name.data() + loop_name.size();
+  const auto [end, error] = std::from_chars(first, last, index);
+  if (error != std::errc() || end != last || index >= counts_.size()) return;
+  counts_[index].fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const ProcessMetrics& process) {
+  const Totals t = Sum(shards);
+  std::string out;
+  out.reserve(16384);
+
+  Family(out, "rankd_requests_total", "counter",
+         "Ranking requests answered, by plan, HTTP status and error code (empty when it ranked).");
+  for (const auto& [key, n] : t.requests) {
+    const auto& [plan, status, code] = key;
+    const std::string status_text = std::to_string(status);
+    Sample(out, "rankd_requests_total", {{"plan", plan}, {"status", status_text}, {"code", code}},
+           n);
+  }
+  Family(out, "rankd_request_duration_seconds", "histogram",
+         "Time from a ranking request's body to its response, by plan.");
+  for (const auto& [plan, h] : t.request_seconds) {
+    HistogramSamples(out, "rankd_request_duration_seconds", {{"plan", plan}}, h);
+  }
+  Family(out, "rankd_requests_in_flight", "gauge", "Ranking requests being answered, by shard.");
+  for (std::size_t i = 0; i < t.in_flight.size(); ++i) {
+    const std::string shard = std::to_string(i);
+    Sample(out, "rankd_requests_in_flight", {{"shard", shard}},
+           static_cast<std::uint64_t>(t.in_flight[i]));
+  }
+  Family(out, "rankd_node_duration_seconds", "histogram",
+         "Time from a node's start to its end, by plan and node.");
+  for (const auto& [key, h] : t.node_seconds) {
+    HistogramSamples(out, "rankd_node_duration_seconds",
+                     {{"plan", key.first}, {"node", key.second}}, h);
+  }
+  Family(out, "rankd_node_degraded_total", "counter",
+         "Nodes that degraded (on_error: skip), by plan, node and reason (timeout or error).");
+  for (const auto& [key, n] : t.node_degraded) {
+    const auto& [plan, node, reason] = key;
+    Sample(out, "rankd_node_degraded_total", {{"plan", plan}, {"node", node}, {"reason", reason}},
+           n);
+  }
+
+  Family(out, "rankd_redis_commands_total", "counter", "Redis commands sent, by endpoint.");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_redis_commands_total", {{"endpoint", name}}, e.client.commands_sent);
+  }
+  Family(out, "rankd_redis_errors_total", "counter",
+         "Redis commands that failed, by endpoint and kind: server (an error reply), connection, "
+         "protocol, deadline, cancelled.");
+  for (const auto& [name, e] : t.redis) {
+    const std::pair<std::string_view, std::uint64_t> kinds[] = {
+        {"server", e.client.errors_server},       {"connection", e.client.errors_connection},
+        {"protocol", e.client.errors_protocol},   {"deadline", e.client.errors_deadline},
+        {"cancelled", e.client.errors_cancelled},
+    };
+    for (const auto& [kind, n] : kinds) {
+      Sample(out, "rankd_redis_errors_total", {{"endpoint", name}, {"kind", kind}}, n);
+    }
+  }
+  Family(out, "rankd_redis_in_flight", "gauge",
+         "Redis calls on the connections now (a node's batch counts as one), by endpoint.");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_redis_in_flight", {{"endpoint", name}},
+           static_cast<std::uint64_t>(e.in_flight));
+  }
+  Family(out, "rankd_redis_reconnects_total", "counter",
+         "Redis connections made again after they were lost, by endpoint.");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_redis_reconnects_total", {{"endpoint", name}}, e.client.reconnects);
+  }
+  Family(out, "rankd_redis_connect_failures_total", "counter",
+         "Redis connection attempts that failed, by endpoint.");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_redis_connect_failures_total", {{"endpoint", name}},
+           e.client.connect_failures);
+  }
+  Family(out, "rankd_redis_up", "gauge",
+         "1 when some shard has a connection up to the endpoint (a cluster: every slot covered).");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_redis_up", {{"endpoint", name}}, std::uint64_t{e.ready ? 1u : 0u});
+  }
+
+  Family(out, "rankd_event_loop_lag_seconds", "gauge",
+         "How late the shard's loop woke for its last lag probe (one every 100 ms).");
+  for (std::size_t i = 0; i < t.loop_lag_seconds.size(); ++i) {
+    const std::string shard = std::to_string(i);
+    Sample(out, "rankd_event_loop_lag_seconds", {{"shard", shard}}, t.loop_lag_seconds[i]);
+  }
+  if (process.stalls != nullptr) {
+    Family(out, "rankd_event_loop_stalls_total", "counter",
+           "Loop turns that ran past the stall threshold (10 ms) without polling, by shard.");
+    for (std::size_t i = 0; i < t.in_flight.size() && i < process.stalls->size(); ++i) {
+      const std::string shard = std::to_string(i);
+      Sample(out, "rankd_event_loop_stalls_total", {{"shard", shard}}, process.stalls->count(i));
+    }
+  }
+  Family(out, "rankd_cpu_pool_queued", "gauge", "CPU pool jobs waiting for a worker.");
+  Sample(out, "rankd_cpu_pool_queued", {}, static_cast<std::uint64_t>(process.cpu_pool_queued));
+  Family(out, "rankd_cpu_pool_threads", "gauge", "CPU pool worker threads.");
+  Sample(out, "rankd_cpu_pool_threads", {}, static_cast<std::uint64_t>(process.cpu_pool_threads));
+  Family(out, "rankd_plan_store_reloads_total", "counter", "Plan store reloads that loaded.");
+  Sample(out, "rankd_plan_store_reloads_total", {}, process.reloads);
+  Family(out, "rankd_plan_store_reload_failures_total", "counter",
+         "Plan store reloads refused (the store did not load whole, or changed the endpoints).");
+  Sample(out, "rankd_plan_store_reload_failures_total", {}, process.reload_failures);
+  return out;
+}
+
+}  // namespace rankd::service
