@@ -62,6 +62,25 @@ rt::Task<void> ProbeShard(const engine::EndpointSet& endpoints, ShardMetrics& me
   }
 }
 
+// A request counted in its shard's in-flight total (and gauge) for as long as it lives.
+class InFlight {
+ public:
+  InFlight(std::size_t& count, ShardMetrics& metrics) : count_(count), metrics_(metrics) {
+    Publish(++count_);
+  }
+  ~InFlight() { Publish(--count_); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  void Publish(std::size_t n) {
+    std::lock_guard lock(metrics_.mutex);
+    metrics_.in_flight = n;
+  }
+  std::size_t& count_;
+  ShardMetrics& metrics_;
+};
+
 http::Response JsonError(int status, std::string_view code, std::string_view message) {
   std::string body = "{\"error\":{\"code\":";
   engine::json::AppendJsonString(body, code);
@@ -229,11 +248,9 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
                                 " requests, its limit (--max_in_flight); retry later"});
   } else {
     Refresh(shard);
-    ++shard.in_flight;
-    {
-      std::lock_guard lock(shard_metrics_[shard.shard]->mutex);
-      shard_metrics_[shard.shard]->in_flight = shard.in_flight;
-    }
+    // Holds the request's admission until it is answered, or until its frame is destroyed
+    // unanswered (the connection cancelled at the end of a drain).
+    const InFlight admitted(shard.in_flight, *shard_metrics_[shard.shard]);
     try {
       answer = co_await shard.ranker.Rank(request.body);
     } catch (const std::exception& e) {
@@ -241,7 +258,6 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
       answer.error_code = engine::rank_errors::kInternal;
       engine::WriteRankError(answer.body, "", {answer.error_code, e.what()});
     }
-    --shard.in_flight;
   }
   const int status = HttpStatusOf(answer.error_code);
   const double seconds =
@@ -249,7 +265,6 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   Count(shard.shard, answer, status, seconds);
   {
     std::lock_guard lock(shard_metrics_[shard.shard]->mutex);
-    shard_metrics_[shard.shard]->in_flight = shard.in_flight;
     SnapshotEndpoints(shard.endpoints, *shard_metrics_[shard.shard]);
   }
   if (status != 200 || log_.Sampled(NextUniform(shard.random_state))) {
