@@ -38,6 +38,7 @@ Connection::Connection(ShardState& shard, net::TcpStream stream, rt::CancelToken
       cancel_(parent),
       parser_(shard.options->limits),
       data_(shard.TakeBuffer()) {
+  request_.socket_fd = stream_.fd();
   shard_.connections.PushFront(this);
   ++shard_.open;
   shard_.open_count.Add();

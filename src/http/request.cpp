@@ -1,5 +1,8 @@
 #include "rankd/http/request.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 namespace rankd::http {
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) noexcept {
@@ -33,6 +36,24 @@ std::string_view Request::Param(std::string_view name) const noexcept {
     if (p.name == name) return p.value;
   }
   return {};
+}
+
+bool Request::PeerIsLoopback() const noexcept {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  if (socket_fd < 0 || getpeername(socket_fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) {
+    return false;
+  }
+  if (peer.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&peer);
+    return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (peer.ss_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(&a)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127;
+  }
+  return false;
 }
 
 void Request::Clear() noexcept {

@@ -9,6 +9,7 @@
 #include "rankd/engine/json_text.h"
 #include "rankd/engine/rank_api.h"
 #include "rankd/runtime/cpu_pool.h"
+#include "rankd/runtime/offload.h"
 #include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task_scope.h"
 
@@ -190,6 +191,7 @@ void RankService::Refresh(ShardEngine& shard) const {
 }
 
 RankService::ReloadOutcome RankService::Reload() {
+  std::lock_guard serialized(reload_mutex_);
   ReloadOutcome outcome;
   try {
     LoadedStore loaded = LoadFromSource(options_.source);
@@ -232,6 +234,7 @@ http::Router RankService::Routes() {
   });
   router.Get("/readyz", [this](http::Request&) { return Ready(); });
   router.Get("/metrics", [this](http::Request&) { return Metrics(); });
+  router.Post("/admin/reload", [this](http::Request& request) { return AdminReload(request); });
   return router;
 }
 
@@ -300,6 +303,20 @@ void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer,
                          std::string(engine::DegradeReasonName(node.degraded))}];
     }
   }
+}
+
+rt::Task<http::Response> RankService::AdminReload(http::Request& request) {
+  if (!request.PeerIsLoopback()) {
+    co_return JsonError(403, "forbidden", "POST /admin/reload is accepted from loopback only");
+  }
+  // Reading and compiling the store blocks: on the CPU pool, not on the shard's loop.
+  auto reload = [this] { return Reload(); };
+  const ReloadOutcome outcome = co_await rt::OffloadCpu(reload);
+  std::string body =
+      outcome.loaded ? "{\"loaded\":true,\"message\":" : "{\"loaded\":false,\"message\":";
+  engine::json::AppendJsonString(body, outcome.message);
+  body += '}';
+  co_return http::Response::Text(outcome.loaded ? 200 : 422, std::move(body), kJson);
 }
 
 http::Response RankService::Metrics() const {

@@ -4,7 +4,8 @@ with Debian's python3 and its python3-prometheus-client, whose parser reads /met
 
 Every endpoint and every error code's HTTP status from real requests, /rank answering as
 `rankd run` does, /readyz following Redis down and up, admission (503 overloaded at once while
-admitted requests complete), reload on SIGHUP (a broken store refused, the old one serving),
+admitted requests complete), reload on SIGHUP and POST /admin/reload (under load with no failed
+request; a broken store refused, the old one serving),
 SIGTERM under load answering every accepted request, the JSON log lines, the config file, and
 exit status 2 for bad flags.
 """
@@ -381,6 +382,49 @@ class ServeFaultTest(unittest.TestCase):
         self.assertEqual(metrics[("rankd_plan_store_reload_failures_total", ())], 1)
         after = json.loads(self.server.request("GET", "/plans")[2])
         self.assertGreater(after["loaded_at"], before["loaded_at"])
+        self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+
+    def test_reloads_under_load_fail_no_request(self):
+        self.server = Server(self.store, self.redis)
+        self.server.wait_ready()
+        statuses = []
+        lock = threading.Lock()
+        stop = threading.Event()
+
+        def client():
+            while not stop.is_set():
+                status, r = self.server.rank({"plan": "feed", "viewer_id": 1, "deadline_ms": 2000})
+                with lock:
+                    statuses.append((status, r.get("error")))
+        threads = [threading.Thread(target=client) for _ in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            for i in range(6):  # alternately by signal and by the loopback admin endpoint
+                if i % 2 == 0:
+                    self.server.proc.send_signal(signal.SIGHUP)
+                    self.server.wait_event("reloaded")
+                else:
+                    status, _, text = self.server.request("POST", "/admin/reload", "")
+                    self.assertEqual(status, 200, text)
+                    self.assertTrue(json.loads(text)["loaded"])
+                time.sleep(0.05)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(timeout=30)
+        self.assertGreater(len(statuses), 20)
+        self.assertEqual({s for s, _ in statuses}, {200}, [e for s, e in statuses if s != 200][:3])
+        _, metrics = samples(self.server.request("GET", "/metrics")[2])
+        self.assertEqual(metrics[("rankd_plan_store_reloads_total", ())], 6)
+        # A store that does not load: 422 and the reason; the old store keeps serving.
+        index = os.path.join(self.store, "index.json")
+        with open(index, "w") as f:
+            f.write("{")
+        status, _, text = self.server.request("POST", "/admin/reload", "")
+        self.assertEqual(status, 422, text)
+        self.assertFalse(json.loads(text)["loaded"])
+        self.assertIn("index.json", json.loads(text)["message"])
         self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
 
     def test_sigterm_under_load_answers_every_accepted_request(self):

@@ -51,6 +51,12 @@ class Request {
   bool HasHeader(std::string_view name) const noexcept;
   // The path parameter with this name, or an empty view.
   std::string_view Param(std::string_view name) const noexcept;
+  // Whether the connection's peer has a loopback address (127.0.0.0/8, ::1, or ::ffff:127.x);
+  // asks the socket, so only handlers that need it pay for it. False when unknown.
+  bool PeerIsLoopback() const noexcept;
+
+  // The connection's socket, set by the server for the connection's life (Clear keeps it).
+  int socket_fd = -1;
 
   // Forgets the previous request (keeps capacity).
   void Clear() noexcept;

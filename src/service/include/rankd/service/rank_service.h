@@ -1,6 +1,7 @@
 // RankService: the ranking service of `rankd serve` on a ShardSet (docs/operations.md):
 // POST /rank (docs/engine.md's request and response, each error code with its HTTP status),
-// GET /plans, GET /plans/:name, GET /healthz, GET /readyz and GET /metrics (Prometheus).
+// GET /plans, GET /plans/:name, GET /healthz, GET /readyz, GET /metrics (Prometheus) and
+// POST /admin/reload (from loopback only).
 //
 // Each shard has its own Redis clients (one per endpoint of the registry) and its own Ranker,
 // made on the shard's loop when the set starts; they connect in the background, so a server
@@ -13,8 +14,8 @@
 // /rank answers 503 overloaded at once, so a burst cannot push the admitted requests past their
 // deadlines.
 //
-// Thread affinity: construction, Reload and destruction on the shard set's owner thread, with
-// the set not running for construction and destruction; the routes run on the shards.
+// Thread affinity: construction and destruction on the shard set's owner thread, with the set
+// not running; Reload from any thread (reloads are serialized); the routes run on the shards.
 // Construct it before the http::Server that serves its routes (its per-shard state then
 // outlives the server's drain). Ownership: owns the per-shard state and the current store;
 // borrows the shard set and the log.
@@ -70,7 +71,8 @@ class RankService {
     std::string message;  // what was loaded, or why the store was refused
   };
   // Loads the plan source anew and, if it loads whole with the same endpoints, serves it from
-  // each shard's next request on. Logs and counts the outcome. Blocking (reads files).
+  // each shard's next request on. Logs and counts the outcome. Blocking (reads files): call it
+  // off the shards' loops (POST /admin/reload runs it on the CPU pool).
   ReloadOutcome Reload();
 
   std::shared_ptr<const engine::CompiledPlanStore> store() const;
@@ -92,6 +94,7 @@ class RankService {
   http::Response PlanArtifact(const http::Request& request) const;
   http::Response Ready() const;
   http::Response Metrics() const;
+  rt::Task<http::Response> AdminReload(http::Request& request);
   // Counts a request's answer on its shard's metrics.
   void Count(std::size_t shard, const engine::Ranker::Answer& answer, int status,
              double seconds) const;
@@ -101,6 +104,7 @@ class RankService {
   std::map<std::string, engine::EndpointTarget> endpoints_;
   EventLog& log_;
 
+  std::mutex reload_mutex_;  // one reload at a time
   mutable std::mutex store_mutex_;
   std::shared_ptr<const engine::CompiledPlanStore> store_;  // guarded by store_mutex_
   std::atomic<std::uint64_t> store_version_{1};
