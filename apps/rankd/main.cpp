@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "bench_command.h"
+#include "datagen_command.h"
 #include "run_command.h"
 #include "serve_command.h"
 #include "subcommand.h"
@@ -18,6 +19,7 @@ int RunHelp(int argc, char** argv);
 
 constexpr Subcommand kCommands[] = {
     {"serve", "serve ranking over HTTP: /rank, /plans, /healthz, /readyz", RunServe},
+    {"datagen", "write a synthetic dataset (users, follows, media, features) to Redis", RunDatagen},
     {"run", "answer ranking requests from stdin, one JSON line each, on stdout", RunRun},
     {"bench", "run a benchmark mode: eventloop, echo-server, http-server", RunBench},
     {"version", "print the version, build type, compiler, git commit and io backends", RunVersion},

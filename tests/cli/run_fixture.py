@@ -51,9 +51,9 @@ def resp(*args):
 class Redis:
     """A redis-server in a temporary folder on a free loopback port, stopped by PID."""
 
-    def __init__(self, folder, cluster=False):
+    def __init__(self, folder, cluster=False, debug=False):
         self.port = free_port(cluster)
-        self.folder, self.cluster = folder, cluster
+        self.folder, self.cluster, self.debug = folder, cluster, debug
         self.start()
 
     def start(self):
@@ -61,6 +61,8 @@ class Redis:
         port, folder, cluster = self.port, self.folder, self.cluster
         args = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", folder]
+        if self.debug:  # DEBUG DIGEST: a digest of the whole dataset
+            args += ["--enable-debug-command", "yes"]
         if cluster:
             args += ["--cluster-enabled", "yes", "--cluster-config-file",
                      "nodes-%d.conf" % port, "--cluster-node-timeout", "5000"]

@@ -1,0 +1,57 @@
+// Synthetic datasets for the registry's key schemas (registry/graph.toml): users, whom they
+// follow, recommendations, their media and the media's features, with realistic shapes (a few
+// users followed by many, most by few; media counts skewed; some features missing; a few
+// values unparsable, as production data has). `rankd datagen` writes them to Redis; the demo and
+// the plan-serving benchmark read them. Every byte follows from the dataset and the seed.
+//
+// Sizes (docs/operations.md, "Datasets"): tiny 200 users, demo 2,000, bench 50,000; each user
+// follows 5-150 others (popularity Zipf-like), has 20 recommendations and 0-24 media.
+//
+// Plain values and functions; no thread affinity.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rankd::service {
+
+struct DatasetSpec {
+  std::string name;
+  std::int64_t users = 0;
+};
+
+// The dataset called `name` (tiny, demo, bench), or nullopt.
+std::optional<DatasetSpec> FindDataset(std::string_view name);
+// "tiny, demo, bench", for messages.
+std::string DatasetNames();
+
+// One dataset with one seed: the keys of each user, generated on demand.
+class Dataset {
+ public:
+  Dataset(DatasetSpec spec, std::uint64_t seed);
+
+  const DatasetSpec& spec() const noexcept { return spec_; }
+  // Users are 1..users().
+  std::int64_t users() const noexcept { return spec_.users; }
+  // How many keys Generate writes over all users (a progress total).
+  std::int64_t keys() const noexcept { return keys_; }
+
+  // Calls `emit(commands)` once per key of `user` (its user hash, follow and recommendation
+  // lists, media list, and each media item's features hash), in a fixed order: the RESP-encoded
+  // commands that write the key from scratch (a DEL, then RPUSH or HSET unless it stays empty).
+  void Generate(std::int64_t user,
+                const std::function<void(std::span<const std::string> commands)>& emit) const;
+
+ private:
+  DatasetSpec spec_;
+  std::uint64_t seed_;
+  std::vector<std::int64_t> first_media_;  // per user (index = id), and one past the last
+  std::int64_t keys_ = 0;
+};
+
+}  // namespace rankd::service

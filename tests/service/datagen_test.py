@@ -1,0 +1,155 @@
+"""`rankd datagen` against a real redis-server:
+python3 datagen_test.py <path to rankd> <source folder> (run by ctest, labels cli and integration).
+
+The same dataset and seed write the same data (Redis' DEBUG DIGEST of the whole database), again
+and again (every key is replaced whole); another seed writes other data; the data has the shapes
+the registry's key schemas declare, and the example feed plan ranks over it; progress lines
+when stderr is not a terminal; bad flags exit 2 naming them.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from run_fixture import Redis, resp, write_store  # noqa: E402
+
+RANKD = SOURCE = None
+
+
+def call(port, *command):
+    """One command's reply, for replies that are a bulk string, integer or array of bulks."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(resp(*command))
+        data = b""
+        while True:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                raise RuntimeError("closed")
+            data += chunk
+            parsed = parse(data)
+            if parsed is not None:
+                return parsed[0]
+
+
+def parse(data, at=0):
+    """(value, next offset) of the RESP2 reply at `at`, or None when incomplete."""
+    end = data.find(b"\r\n", at)
+    if end < 0:
+        return None
+    kind, line = data[at:at + 1], data[at + 1:end]
+    if kind in (b"+", b"-"):
+        return line.decode(), end + 2
+    if kind == b":":
+        return int(line), end + 2
+    if kind == b"$":
+        n = int(line)
+        if n < 0:
+            return None, end + 2
+        if len(data) < end + 2 + n + 2:
+            return None
+        return data[end + 2:end + 2 + n].decode(), end + 2 + n + 2
+    if kind == b"*":
+        items, at = [], end + 2
+        for _ in range(int(line)):
+            got = parse(data, at)
+            if got is None:
+                return None
+            value, at = got
+            items.append(value)
+        return items, at
+    raise RuntimeError("unexpected reply %r" % data[:80])
+
+
+class DatagenTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="rankd-datagen-test-")
+        cls.redis = Redis(cls.folder, debug=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.redis.stop()
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def datagen(self, *args):
+        r = subprocess.run([RANKD, "datagen", "--redis", self.redis.address(), *args],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def digest(self):
+        return call(self.redis.port, "DEBUG", "DIGEST")
+
+    def test_a_seed_writes_the_same_data_every_time_and_another_seed_other_data(self):
+        r = self.datagen("--dataset", "tiny", "--seed", "3", "--flush")
+        first = self.digest()
+        m = re.search(r"dataset tiny, seed 3: (\d+) keys \((\d+) commands\) written to .* ([\d.]+) keys/s",
+                      r.stdout)
+        self.assertTrue(m, r.stdout)
+        # Progress lines on a pipe, ending at 100%.
+        self.assertRegex(r.stderr.strip().splitlines()[-1],
+                         r"^datagen: %s/%s keys \(100%%\)$" % (m.group(1), m.group(1)))
+        self.datagen("--dataset", "tiny", "--seed", "3")  # every key replaced whole
+        self.assertEqual(self.digest(), first)
+        self.datagen("--dataset", "tiny", "--seed", "4", "--flush")
+        self.assertNotEqual(self.digest(), first)
+        self.datagen("--dataset", "tiny", "--seed", "3", "--flush")
+        self.assertEqual(self.digest(), first)
+
+    def test_the_data_has_the_registry_shapes_and_the_feed_ranks_over_it(self):
+        self.datagen("--dataset", "tiny", "--seed", "5", "--flush")
+        port = self.redis.port
+        self.assertGreater(call(port, "DBSIZE"), 1000)
+        users = 200
+        follows = [len(call(port, "LRANGE", "follow:%d" % u, 0, -1)) for u in range(1, users + 1)]
+        self.assertTrue(all(5 <= n <= 150 for n in follows), follows)
+        # Skewed popularity: the most followed user has many times the median's followers.
+        followers = {}
+        for u in range(1, users + 1):
+            for v in call(port, "LRANGE", "follow:%d" % u, 0, -1):
+                followers[int(v)] = followers.get(int(v), 0) + 1
+        counts = sorted(followers.values())
+        self.assertGreater(counts[-1], 5 * counts[len(counts) // 2])
+        self.assertEqual(len(call(port, "LRANGE", "recommendation:7", 0, -1)), 20)
+        user = call(port, "HGETALL", "user:7")
+        self.assertIn("verified", user)
+        media = call(port, "LRANGE", "media:1", 0, -1) or call(port, "LRANGE", "media:2", 0, -1)
+        features = dict(zip(*[iter(call(port, "HGETALL", "media_features:%s" % media[0]))] * 2))
+        self.assertLessEqual({"author_id", "age_hours", "likes", "title"}, set(features))
+        store = write_store(SOURCE, tempfile.mkdtemp(dir=self.folder))
+        endpoint = self.redis.address()
+        r = subprocess.run([RANKD, "run", "--plans", store, "--registry",
+                            os.path.join(SOURCE, "registry"), "--env", "test", "--endpoint",
+                            "graph=" + endpoint, "--endpoint", "features=" + endpoint],
+                           input=json.dumps({"plan": "feed", "viewer_id": 7}) + "\n",
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        response = json.loads(r.stdout)
+        self.assertNotIn("error", response, response)
+        self.assertGreater(len(response["outputs"]["top"]), 0)
+
+    def test_bad_flags_exit_2_naming_them(self):
+        for args, needle in [
+            (["--redis", self.redis.address()], "--dataset"),
+            (["--dataset", "huge", "--redis", self.redis.address()], "'huge'"),
+            (["--dataset", "tiny"], "--redis"),
+            (["--dataset", "tiny", "--redis", "localhost"], "HOST:PORT"),
+            (["--dataset", "tiny", "--redis", self.redis.address(), "--seed", "-1"], "--seed"),
+            (["--dataset", "tiny", "--redis", self.redis.address(), "--colour", "red"], "--colour"),
+        ]:
+            with self.subTest(args=args):
+                r = subprocess.run([RANKD, "datagen", *args], capture_output=True, text=True,
+                                   timeout=30)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(needle, r.stderr)
+
+
+if __name__ == "__main__":
+    RANKD, SOURCE = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
