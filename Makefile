@@ -3,12 +3,14 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
 setup-build:
 	@scripts/setup.sh build
+setup-demo:
+	@scripts/setup.sh demo
 setup-test:
 	@scripts/setup.sh test
 setup-bench:
@@ -84,8 +86,13 @@ test-ts: setup-test
 	@echo "== test-ts ($$(date +%T))"
 	@if [ -f package.json ]; then npm test --silent; else echo "no TypeScript workspace yet"; fi
 
-demo: setup-build
+# The README's first command: rankd ranking a feed over HTTP on a private Redis (scripts/demo.py);
+# `make serve` sets up the same and leaves the service running.
+demo: setup-demo
 	@scripts/demo.sh
+
+serve: setup-demo
+	@scripts/demo.sh --serve
 
 bench: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make demo: builds rankd and runs its runtime benchmarks. The ranking service (HTTP, plans,
-# Redis) is not built yet, so the demo is the event-loop benchmark mode, said plainly.
+# make demo / make serve: builds rankd and runs scripts/demo.py (a private redis-server, the demo
+# dataset, the example plans compiled by rankc, `rankd serve`, then a ranked feed, its explain
+# timeline, a degraded answer, /metrics and a short load run; `make serve` leaves it running).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -8,7 +9,4 @@ if [ ! -f build/build.ninja ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 ninja -C build --quiet rankd
-echo "rankd demo: the ranking service is not built yet; running the runtime's event-loop"
-echo "benchmarks instead (rankd bench eventloop). Peer comparisons: make bench."
-echo
-exec build/apps/rankd/rankd bench eventloop "$@"
+exec /usr/bin/python3 scripts/demo.py --rankd build/apps/rankd/rankd "$@"

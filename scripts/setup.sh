@@ -2,7 +2,7 @@
 # Installs what rankd needs to build, test, benchmark, fuzz and format on Debian 12: each package
 # below is here because a target links it or a command (make target, test, script) runs it.
 # Idempotent: when everything is present it prints nothing and returns at once.
-# Usage: scripts/setup.sh [build|test|bench|fuzz|format]   (default: test)
+# Usage: scripts/setup.sh [build|demo|test|bench|fuzz|format]   (default: test)
 set -euo pipefail
 
 purpose="${1:-test}"
@@ -24,6 +24,8 @@ build_packages=(
 # the HTTP tests use curl as a real client, the fuzz smoke run needs clang's libFuzzer, and the
 # `rankd serve` test parses /metrics with the Prometheus client library's own parser.
 test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev python3-prometheus-client)
+# make demo / make serve: a private redis-server, and node (below) for rankc.
+demo_packages=(redis-server)
 # make bench and its runners: Google Benchmark (bench/runtime, the cache-calc peers), http-parser
 # (bench/http_parser), the libuv and Boost.Asio peers (header-only Asio), redis-server and
 # redis-benchmark (make bench-redis), wrk (make bench-http) and the charts (bench/scripts).
@@ -37,16 +39,17 @@ format_packages=(clang-format git)
 
 case "$purpose" in
   build) packages=("${build_packages[@]}") ;;
+  demo) packages=("${build_packages[@]}" "${demo_packages[@]}") ;;
   test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
   bench) packages=("${build_packages[@]}" "${bench_packages[@]}") ;;
   fuzz) packages=("${build_packages[@]}" "${fuzz_packages[@]}") ;;
   format) packages=("${format_packages[@]}") ;;
-  *) echo "setup.sh: unknown purpose '$purpose' (expected build, test, bench, fuzz or format)" >&2; exit 2 ;;
+  *) echo "setup.sh: unknown purpose '$purpose' (expected build, demo, test, bench, fuzz or format)" >&2; exit 2 ;;
 esac
 
-# make test-ts: Node.js and npm, which may come from Debian or from another source that bundles
-# npm; only ask apt when absent.
-if [ "$purpose" = test ] && { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
+# make test-ts and make demo (rankc): Node.js and npm, which may come from Debian or from another
+# source that bundles npm; only ask apt when absent.
+if { [ "$purpose" = test ] || [ "$purpose" = demo ]; } && { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
   packages+=(nodejs npm)
 fi
 
@@ -87,7 +90,7 @@ fi
 
 # make test-ts: the TypeScript workspace, installed from the lockfile when node_modules is
 # missing or stale.
-if [ "$purpose" = test ] && [ -f "$root/package-lock.json" ]; then
+if { [ "$purpose" = test ] || [ "$purpose" = demo ]; } && [ -f "$root/package-lock.json" ]; then
   stamp="$root/node_modules/.package-lock.json"
   if [ ! -f "$stamp" ] || [ "$root/package-lock.json" -nt "$stamp" ]; then
     echo "setup: installing npm packages from package-lock.json"

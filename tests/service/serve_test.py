@@ -49,7 +49,12 @@ class Server:
         self.log = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
-        self.listening = self.wait_event("listening", 20)
+        try:
+            self.listening = self.wait_event("listening", 20)
+        except BaseException:
+            self.proc.kill()  # never leave a server behind
+            self.proc.wait()
+            raise
         self.port = self.listening["port"]
 
     def _read(self):
@@ -125,8 +130,16 @@ class SharedServer(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.folder, cls.redis, cls.store = redis_with_dataset(SOURCE, "rankd-serve-test-")
-        cls.server = Server(cls.store, cls.redis)
-        cls.server.wait_ready()
+        try:
+            cls.server = Server(cls.store, cls.redis)
+            cls.server.wait_ready()
+        except BaseException:
+            # tearDownClass does not run after a failed setUpClass.
+            if getattr(cls, "server", None):
+                cls.server.stop()
+            cls.redis.stop()
+            shutil.rmtree(cls.folder, ignore_errors=True)
+            raise
 
     @classmethod
     def tearDownClass(cls):

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""make demo / make serve: rankd ranking a feed over HTTP, on a private Redis.
+
+Starts its own redis-server on a free loopback port (data in a temporary folder), loads the demo
+dataset with `rankd datagen`, compiles the example plans with rankc, starts `rankd serve`, then
+shows what rankd is for: a viewer's feed as a table, the explain timeline of that request, a
+degraded answer from the `timeouts` plan, highlights of /metrics and a short load run. It stops
+everything it started when it ends, fails, or is interrupted (Ctrl-C, SIGTERM).
+
+  scripts/demo.py [--rankd PATH] [--dataset demo] [--load-seconds 5] [--plans DIR] [--serve]
+
+--serve sets up the same and leaves the service running (printing its URL and curl examples)
+until Ctrl-C. --plans uses an already compiled plan store instead of compiling plans/.
+Standard library only (Debian's python3).
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Stop(Exception):
+    """SIGTERM: unwinds like Ctrl-C, so that everything started is stopped."""
+
+
+def on_sigterm(signum, frame):
+    raise Stop()
+
+
+def free_port():
+    while True:
+        port = random.randrange(20000, 45000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+
+
+def step(text):
+    print("\n== %s" % text, flush=True)
+
+
+class Demo:
+    def __init__(self, args):
+        self.args = args
+        self.folder = tempfile.mkdtemp(prefix="rankd-demo-")
+        self.redis = None
+        self.serve = None
+        self.port = None
+
+    # Set-up --------------------------------------------------------------------------------
+
+    def start_redis(self):
+        step("a private redis-server (data in %s)" % self.folder)
+        self.redis_port = free_port()
+        self.redis = subprocess.Popen(
+            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", self.folder],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.redis_port), timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline or self.redis.poll() is not None:
+                    raise SystemExit("demo: redis-server did not start")
+                time.sleep(0.05)
+        print("redis-server pid %d on 127.0.0.1:%d" % (self.redis.pid, self.redis_port))
+
+    def load_data(self):
+        step("the %s dataset (rankd datagen)" % self.args.dataset)
+        subprocess.run([self.args.rankd, "datagen", "--dataset", self.args.dataset, "--redis",
+                        "127.0.0.1:%d" % self.redis_port, "--flush"], check=True)
+
+    def compile_plans(self):
+        if self.args.plans:
+            self.plans = self.args.plans
+            return
+        step("the example plans, compiled by rankc (plans/*.plan.ts)")
+        self.plans = os.path.join(self.folder, "plans")
+        subprocess.run(["npm", "run", "build", "--silent"], cwd=ROOT, check=True)
+        subprocess.run(["node", "dsl/bin/rankc.js", "build", "plans", "--out", self.plans],
+                       cwd=ROOT, check=True)
+
+    def start_serve(self, foreground=False):
+        step("rankd serve")
+        endpoint = "127.0.0.1:%d" % self.redis_port
+        self.log_path = os.path.join(self.folder, "rankd-serve.log")
+        command = [self.args.rankd, "serve", "--plans", self.plans, "--registry",
+                   os.path.join(ROOT, "registry"), "--endpoint", "graph=" + endpoint,
+                   "--endpoint", "features=" + endpoint, "--port", str(self.args.port),
+                   "--shards", "2", "--log_sample", "1" if foreground else "0"]
+        self.log = open(self.log_path, "w")
+        self.serve = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                      stderr=None if foreground else self.log)
+        if foreground:
+            return
+        deadline = time.time() + 20
+        while self.port is None:
+            with open(self.log_path) as f:
+                for line in f:
+                    event = json.loads(line)
+                    if event.get("event") == "listening":
+                        self.port = event["port"]
+            if self.serve.poll() is not None:
+                raise SystemExit("demo: rankd serve exited: %s" % open(self.log_path).read())
+            if time.time() > deadline:
+                raise SystemExit("demo: rankd serve did not start listening")
+            time.sleep(0.05)
+        while self.request("GET", "/readyz")[0] != 200:
+            time.sleep(0.05)
+        print("rankd serve pid %d on http://127.0.0.1:%d (2 shards; log %s)"
+              % (self.serve.pid, self.port, self.log_path))
+
+    # Showing -------------------------------------------------------------------------------
+
+    def request(self, method, path, body=None, conn=None):
+        own = conn is None
+        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request(method, path, body=body,
+                         headers={"Content-Type": "application/json"} if body else {})
+            r = conn.getresponse()
+            return r.status, r.read().decode()
+        finally:
+            if own:
+                conn.close()
+
+    def rank(self, request):
+        status, text = self.request("POST", "/rank", json.dumps(request))
+        return status, json.loads(text)
+
+    def show_feed(self, viewer):
+        step("POST /rank {\"plan\": \"feed\", \"viewer_id\": %d, \"explain\": true}" % viewer)
+        status, r = self.rank({"plan": "feed", "viewer_id": viewer, "explain": True})
+        if status != 200:
+            raise SystemExit("demo: /rank answered %d: %s" % (status, r))
+        rows = r["outputs"]["top"]
+        print("%4s  %-9s  %-7s  %7s  %s" % ("rank", "media", "author", "score", "title"))
+        for i, row in enumerate(rows[:10], 1):
+            print("%4d  %-9s  %-7s  %7.3f  %s" % (i, row["id"], row.get("author_id"),
+                                               row.get("final_score") or 0, row.get("title")))
+        print("(%d of %d ranked items; plan digest %s...)" % (min(10, len(rows)), len(rows),
+                                                              r["plan_digest"][:12]))
+        step("the explain timeline of that request")
+        print("%-10s %-15s %9s %9s %8s %8s %6s %5s" % ("node", "op", "start ms", "end ms", "rows in",
+                                                      "rows out", "redis", "on"))
+        for n in r["explain"]["nodes"]:
+            print("%-10s %-15s %9.2f %9.2f %8d %8d %6d %5s" % (
+                n["node"], n["op"], n.get("start_us", 0) / 1000, n.get("end_us", 0) / 1000,
+                n["rows_in"], n["rows_out"], n["redis_commands"], n["ran_on"]))
+        t = r["explain"]["totals"]
+        print("total %.2f ms, %d Redis commands in %d round trips" % (
+            t["elapsed_us"] / 1000, t["redis_commands"], t["round_trips"]))
+
+    def show_degraded(self, viewer):
+        step("a degraded answer: the timeouts plan (slow_ranker has timeout_ms 20, on_error skip)")
+        status, r = self.rank({"plan": "timeouts", "viewer_id": viewer})
+        print("HTTP %d, %d rows, degraded: %s" % (status, len(r.get("outputs", {}).get("top", [])),
+                                                 json.dumps(r.get("degraded"))))
+
+    def load(self, seconds):
+        step("load: %d s of feed requests from 8 keep-alive clients" % seconds)
+        latencies, errors = [], [0]
+        lock = threading.Lock()
+        end = time.time() + seconds
+        users = 200 if self.args.dataset == "tiny" else 2000
+
+        def client(seed):
+            rnd = random.Random(seed)
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+            mine = []
+            while time.time() < end and not stopping.is_set():
+                body = json.dumps({"plan": "feed", "viewer_id": rnd.randint(1, users)})
+                t0 = time.perf_counter()
+                try:
+                    status, _ = self.request("POST", "/rank", body, conn)
+                except (OSError, http.client.HTTPException):
+                    return  # the demo is stopping
+                mine.append(time.perf_counter() - t0)
+                if status != 200:
+                    with lock:
+                        errors[0] += 1
+            conn.close()
+            with lock:
+                latencies.extend(mine)
+        stopping = threading.Event()
+        threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(8)]
+        start = time.time()
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                t.join()
+        finally:
+            stopping.set()
+        elapsed = time.time() - start
+        latencies.sort()
+        if not latencies:
+            raise SystemExit("demo: no request completed")
+        p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
+        print("%d requests in %.1f s: %.0f requests/s, p50 %.2f ms, p99 %.2f ms, %d not 200"
+              % (len(latencies), elapsed, len(latencies) / elapsed, p(0.50), p(0.99), errors[0]))
+        print("(the Python client, Redis and rankd share this machine's cores; the plan-serving "
+              "benchmark measures rankd on its own)")
+
+    def show_metrics(self):
+        step("GET /metrics (highlights)")
+        _, text = self.request("GET", "/metrics")
+        wanted = ("rankd_requests_total{", "rankd_request_duration_seconds_count",
+                  "rankd_node_degraded_total{", "rankd_redis_commands_total{",
+                  "rankd_event_loop_lag_seconds{")
+        for line in text.splitlines():
+            if line.startswith(wanted):
+                print("  " + line)
+
+    # Tear-down -----------------------------------------------------------------------------
+
+    def stop(self):
+        if self.serve and self.serve.poll() is None:
+            self.serve.send_signal(signal.SIGTERM)
+            try:
+                self.serve.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.serve.kill()
+                self.serve.wait()
+        if self.redis and self.redis.poll() is None:
+            self.redis.terminate()
+            self.redis.wait(timeout=15)
+        if getattr(self, "log", None):
+            self.log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+        print("\ndemo: stopped rankd serve and redis-server, removed %s" % self.folder)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rankd", default=os.path.join(ROOT, "build/apps/rankd/rankd"))
+    parser.add_argument("--dataset", default="demo")
+    parser.add_argument("--load-seconds", type=float, default=5)
+    parser.add_argument("--plans", help="an already compiled plan store")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--serve", action="store_true", help="leave the service running")
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, on_sigterm)
+    demo = Demo(args)
+    try:
+        demo.start_redis()
+        demo.load_data()
+        demo.compile_plans()
+        if args.serve:
+            port = args.port or 8080
+            args.port = port
+            demo.start_serve(foreground=True)
+            print("\nrankd serve on http://127.0.0.1:%d (Ctrl-C stops it and its Redis). Try:" % port)
+            print("  curl -s localhost:%d/rank -d '{\"plan\": \"feed\", \"viewer_id\": 42}'" % port)
+            print("  curl -s localhost:%d/plans; curl -s localhost:%d/metrics | grep rankd_requests"
+                  % (port, port))
+            demo.serve.wait()
+            return 0
+        demo.start_serve()
+        viewer = 42 if args.dataset != "tiny" else 7
+        demo.show_feed(viewer)
+        demo.show_degraded(viewer)
+        demo.load(args.load_seconds)
+        demo.show_metrics()
+        return 0
+    except (KeyboardInterrupt, Stop):
+        print("\ndemo: interrupted")
+        return 130
+    finally:
+        demo.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

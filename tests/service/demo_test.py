@@ -1,0 +1,95 @@
+"""make demo's script, short (scripts/demo.py on the tiny dataset, 1 s of load):
+python3 demo_test.py <path to rankd> <source folder> (run by ctest, labels cli and integration).
+
+It prints a ranked table, the explain timeline, a degraded answer, the load figures and metrics,
+exits 0, and leaves no redis-server or rankd serve behind; interrupted by SIGTERM mid-run it
+still stops both.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from run_fixture import write_store  # noqa: E402
+
+RANKD = SOURCE = None
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie awaiting its parent counts as gone.
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class DemoTest(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="rankd-demo-test-")
+        # The artifacts rankc builds from plans/ (the TypeScript tests check they are these).
+        self.store = write_store(SOURCE, self.folder)
+        self.command = ["/usr/bin/python3", os.path.join(SOURCE, "scripts/demo.py"), "--rankd",
+                        RANKD, "--dataset", "tiny", "--plans", self.store]
+
+    def tearDown(self):
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def pids(self, output):
+        pids = [int(p) for p in re.findall(r"(?:redis-server|rankd serve) pid (\d+)", output)]
+        self.assertEqual(len(pids), 2, output)
+        return pids
+
+    def test_shows_a_ranked_feed_and_stops_everything(self):
+        r = subprocess.run(self.command + ["--load-seconds", "1"], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        out = r.stdout
+        self.assertRegex(out, r"rank  media\s+author\s+score\s+title\n\s+1  \d+ ")
+        self.assertRegex(out, r"total [\d.]+ ms, \d+ Redis commands in \d+ round trips")
+        self.assertIn('"node": "slow_ranker", "reason": "timeout"', out)
+        self.assertRegex(out, r"\d+ requests in [\d.]+ s: \d+ requests/s, p50 [\d.]+ ms, p99 "
+                              r"[\d.]+ ms, 0 not 200")
+        self.assertIn('rankd_requests_total{plan="feed",status="200",code=""}', out)
+        self.assertIn("demo: stopped rankd serve and redis-server", out)
+        for pid in self.pids(out):
+            self.assertFalse(alive(pid), pid)
+
+    def test_sigterm_mid_run_still_stops_everything(self):
+        proc = subprocess.Popen(self.command + ["--load-seconds", "30"], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        out = ""
+        try:
+            deadline = time.time() + 60
+            while "== load" not in out and time.time() < deadline:
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                out += line
+            self.assertIn("== load", out)
+            proc.send_signal(signal.SIGTERM)
+            rest, _ = proc.communicate(timeout=60)
+            out += rest
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 130, out)
+        self.assertIn("demo: interrupted", out)
+        for pid in self.pids(out):
+            self.assertFalse(alive(pid), pid)
+
+
+if __name__ == "__main__":
+    RANKD, SOURCE = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
