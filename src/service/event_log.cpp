@@ -8,18 +8,23 @@
 
 namespace rankd::service {
 
-std::string NowRfc3339() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+std::string Rfc3339(std::chrono::system_clock::time_point t, bool milliseconds) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   char text[40];
   const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(text + n, sizeof text - n, ".%03dZ", static_cast<int>(ms.count()));
+  if (milliseconds) {
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()) % 1000;
+    std::snprintf(text + n, sizeof text - n, ".%03dZ", static_cast<int>(ms.count()));
+  } else {
+    std::snprintf(text + n, sizeof text - n, "Z");
+  }
   return text;
 }
+
+std::string NowRfc3339() { return Rfc3339(std::chrono::system_clock::now(), true); }
 
 void EventLog::Request(const RequestLine& r) {
   std::string line = "{\"time\":\"" + NowRfc3339() + "\",\"event\":\"request\",\"request_id\":";

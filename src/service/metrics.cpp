@@ -98,7 +98,7 @@ void HistogramSamples(std::string& out, std::string_view name, const Labels& lab
 struct Totals {
   std::map<std::tuple<std::string, int, std::string>, std::uint64_t> requests;
   std::map<std::string, Histogram, std::less<>> request_seconds;
-  std::map<std::pair<std::string, std::string>, Histogram> node_seconds;
+  std::map<std::tuple<std::string, std::string>, Histogram> node_seconds;
   std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> node_degraded;
   std::map<std::string, EndpointMetrics, std::less<>> redis;
   std::vector<std::size_t> in_flight;
@@ -199,8 +199,8 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
   Family(out, "rankd_node_duration_seconds", "histogram",
          "Time from a node's start to its end, by plan and node.");
   for (const auto& [key, h] : t.node_seconds) {
-    HistogramSamples(out, "rankd_node_duration_seconds",
-                     {{"plan", key.first}, {"node", key.second}}, h);
+    const auto& [plan, node] = key;
+    HistogramSamples(out, "rankd_node_duration_seconds", {{"plan", plan}, {"node", node}}, h);
   }
   Family(out, "rankd_node_degraded_total", "counter",
          "Nodes that degraded (on_error: skip), by plan, node and reason (timeout or error).");

@@ -91,15 +91,6 @@ http::Response JsonError(int status, std::string_view code, std::string_view mes
   return http::Response::Text(status, std::move(body), kJson);
 }
 
-std::string Rfc3339(std::chrono::system_clock::time_point t) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 // splitmix64: the per-shard generator behind log sampling.
 double NextUniform(std::uint64_t& state) noexcept {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
@@ -284,23 +275,21 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
 void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer, int status,
                         double seconds) const {
   // Labels from the plan store only: a plan the store lacks is counted as "".
-  const std::string plan = answer.compiled ? answer.compiled->plan().name : std::string();
+  const std::string_view plan =
+      answer.compiled ? std::string_view(answer.compiled->plan().name) : std::string_view();
+  const std::string_view code = answer.error_code;
   ShardMetrics& m = *shard_metrics_[shard];
   std::lock_guard lock(m.mutex);
-  ++m.requests[{plan, status, answer.error_code}];
-  if (answer.compiled) {
-    auto it = m.request_seconds.find(plan);
-    if (it == m.request_seconds.end()) it = m.request_seconds.emplace(plan, Histogram{}).first;
-    it->second.Observe(seconds);
-  }
+  ++FindOrAdd(m.requests, std::tuple(plan, status, code));
+  if (answer.compiled) FindOrAdd(m.request_seconds, plan).Observe(seconds);
   for (const engine::Ranker::NodeOutcome& node : answer.nodes) {
     if (node.duration_us >= 0) {
-      m.node_seconds[{plan, std::string(node.node)}].Observe(static_cast<double>(node.duration_us) /
-                                                             1e6);
+      FindOrAdd(m.node_seconds, std::tuple(plan, node.node))
+          .Observe(static_cast<double>(node.duration_us) / 1e6);
     }
     if (node.degraded != engine::DegradeReason::kNone) {
-      ++m.node_degraded[{plan, std::string(node.node),
-                         std::string(engine::DegradeReasonName(node.degraded))}];
+      ++FindOrAdd(m.node_degraded,
+                  std::tuple(plan, node.node, engine::DegradeReasonName(node.degraded)));
     }
   }
 }
@@ -335,7 +324,7 @@ http::Response RankService::Metrics() const {
 http::Response RankService::Plans() const {
   const std::shared_ptr<const engine::CompiledPlanStore> current = store();
   const engine::PlanStore& plans = current->store();
-  const std::string loaded_at = Rfc3339(plans.loaded_at());
+  const std::string loaded_at = Rfc3339(plans.loaded_at(), false);
   std::string body = "{\"registry_digest\":";
   engine::json::AppendJsonString(body, plans.registry().digest());
   body += ",\"loaded_at\":\"" + loaded_at + "\",\"plans\":[";

@@ -124,6 +124,34 @@ class Server:
         return self.proc.returncode
 
 
+class Load:
+    """`clients` threads sending `request` to /rank until stop(); each answer is kept as
+    (status, error). A client whose connection fails (refused or closed: a drain) stops."""
+
+    def __init__(self, server, clients, request):
+        self.answers = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._client, args=(server, request))
+                         for _ in range(clients)]
+        for t in self._threads:
+            t.start()
+
+    def _client(self, server, request):
+        while not self._stop.is_set():
+            try:
+                status, r = server.rank(request)
+            except (ConnectionError, http.client.HTTPException, OSError):
+                return
+            with self._lock:
+                self.answers.append((status, r.get("error")))
+
+    def stop(self):
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=30)
+
+
 class SharedServer(unittest.TestCase):
     """Tests that share one Redis and one server (their own, per class)."""
 
@@ -400,18 +428,7 @@ class ServeFaultTest(unittest.TestCase):
     def test_reloads_under_load_fail_no_request(self):
         self.server = Server(self.store, self.redis)
         self.server.wait_ready()
-        statuses = []
-        lock = threading.Lock()
-        stop = threading.Event()
-
-        def client():
-            while not stop.is_set():
-                status, r = self.server.rank({"plan": "feed", "viewer_id": 1, "deadline_ms": 2000})
-                with lock:
-                    statuses.append((status, r.get("error")))
-        threads = [threading.Thread(target=client) for _ in range(4)]
-        for t in threads:
-            t.start()
+        load = Load(self.server, 4, {"plan": "feed", "viewer_id": 1, "deadline_ms": 2000})
         try:
             for i in range(6):  # alternately by signal and by the loopback admin endpoint
                 if i % 2 == 0:
@@ -423,9 +440,8 @@ class ServeFaultTest(unittest.TestCase):
                     self.assertTrue(json.loads(text)["loaded"])
                 time.sleep(0.05)
         finally:
-            stop.set()
-            for t in threads:
-                t.join(timeout=30)
+            load.stop()
+        statuses = load.answers
         self.assertGreater(len(statuses), 20)
         self.assertEqual({s for s, _ in statuses}, {200}, [e for s, e in statuses if s != 200][:3])
         _, metrics = samples(self.server.request("GET", "/metrics")[2])
@@ -443,32 +459,15 @@ class ServeFaultTest(unittest.TestCase):
     def test_sigterm_under_load_answers_every_accepted_request(self):
         self.server = Server(self.store, self.redis)
         self.server.wait_ready()
-        statuses = []
-        lock = threading.Lock()
-        stop = threading.Event()
-
-        def client():
-            while not stop.is_set():
-                try:
-                    status, _ = self.server.rank({"plan": "timeouts", "viewer_id": 1,
-                                                  "deadline_ms": 2000})
-                except (ConnectionError, http.client.HTTPException, OSError):
-                    return  # refused or closed before the request was accepted: the drain
-                with lock:
-                    statuses.append(status)
-        threads = [threading.Thread(target=client) for _ in range(8)]
-        for t in threads:
-            t.start()
+        load = Load(self.server, 8, {"plan": "timeouts", "viewer_id": 1, "deadline_ms": 2000})
         time.sleep(0.5)
         self.server.proc.send_signal(signal.SIGTERM)
         self.assertEqual(self.server.proc.wait(timeout=15), 0)
-        stop.set()
-        for t in threads:
-            t.join(timeout=15)
+        load.stop()
+        statuses = [status for status, _ in load.answers]
         self.assertGreater(len(statuses), 8)
         self.assertEqual(set(statuses), {200})
         self.server.wait_event("stopped")
-
 
 class FlagsTest(unittest.TestCase):
     def serve(self, *args):

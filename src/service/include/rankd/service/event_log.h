@@ -6,6 +6,7 @@
 // serializes; lines never interleave). Ownership: borrows the stream.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -43,7 +44,10 @@ class EventLog {
   std::FILE* stream_;
 };
 
-// The current time as RFC 3339 UTC with milliseconds: 2026-11-23T17:02:03.456Z.
+// `t` as RFC 3339 UTC, to the second (2026-11-23T17:02:03Z) or the millisecond
+// (2026-11-23T17:02:03.456Z).
+std::string Rfc3339(std::chrono::system_clock::time_point t, bool milliseconds);
+// The current time, to the millisecond.
 std::string NowRfc3339();
 
 }  // namespace rankd::service

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -48,16 +49,36 @@ struct EndpointMetrics {
 
 struct ShardMetrics {
   std::mutex mutex;
-  // Everything below is guarded by `mutex`.
-  std::map<std::tuple<std::string, int, std::string>, std::uint64_t> requests;  // plan,status,code
-  std::map<std::string, Histogram, std::less<>> request_seconds;                // by plan
-  std::map<std::pair<std::string, std::string>, Histogram> node_seconds;        // plan, node
-  std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t>
+  // Everything below is guarded by `mutex`. The maps compare transparently, so a request finds
+  // its entries by views (see FindOrAdd) and allocates only for a label set it is the first of.
+  std::map<std::tuple<std::string, int, std::string>, std::uint64_t, std::less<>>
+      requests;                                                   // plan, status, code
+  std::map<std::string, Histogram, std::less<>> request_seconds;  // by plan
+  std::map<std::tuple<std::string, std::string>, Histogram, std::less<>>
+      node_seconds;  // plan, node
+  std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t, std::less<>>
       node_degraded;                                          // plan, node, reason
   std::map<std::string, EndpointMetrics, std::less<>> redis;  // by endpoint
   std::size_t in_flight = 0;
   double loop_lag_seconds = 0;  // how late the shard's last lag probe woke
 };
+
+// The entry of `map` under `key` (a view of the map's string key, or a tuple of views of its
+// tuple key), added (its key made of strings) when missing.
+template <class Map, class ViewKey>
+typename Map::mapped_type& FindOrAdd(Map& map, const ViewKey& key) {
+  auto it = map.find(key);
+  if (it == map.end()) {
+    if constexpr (std::is_convertible_v<ViewKey, std::string_view>) {
+      it = map.emplace(typename Map::key_type(key), typename Map::mapped_type{}).first;
+    } else {
+      it = map.emplace(std::make_from_tuple<typename Map::key_type>(key),
+                       typename Map::mapped_type{})
+               .first;
+    }
+  }
+  return it->second;
+}
 
 // Stalled turns per shard, counted by the event loops' stall reports (the watchdog thread).
 class StallCounts {
