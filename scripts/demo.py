@@ -270,6 +270,8 @@ def main():
             print("  curl -s localhost:%d/rank -d '{\"plan\": \"feed\", \"viewer_id\": 42}'" % port)
             print("  curl -s localhost:%d/plans; curl -s localhost:%d/metrics | grep rankd_requests"
                   % (port, port))
+            print("  curl -s localhost:%d/openapi.json  # each plan's request and response schema"
+                  % port)
             demo.serve.wait()
             return 0
         demo.start_serve()

@@ -21,9 +21,11 @@ build_packages=(
   git           # the commit `rankd version` names (apps/rankd); the runners record it
 )
 # make test: the Redis integration tests start redis-server and use redis-cli (tests/support),
-# the HTTP tests use curl as a real client, the fuzz smoke run needs clang's libFuzzer, and the
-# `rankd serve` test parses /metrics with the Prometheus client library's own parser.
-test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev python3-prometheus-client)
+# the HTTP tests use curl as a real client, the fuzz smoke run needs clang's libFuzzer, the
+# `rankd serve` test parses /metrics with the Prometheus client library's own parser, and the
+# OpenAPI test runs in a venv (below).
+test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev python3-prometheus-client
+  python3-venv)
 # make demo / make serve: a private redis-server, and node (below) for rankc.
 demo_packages=(redis-server)
 # make bench and its runners: Google Benchmark (bench/runtime, the cache-calc peers), http-parser
@@ -85,6 +87,30 @@ if [ "$purpose" = bench ]; then
       "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/bench/scripts/requirements-engine.txt" \
         >/tmp/rankd-pip.log 2>&1 ||
       { echo "setup: pip install duckdb failed, see /tmp/rankd-pip.log" >&2; tail -20 /tmp/rankd-pip.log >&2; exit 1; }
+  fi
+fi
+
+# make test: the OpenAPI test's validator and schemathesis (PyPI, the versions in
+# tests/service/requirements.txt) in a venv that also sees Debian's prometheus-client; created or
+# updated only when what is installed differs from the pins.
+if [ "$purpose" = test ]; then
+  venv="$root/build/test-venv"
+  requirements="$root/tests/service/requirements.txt"
+  if ! "$venv/bin/python" - "$requirements" >/dev/null 2>&1 <<'PY'
+import sys
+from importlib.metadata import version
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line and not line.startswith("#"):
+        name, want = line.split("==")
+        assert version(name) == want, name
+PY
+  then
+    echo "setup: installing the OpenAPI test's packages into build/test-venv"
+    { [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"; } &&
+      "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements" \
+        >/tmp/rankd-pip.log 2>&1 ||
+      { echo "setup: pip install failed, see /tmp/rankd-pip.log" >&2; tail -20 /tmp/rankd-pip.log >&2; exit 1; }
   fi
 fi
 

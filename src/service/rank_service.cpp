@@ -12,6 +12,7 @@
 #include "rankd/runtime/offload.h"
 #include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task_scope.h"
+#include "rankd/service/openapi.h"
 
 namespace rankd::service {
 
@@ -140,7 +141,8 @@ RankService::RankService(rt::ShardSet& shards, ServiceOptions options, LoadedSto
       options_(std::move(options)),
       endpoints_(std::move(initial.endpoints)),
       log_(log),
-      store_(std::move(initial.store)) {
+      store_(std::move(initial.store)),
+      openapi_(std::make_shared<const std::string>(OpenApiDocument(store_->store()))) {
   for (std::size_t i = 0; i < shards_.size(); ++i) {
     shard_metrics_.push_back(std::make_unique<ShardMetrics>());
   }
@@ -194,8 +196,10 @@ RankService::ReloadOutcome RankService::Reload() {
       outcome.loaded = true;
       outcome.message = std::to_string(loaded.store->store().plans().size()) + " plans, registry " +
                         loaded.store->store().registry().digest();
+      auto openapi = std::make_shared<const std::string>(OpenApiDocument(loaded.store->store()));
       std::lock_guard lock(store_mutex_);
       store_ = std::move(loaded.store);
+      openapi_ = std::move(openapi);
       store_version_.fetch_add(1, std::memory_order_release);
     }
   } catch (const std::exception& e) {
@@ -225,6 +229,7 @@ http::Router RankService::Routes() {
   });
   router.Get("/readyz", [this](http::Request&) { return Ready(); });
   router.Get("/metrics", [this](http::Request&) { return Metrics(); });
+  router.Get("/openapi.json", [this](http::Request&) { return OpenApi(); });
   router.Post("/admin/reload", [this](http::Request& request) { return AdminReload(request); });
   return router;
 }
@@ -319,6 +324,15 @@ http::Response RankService::Metrics() const {
   process.stalls = options_.stalls;
   return http::Response::Text(200, RenderMetrics(shards, process),
                               "text/plain; version=0.0.4; charset=utf-8");
+}
+
+http::Response RankService::OpenApi() const {
+  std::shared_ptr<const std::string> document;
+  {
+    std::lock_guard lock(store_mutex_);
+    document = openapi_;
+  }
+  return http::Response::Text(200, *document, kJson);
 }
 
 http::Response RankService::Plans() const {

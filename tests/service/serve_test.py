@@ -9,10 +9,8 @@ request; a broken store refused, the old one serving),
 SIGTERM under load answering every accepted request, the JSON log lines, the config file, and
 exit status 2 for bad flags.
 """
-import http.client
 import json
 import os
-import queue
 import shutil
 import signal
 import subprocess
@@ -27,155 +25,10 @@ from prometheus_client.parser import text_string_to_metric_families
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from run_fixture import (PLANS, dataset, example_requests, redis_with_dataset,  # noqa: E402
                          without_timings, write_store)
+import serve_fixture  # noqa: E402
+from serve_fixture import Load, Server, SharedServer, server_on_own_redis  # noqa: E402
 
 RANKD = SOURCE = None
-
-
-class Server:
-    """A `rankd serve` on a free port; its stderr (JSON lines) collected by a thread."""
-
-    def __init__(self, store, redis, *flags, config=None):
-        if config:  # everything from the file but the port
-            args = [RANKD, "serve", "--config", config, "--port", "0"]
-        else:
-            endpoint = redis.address()
-            args = [RANKD, "serve", "--plans", store, "--registry",
-                    os.path.join(SOURCE, "registry"), "--env", "test", "--endpoint",
-                    "graph=" + endpoint, "--endpoint", "features=" + endpoint, "--port", "0",
-                    "--shards", "2", *flags]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True)
-        self.lines = queue.Queue()
-        self.log = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        try:
-            self.listening = self.wait_event("listening", 20)
-        except BaseException:
-            self.proc.kill()  # never leave a server behind
-            self.proc.wait()
-            raise
-        self.port = self.listening["port"]
-
-    def _read(self):
-        for line in self.proc.stderr:
-            self.lines.put(line)
-
-    def drain_log(self):
-        while True:
-            try:
-                line = self.lines.get_nowait()
-            except queue.Empty:
-                return self.log
-            self.log.append(json.loads(line))
-
-    def wait_event(self, event, timeout=10):
-        """The first log line of `event` after those already seen."""
-        deadline = time.time() + timeout
-        seen = len(self.log)
-        while time.time() < deadline:
-            exited = self.proc.poll() is not None
-            if exited:
-                self.reader.join(timeout=5)  # every line it wrote is in the queue
-            self.drain_log()
-            for entry in self.log[seen:]:
-                if entry.get("event") == event:
-                    return entry
-            seen = len(self.log)
-            if exited:
-                raise AssertionError("rankd serve exited %s before '%s'" % (self.proc.returncode, event))
-            time.sleep(0.02)
-        raise AssertionError("no '%s' log line within %ss: %s" % (event, timeout, self.log[-5:]))
-
-    def request(self, method, path, body=None, timeout=10):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            headers = {"Content-Type": "application/json"} if body is not None else {}
-            conn.request(method, path, body=body, headers=headers)
-            r = conn.getresponse()
-            return r.status, r.getheader("Content-Type"), r.read().decode()
-        finally:
-            conn.close()
-
-    def rank(self, request, timeout=10):
-        body = request if isinstance(request, str) else json.dumps(request)
-        status, _, text = self.request("POST", "/rank", body, timeout)
-        return status, json.loads(text)
-
-    def wait_ready(self, ready=True, timeout=10):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            status, _, _ = self.request("GET", "/readyz")
-            if (status == 200) == ready:
-                return
-            time.sleep(0.05)
-        raise AssertionError("/readyz did not become %s" % ("200" if ready else "503"))
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.reader.join(timeout=10)  # to the end of its stderr
-        self.proc.stderr.close()
-        return self.proc.returncode
-
-
-class Load:
-    """`clients` threads sending `request` to /rank until stop(); each answer is kept as
-    (status, error). A client whose connection fails (refused or closed: a drain) stops."""
-
-    def __init__(self, server, clients, request):
-        self.answers = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._client, args=(server, request))
-                         for _ in range(clients)]
-        for t in self._threads:
-            t.start()
-
-    def _client(self, server, request):
-        while not self._stop.is_set():
-            try:
-                status, r = server.rank(request)
-            except (ConnectionError, http.client.HTTPException, OSError):
-                return
-            with self._lock:
-                self.answers.append((status, r.get("error")))
-
-    def stop(self):
-        self._stop.set()
-        for t in self._threads:
-            t.join(timeout=30)
-
-
-class SharedServer(unittest.TestCase):
-    """Tests that share one Redis and one server (their own, per class)."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.folder, cls.redis, cls.store = redis_with_dataset(SOURCE, "rankd-serve-test-")
-        try:
-            cls.server = Server(cls.store, cls.redis)
-            cls.server.wait_ready()
-        except BaseException:
-            # tearDownClass does not run after a failed setUpClass.
-            if getattr(cls, "server", None):
-                cls.server.stop()
-            cls.redis.stop()
-            shutil.rmtree(cls.folder, ignore_errors=True)
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            cls.server.stop()
-        finally:
-            cls.redis.stop()
-            shutil.rmtree(cls.folder, ignore_errors=True)
 
 
 class ServeTest(SharedServer):
@@ -507,27 +360,23 @@ class FlagsTest(unittest.TestCase):
             shutil.rmtree(folder, ignore_errors=True)
 
     def test_config_file_sets_flags_and_the_command_line_wins(self):
-        folder, redis, store = redis_with_dataset(SOURCE, "rankd-serve-config-")
-        server = None
-        try:
-            config = os.path.join(folder, "rankd.toml")
-            with open(config, "w") as f:
+        def config(folder, redis, store):
+            path = os.path.join(folder, "rankd.toml")
+            with open(path, "w") as f:
                 f.write('plans = "%s"\nregistry = "%s"\nenv = "test"\nshards = 1\n'
                         'port = 1\nendpoint = ["graph=%s", "features=%s"]\n'
                         % (store, os.path.join(SOURCE, "registry"), redis.address(),
                            redis.address()))
-            server = Server(store, redis, config=config)  # --port 0 wins over port = 1
+            return path
+
+        # Everything from the file but --port 0, which wins over port = 1.
+        with server_on_own_redis("rankd-serve-config-", config=config) as (server, *_):
             self.assertNotEqual(server.port, 1)
             self.assertEqual(server.listening["shards"], 1)
             server.wait_ready()
             self.assertEqual(server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
-        finally:
-            if server:
-                server.stop()
-            redis.stop()
-            shutil.rmtree(folder, ignore_errors=True)
-
 
 if __name__ == "__main__":
     RANKD, SOURCE = sys.argv[1], sys.argv[2]
+    serve_fixture.configure(RANKD, SOURCE)
     unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -1,7 +1,7 @@
 // RankService: the ranking service of `rankd serve` on a ShardSet (docs/operations.md):
 // POST /rank (docs/engine.md's request and response, each error code with its HTTP status),
-// GET /plans, GET /plans/:name, GET /healthz, GET /readyz, GET /metrics (Prometheus) and
-// POST /admin/reload (from loopback only).
+// GET /plans, GET /plans/:name, GET /healthz, GET /readyz, GET /metrics (Prometheus),
+// GET /openapi.json (built with each store it loads) and POST /admin/reload (from loopback only).
 //
 // Each shard has its own Redis clients (one per endpoint of the registry) and its own Ranker,
 // made on the shard's loop when the set starts; they connect in the background, so a server
@@ -94,6 +94,7 @@ class RankService {
   http::Response PlanArtifact(const http::Request& request) const;
   http::Response Ready() const;
   http::Response Metrics() const;
+  http::Response OpenApi() const;
   rt::Task<http::Response> AdminReload(http::Request& request);
   // Counts a request's answer on its shard's metrics.
   void Count(std::size_t shard, const engine::Ranker::Answer& answer, int status,
@@ -107,6 +108,7 @@ class RankService {
   std::mutex reload_mutex_;  // one reload at a time
   mutable std::mutex store_mutex_;
   std::shared_ptr<const engine::CompiledPlanStore> store_;  // guarded by store_mutex_
+  std::shared_ptr<const std::string> openapi_;  // store_'s OpenAPI document; store_mutex_
   std::atomic<std::uint64_t> store_version_{1};
   std::atomic<std::uint64_t> reloads_{0};
   std::atomic<std::uint64_t> reload_failures_{0};

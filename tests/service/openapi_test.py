@@ -1,0 +1,204 @@
+"""GET /openapi.json of `rankd serve`, checked against the live server:
+python openapi_test.py <path to rankd> <source folder>, run by ctest (labels cli and integration)
+with the python of the test venv that scripts/setup.sh makes (openapi-spec-validator and
+schemathesis from PyPI, pinned in tests/service/requirements.txt; Debian's packages visible).
+
+- The document is valid OpenAPI 3.1 (openapi-spec-validator), has every route, and describes each
+  plan of the store: its params (types, bounds, defaults, which are RE2 patterns), whether
+  viewer_id is required, its outputs' row keys with the registry's types.
+- Real answers of every endpoint and error validate against the document's schemas.
+- schemathesis, a bounded run from the document against the server (a fixed seed): no server
+  error but 504 deadline_exceeded (the answer to a deadline_ms the client chose too short), every
+  status, content type, header and body as documented, invalid requests rejected; the run ranked
+  with every plan.
+- A reload that drops a plan drops it from the document; POST /admin/reload from a peer that is
+  not loopback is 403 forbidden.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate as validate_openapi
+from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from run_fixture import PLANS  # noqa: E402
+import serve_fixture  # noqa: E402
+from serve_fixture import SharedServer, server_on_own_redis  # noqa: E402
+
+ROUTES = {"/rank": "post", "/plans": "get", "/plans/{name}": "get", "/healthz": "get",
+          "/readyz": "get", "/metrics": "get", "/openapi.json": "get", "/admin/reload": "post"}
+
+# schemathesis' checks, all but positive_data_acceptance: JSON Schema's "integer" admits 17.0,
+# which rankd's requests refuse (docs/engine.md, "Requests": integer literals only), and no schema
+# can say so; the refusal is a documented 400, which the other checks hold it to.
+SCHEMATHESIS_CONFIG = """
+[checks.not_a_server_error]
+expected-statuses = ["2xx", "3xx", "4xx", "504"]
+"""
+
+
+def document(server):
+    status, content_type, text = server.request("GET", "/openapi.json")
+    assert status == 200 and content_type == "application/json", (status, content_type)
+    return json.loads(text)
+
+
+def local_address():
+    """This machine's address on its default route (no packet is sent), or None."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("10.254.254.254", 9))
+        address = s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return None if address.startswith("127.") else address
+
+
+class DocumentTest(SharedServer):
+    def setUp(self):
+        self.doc = document(self.server)
+
+    def schema(self, path, method, status, content_type="application/json"):
+        """A validator of the documented body of `method path` answering `status`."""
+        response = self.doc["paths"][path][method]["responses"][str(status)]
+        root = dict(response["content"][content_type]["schema"])
+        root["components"] = self.doc["components"]  # where its $refs point
+        return Draft202012Validator(root)
+
+    def assertConforms(self, path, method, body=None, status=200):
+        got, content_type, text = self.server.request(method.upper(), path.replace(
+            "{name}", "feed"), body)
+        self.assertEqual(got, status, text)
+        media = content_type.split(";")[0]
+        self.assertIn(media, self.doc["paths"][path][method]["responses"][str(status)]["content"])
+        if media == "application/json":
+            errors = [e.message for e in self.schema(path, method, status).iter_errors(
+                json.loads(text))]
+            self.assertEqual(errors, [], text[:500])
+        return text
+
+    def test_the_document_is_valid_openapi_3_1_with_every_route(self):
+        validate_openapi(self.doc)
+        self.assertEqual(self.doc["openapi"], "3.1.0")
+        self.assertEqual({p: list(ops) for p, ops in self.doc["paths"].items()},
+                         {p: [m] for p, m in ROUTES.items()})
+
+    def test_each_plan_is_described_with_its_params_and_outputs(self):
+        schemas = self.doc["components"]["schemas"]
+        self.assertEqual([r["$ref"].rsplit("/", 1)[1] for r in schemas["RankRequest"]["oneOf"]],
+                         ["RankRequest." + p for p in sorted(PLANS)])
+        for name in PLANS:
+            with self.subTest(plan=name):
+                _, _, text = self.server.request("GET", "/plans/" + name)
+                artifact = json.loads(text)
+                request = schemas["RankRequest." + name]
+                self.assertEqual(request["properties"]["plan"], {"const": name})
+                reads_viewer = any(n["op"] == "viewer" for n in artifact["nodes"])
+                self.assertEqual("viewer_id" in request["required"], reads_viewer)
+                params = request["properties"]["params"]["properties"]
+                self.assertEqual(sorted(params), sorted(artifact["params"]))
+                for param, p in artifact["params"].items():
+                    want = {"int": "integer", "float": "number", "string": "string",
+                            "bool": "boolean"}[p["type"]]
+                    self.assertEqual(params[param]["type"], want, param)
+                    self.assertEqual(params[param]["default"], p["default"], param)
+                    for bound, key in (("min", "minimum"), ("max", "maximum")):
+                        if bound in p:
+                            self.assertEqual(params[param][key], p[bound], param)
+                response = schemas["RankResponse." + name]
+                self.assertEqual(response["properties"]["plan_digest"], {"const": artifact["digest"]})
+                self.assertEqual(sorted(response["properties"]["outputs"]["required"]),
+                                 sorted(artifact["outputs"]))
+        # feed's blocklist_regex is a pattern for a regex predicate.
+        feed = schemas["RankRequest.feed"]["properties"]["params"]["properties"]
+        self.assertEqual(feed["blocklist_regex"].get("format"), "regex")
+        self.assertNotIn("format", feed["min_score"])
+
+    def test_real_answers_conform_to_the_document(self):
+        for name in PLANS:
+            with self.subTest(plan=name):
+                text = self.assertConforms("/rank", "post", json.dumps(
+                    {"plan": name, "viewer_id": 1, "explain": True}))
+                rows = json.loads(text)["outputs"]
+                self.assertTrue(any(rows.values()), "the plan ranked something")
+        degraded = json.loads(self.assertConforms("/rank", "post",
+                                                 '{"plan": "timeouts", "viewer_id": 1}'))
+        self.assertEqual([d["node"] for d in degraded["degraded"]], ["slow_ranker"])
+        self.assertConforms("/rank", "post", '{"plan": "feed"', status=400)
+        self.assertConforms("/rank", "post", '{"plan": "feed", "viewer_id": 1, '
+                            '"params": {"blocklist_regex": "("}}', status=400)
+        self.assertConforms("/rank", "post", '{"plan": "nope"}', status=404)
+        self.assertConforms("/rank", "post", '{"plan": "timeouts", "viewer_id": 1, "deadline_ms": 1}',
+                            status=504)
+        for path in ("/plans", "/plans/{name}", "/healthz", "/readyz", "/metrics",
+                     "/openapi.json"):
+            with self.subTest(path=path):
+                self.assertConforms(path, "get")
+        self.assertConforms("/admin/reload", "post")
+        # A mistaken validator would pass anything: a body the document does not allow fails.
+        errors = list(self.schema("/rank", "post", 200).iter_errors({"plan": "feed"}))
+        self.assertTrue(errors)
+
+    def test_schemathesis_finds_nothing_against_the_live_server(self):
+        with tempfile.TemporaryDirectory(prefix="rankd-schemathesis-") as folder:
+            config = os.path.join(folder, "schemathesis.toml")
+            with open(config, "w") as f:
+                f.write(SCHEMATHESIS_CONFIG)
+            url = "http://127.0.0.1:%d/openapi.json" % self.server.port
+            r = subprocess.run(
+                [os.path.join(os.path.dirname(sys.executable), "schemathesis"), "--config-file",
+                 config, "run", url, "--checks", "all", "--exclude-checks",
+                 "positive_data_acceptance", "--max-examples", "60", "--seed", "1",
+                 "--request-timeout", "10", "--no-color"],
+                cwd=folder, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout[-6000:] + r.stderr[-2000:])
+        self.assertIn("passed", r.stdout)
+        _, _, text = self.server.request("GET", "/metrics")
+        ranked = {s.labels["plan"] for f in text_string_to_metric_families(text)
+                  if f.name == "rankd_requests" for s in f.samples
+                  if s.labels.get("status") == "200" and s.value > 0}
+        self.assertEqual(ranked, set(PLANS), "schemathesis ranked with every plan")
+
+
+class ReloadDocumentTest(SharedServer):
+    def test_a_reload_without_a_plan_drops_it_from_the_document(self):
+        self.assertIn("RankRequest.reels", document(self.server)["components"]["schemas"])
+        index_path = os.path.join(self.store, "index.json")
+        with open(index_path) as f:
+            index = json.load(f)
+        index["plans"] = [p for p in index["plans"] if p["name"] != "reels"]
+        with open(index_path, "w") as f:
+            json.dump(index, f)
+        status, _, text = self.server.request("POST", "/admin/reload")
+        self.assertEqual(status, 200, text)
+        schemas = document(self.server)["components"]["schemas"]
+        self.assertNotIn("RankRequest.reels", schemas)
+        self.assertIn("RankRequest.feed", schemas)
+
+
+class NonLoopbackPeerTest(unittest.TestCase):
+    def test_admin_reload_from_a_peer_not_on_loopback_is_forbidden(self):
+        address = local_address()
+        if address is None:
+            self.skipTest("this machine has no address but loopback")
+        # Listening on the machine's own address: the connection stays on this host, and its peer
+        # address is that address, not 127.0.0.1.
+        with server_on_own_redis("rankd-openapi-test-", "--host", address, "--shards", "1") as (
+                server, *_):
+            status, _, text = server.request("POST", "/admin/reload")
+            self.assertEqual(status, 403, text)
+            self.assertEqual(json.loads(text)["error"]["code"], "forbidden")
+            self.assertEqual(server.request("GET", "/healthz")[0], 200)
+            self.assertFalse([e for e in server.drain_log() if e.get("event") == "reloaded"])
+
+if __name__ == "__main__":
+    serve_fixture.configure(sys.argv[1], sys.argv[2])
+    unittest.main(argv=sys.argv[:1], verbosity=2)
