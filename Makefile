@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -104,6 +104,15 @@ bench: setup-bench
 	    --manifest-path bench/peers/tokio/Cargo.toml; \
 	else echo "bench: no cargo on PATH, the tokio peers are not built (see bench/peers/README.md)"; fi
 	@echo "benchmarks built in build-bench/"
+
+# The feed plan served over HTTP: rankd async (1, 2 shards) vs the Redis-bound limit, rankd's sync
+# scheduler and the Node peer (fastify + ioredis), on the bench dataset; recorded in
+# docs/benchmarks.md (about 25 min); with ARGS (e.g. '--repeats 3 --only rankd_async_2,node_2') it
+# runs without recording.
+bench-plan: setup-bench
+	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
+	@nice ninja -C build-bench -j$(JOBS) --quiet rankd
+	/usr/bin/python3 bench/scripts/plan_bench.py $(if $(ARGS),$(ARGS),--record)
 
 # TCP echo, rankd (epoll, io_uring) vs Boost.Asio, recorded in docs/benchmarks.md.
 bench-echo: bench

@@ -23,9 +23,9 @@ build_packages=(
 # make test: the Redis integration tests start redis-server and use redis-cli (tests/support),
 # the HTTP tests use curl as a real client, the fuzz smoke run needs clang's libFuzzer, the
 # `rankd serve` test parses /metrics with the Prometheus client library's own parser, and the
-# OpenAPI test runs in a venv (below).
+# OpenAPI test runs in a venv (below); the plan-serving benchmark's smoke run loads with wrk.
 test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev python3-prometheus-client
-  python3-venv)
+  python3-venv wrk)
 # make demo / make serve: a private redis-server, and node (below) for rankc.
 demo_packages=(redis-server)
 # make bench and its runners: Google Benchmark (bench/runtime, the cache-calc peers), http-parser
@@ -49,9 +49,9 @@ case "$purpose" in
   *) echo "setup.sh: unknown purpose '$purpose' (expected build, demo, test, bench, fuzz or format)" >&2; exit 2 ;;
 esac
 
-# make test-ts and make demo (rankc): Node.js and npm, which may come from Debian or from another
-# source that bundles npm; only ask apt when absent.
-if { [ "$purpose" = test ] || [ "$purpose" = demo ]; } && { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
+# make test-ts, make demo and make bench-plan (rankc, the Node peer): Node.js and npm, which may
+# come from Debian or from another source that bundles npm; only ask apt when absent.
+if { [ "$purpose" = test ] || [ "$purpose" = demo ] || [ "$purpose" = bench ]; } && { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
   packages+=(nodejs npm)
 fi
 
@@ -114,13 +114,21 @@ PY
   fi
 fi
 
-# make test-ts: the TypeScript workspace, installed from the lockfile when node_modules is
-# missing or stale.
-if { [ "$purpose" = test ] || [ "$purpose" = demo ]; } && [ -f "$root/package-lock.json" ]; then
-  stamp="$root/node_modules/.package-lock.json"
-  if [ ! -f "$stamp" ] || [ "$root/package-lock.json" -nt "$stamp" ]; then
-    echo "setup: installing npm packages from package-lock.json"
-    (cd "$root" && npm ci --no-audit --no-fund --loglevel=error >/tmp/rankd-npm.log 2>&1) ||
+# The npm workspaces, each installed from its lockfile when node_modules is missing or stale:
+# the TypeScript workspace (make test-ts; rankc for make demo and make bench-plan) and the
+# plan-serving benchmark's Node peer (bench/peers/node: fastify, ioredis; its smoke run is in
+# make test).
+npm_install() {  # folder
+  local stamp="$1/node_modules/.package-lock.json"
+  if [ ! -f "$stamp" ] || [ "$1/package-lock.json" -nt "$stamp" ]; then
+    echo "setup: installing npm packages from $1/package-lock.json"
+    (cd "$1" && npm ci --no-audit --no-fund --loglevel=error >/tmp/rankd-npm.log 2>&1) ||
       { echo "setup: npm ci failed, see /tmp/rankd-npm.log" >&2; tail -20 /tmp/rankd-npm.log >&2; exit 1; }
   fi
+}
+if [ "$purpose" = test ] || [ "$purpose" = demo ] || [ "$purpose" = bench ]; then
+  npm_install "$root"
+fi
+if [ "$purpose" = test ] || [ "$purpose" = bench ]; then
+  npm_install "$root/bench/peers/node"
 fi

@@ -3,6 +3,7 @@ by PID with SIGTERM (then SIGKILL). Shared by the runners here; LIVE and stop_al
 stop every server it started even when it fails."""
 import os
 import re
+import resource
 import selectors
 import signal
 import subprocess
@@ -122,6 +123,18 @@ def cpu_ns(pid):
     except (OSError, ValueError, IndexError):
         return None
     return total
+
+
+def run_load_generator(argv, timeout):
+    """Runs a load generator (wrk) to its end: (its stdout, the CPU seconds it used, user +
+    system), the load's own cost on cores it shares with the servers. ValueError when it fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise ValueError("%s exit %d: %s" % (os.path.basename(argv[0]), proc.returncode,
+                                             proc.stderr.strip()[-300:]))
+    return proc.stdout, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def exit_status(runs):

@@ -35,7 +35,6 @@ import datetime
 import os
 import platform
 import re
-import resource
 import shlex
 import shutil
 import subprocess
@@ -43,7 +42,8 @@ import sys
 import time
 
 from bench_env import cpu_model, loadavg, rewrite_docs_section, git, save_doc_json, save_results
-from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns, exit_status, run_main
+from bench_server import (LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns, exit_status,
+                          run_load_generator, run_main)
 from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios, keep_run
 from http_check import check_same_responses
 
@@ -122,13 +122,9 @@ def wrk(port, sc, duration_s, timeout):
     """One wrk run: its parsed output plus wrk's own CPU seconds (user + system)."""
     argv = [WRK, "-t2", "-c%d" % sc["connections"], "-d%ds" % duration_s, "--latency",
             "http://127.0.0.1:%d%s" % (port, sc["path"])]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise ValueError("wrk exit %d: %s" % (proc.returncode, proc.stderr.strip()[-300:]))
-    out = parse_wrk(proc.stdout)
-    out["wrk_cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    stdout, cpu_s = run_load_generator(argv, timeout)
+    out = parse_wrk(stdout)
+    out["wrk_cpu_s"] = cpu_s
     return out
 
 

@@ -11,7 +11,18 @@
 namespace rankd::service {
 namespace {
 
-constexpr DatasetSpec kDatasets[] = {{"tiny", 200}, {"demo", 2'000}, {"bench", 50'000}};
+const DatasetSpec kDatasets[] = {
+    {.name = "tiny", .users = 200},
+    {.name = "demo", .users = 2'000},
+    {.name = "bench",
+     .users = 100'000,
+     .follow_min = 20,
+     .follow_max = 250,
+     .follow_skew = 1.5,
+     .media_min = 5,
+     .media_span = 11,
+     .media_skew = 1.0},
+};
 
 constexpr std::string_view kCountries[] = {"US", "BR", "IN", "DE", "FR", "JP",
                                            "GB", "NG", "MX", "ID", "KR", "CA"};
@@ -58,19 +69,21 @@ std::int64_t PopularUser(Random& r, std::int64_t users) {
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(x), 1, users);
 }
 
-std::int64_t MediaCount(std::uint64_t seed, std::int64_t user) {
+std::int64_t MediaCount(const DatasetSpec& spec, std::uint64_t seed, std::int64_t user) {
   Random r = KeyRandom(seed, kCounts, user);
-  // Most users post a few items, a few post many: 0-24, skewed low.
-  return static_cast<std::int64_t>(std::floor(25 * std::pow(r.Uniform(), 2.0)));
+  return spec.media_min +
+         static_cast<std::int64_t>(std::floor(static_cast<double>(spec.media_span) *
+                                              std::pow(r.Uniform(), spec.media_skew)));
 }
 
 // The first media id of `user`: media ids are dense, user after user.
-std::vector<std::int64_t> FirstMediaIds(std::uint64_t seed, std::int64_t users) {
+std::vector<std::int64_t> FirstMediaIds(const DatasetSpec& spec, std::uint64_t seed) {
+  const std::int64_t users = spec.users;
   std::vector<std::int64_t> first(static_cast<std::size_t>(users) + 2, 0);
   std::int64_t next = 1'000'000;
   for (std::int64_t u = 1; u <= users; ++u) {
     first[static_cast<std::size_t>(u)] = next;
-    next += MediaCount(seed, u);
+    next += MediaCount(spec, seed, u);
   }
   first[static_cast<std::size_t>(users) + 1] = next;
   return first;
@@ -120,7 +133,7 @@ std::string DatasetNames() {
 }
 
 Dataset::Dataset(DatasetSpec spec, std::uint64_t seed)
-    : spec_(std::move(spec)), seed_(seed), first_media_(FirstMediaIds(seed, spec_.users)) {
+    : spec_(std::move(spec)), seed_(seed), first_media_(FirstMediaIds(spec_, seed)) {
   // Per user: the user hash, follow and recommendation lists, the media list when it has media;
   // per media item: its features hash (a few stay empty, but each still gets its DEL).
   for (std::int64_t u = 1; u <= spec_.users; ++u) {
@@ -147,11 +160,13 @@ void Dataset::Generate(std::int64_t u,
     WriteHash(commands, "user:" + std::to_string(u), fields);
     emit(commands);
   }
-  // follow:{id}: 5-150 distinct others, popular users more often, most recent first.
+  // follow:{id}: distinct others, popular users more often, most recent first.
   {
     Random r = KeyRandom(seed, kFollow, u);
+    const auto span = static_cast<double>(spec_.follow_max - spec_.follow_min);
     const std::int64_t want = std::min<std::int64_t>(
-        users - 1, 5 + static_cast<std::int64_t>(145 * std::pow(r.Uniform(), 3.0)));
+        users - 1, spec_.follow_min +
+                       static_cast<std::int64_t>(span * std::pow(r.Uniform(), spec_.follow_skew)));
     for (int attempts = 0; static_cast<std::int64_t>(ids.size()) < want && attempts < 8 * want;
          ++attempts) {
       const std::int64_t v = PopularUser(r, users);

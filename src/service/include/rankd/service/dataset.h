@@ -4,8 +4,10 @@
 // values unparsable, as production data has). `rankd datagen` writes them to Redis; the demo and
 // the plan-serving benchmark read them. Every byte follows from the dataset and the seed.
 //
-// Sizes (docs/operations.md, "Datasets"): tiny 200 users, demo 2,000, bench 50,000; each user
-// follows 5-150 others (popularity Zipf-like), has 20 recommendations and 0-24 media.
+// Sizes (docs/operations.md, "Datasets"): tiny 200 users and demo 2,000, each following 5-150
+// others (skewed towards 5) with 0-24 media (skewed low); bench 100,000, each following 20-250
+// (median about 100) with 5-15 media, so a feed request fans out in full. Whom users follow is
+// Zipf-like in every dataset; each has 20 recommendations.
 //
 // Plain values and functions; no thread affinity.
 #pragma once
@@ -23,6 +25,14 @@ namespace rankd::service {
 struct DatasetSpec {
   std::string name;
   std::int64_t users = 0;
+  // A user follows follow_min + floor((follow_max - follow_min) * u^follow_skew) others and
+  // posts media_min + floor(media_span * u^media_skew) items, u uniform in [0, 1).
+  std::int64_t follow_min = 5;
+  std::int64_t follow_max = 150;
+  double follow_skew = 3.0;
+  std::int64_t media_min = 0;
+  std::int64_t media_span = 25;
+  double media_skew = 2.0;
 };
 
 // The dataset called `name` (tiny, demo, bench), or nullopt.

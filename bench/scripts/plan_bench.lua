@@ -1,0 +1,51 @@
+-- wrk script of the plan-serving benchmark (bench/scripts/plan_bench.py): POST /rank with the
+-- feed plan for viewers spread over the dataset, so concurrent requests are never identical;
+-- an optional per-request delay paces each connection (the open-loop runs); at the end, the
+-- latency percentiles wrk's --latency omits.
+--
+--   wrk ... -s plan_bench.lua URL -- <users> <delay_ms> <deadline_ms>
+
+local users, delay_ms, deadline_ms = 1000, 0, 5000
+local threads = {}
+local next_thread = 0
+local counter = 0
+local offset = 0
+
+function setup(thread)
+  thread:set("thread_index", next_thread)
+  next_thread = next_thread + 1
+  table.insert(threads, thread)
+end
+
+function init(args)
+  users = tonumber(args[1]) or users
+  delay_ms = tonumber(args[2]) or delay_ms
+  deadline_ms = tonumber(args[3]) or deadline_ms
+  -- Each thread walks the viewers from its own place.
+  offset = (thread_index or 0) * 7919
+  if delay_ms <= 0 then
+    delay = nil -- closed loop: no timer between requests
+  end
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+end
+
+function request()
+  counter = counter + 1
+  -- A stride co-prime with any dataset size used here spreads consecutive requests.
+  local viewer = ((offset + counter * 104729) % users) + 1
+  local body = string.format('{"plan":"feed","viewer_id":%d,"deadline_ms":%d}', viewer, deadline_ms)
+  return wrk.format(nil, "/rank", nil, body)
+end
+
+function delay()
+  return delay_ms
+end
+
+function done(summary, latency, requests)
+  io.write(string.format("PLAN_BENCH_LATENCY_US p50=%d p90=%d p99=%d p999=%d max=%d\n",
+    latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9), latency.max))
+  io.write(string.format("PLAN_BENCH_COUNTS requests=%d non2xx=%d timeouts=%d\n",
+    summary.requests, summary.errors.status, summary.errors.timeout))
+end

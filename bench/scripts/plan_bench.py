@@ -1,0 +1,742 @@
+#!/usr/bin/python3
+"""Plan-serving benchmark: `rankd serve` ranking the feed plan over HTTP against a private
+redis-server loaded by `rankd datagen --dataset bench`, read against the most any service could
+get from that Redis, and compared with rankd's own sync scheduler and a Node peer (fastify +
+ioredis, the feed plan by hand: bench/peers/node/feed_server.js).
+
+1. The Redis-bound limit: the exact commands of feed requests for a sample of viewers (the
+   plan's keys read from the data: HGETALL user, LRANGE follow, HGETALL user per followee,
+   LRANGE media per followee, HMGET media_features per item) replayed with `redis-cli --pipe`
+   (one connection, as deep a pipeline as Redis takes): commands/s divided by commands per
+   request is the most requests/s this Redis can serve. rankd's explain totals for the same
+   viewers must count the same commands.
+2. Before timing: the same requests (viewers spread over the dataset) to every implementation
+   must give the same rankings as rankd async: the same ids in the same order, and scores equal
+   within 4 ulps (glibc's log1p and V8's may differ in the last bit).
+3. Closed loop (throughput): wrk with --latency, concurrency 1, 2, 4, 8, 16, 32, 64 (2 threads,
+   one below 2 connections), bodies varied by plan_bench.lua; every implementation alternates
+   at each concurrency, the order rotating per repeat, a fresh server per run after a warm-up.
+4. Open loop (latency): each implementation at 25%, 50% and 75% of its own median max
+   requests/s, 16 connections paced by wrk's delay (the achieved rate is reported next to the
+   offered one).
+Per run: requests/s, p50/p90/p99/p99.9, the service's CPU per request (every thread of every
+process), redis-server's CPU per request, wrk's CPU per request (it shares the 2 cores), peak
+RSS of the service. Requests carry deadline_ms 5000 so that queueing at high concurrency is
+measured rather than shed; any non-2xx fails the run.
+
+Writes bench/results/plan-<UTC>.json; with --record also docs/benchmarks/plan.json,
+docs/benchmarks/plan_throughput.png, docs/benchmarks/plan_latency.png and the section of
+docs/benchmarks.md between <!-- plan:begin --> and <!-- plan:end -->.
+
+  make bench-plan                       # build, load, check, run everything, record (~25 min)
+  /usr/bin/python3 bench/scripts/plan_bench.py --quick --dataset tiny --rankd build/apps/rankd/rankd
+                                        # the smoke run of make test: seconds, nothing recorded
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+from bench_env import cpu_model, loadavg, rewrite_docs_section, git, save_doc_json, save_results
+from bench_server import (LIVE, Server, ServerError, run_load_generator, run_main, stop_all,
+                          stop_and_record)
+from bench_stats import median, paired_ratio, rotation, fmt
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RESULTS_DIR = os.path.join(ROOT, "bench", "results")
+DOCS_DIR = os.path.join(ROOT, "docs", "benchmarks")
+DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+LUA = os.path.join(ROOT, "bench", "scripts", "plan_bench.lua")
+NODE_PEER = os.path.join(ROOT, "bench", "peers", "node", "feed_server.js")
+WRK = "/usr/bin/wrk"
+DATASET_USERS = {"tiny": 200, "demo": 2000, "bench": 100000}
+FEATURES = ["author_id", "age_hours", "likes", "ctr", "title"]
+FOLLOW_FANOUT, MEDIA_FANOUT = 100, 10
+
+# Each implementation's command ({rankd}, {store}, {registry}, {redis} filled in). rankd logs
+# `listening` on stderr; the Node peer prints LISTENING <port> on stdout.
+IMPLS = {
+    "rankd_async_1": "{rankd} serve --shards 1",
+    "rankd_async_2": "{rankd} serve --shards 2",
+    "rankd_sync_2": "{rankd} serve --shards 2 --scheduler sync",
+    "node_1": "node " + NODE_PEER + " --workers 1",
+    "node_2": "node " + NODE_PEER + " --workers 2",
+}
+RANKD_ASYNC = ("rankd_async_1", "rankd_async_2")
+CONCURRENCY = [1, 2, 4, 8, 16, 32, 64]
+OPEN_LOOP_SHARES = [0.25, 0.5, 0.75]
+OPEN_LOOP_CONNECTIONS = 16
+
+
+def log(*args):
+    print(*args, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ----------------------------------------------------------------------------- Redis and data
+
+class RedisServer:
+    """A private redis-server on a free loopback port, its data in `folder`; stopped by PID."""
+
+    def __init__(self, folder):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", folder, "--logfile", os.path.join(folder, "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline or self.proc.poll() is not None:
+                self.stop()
+                raise ServerError("redis-server did not start on port %d" % self.port)
+            time.sleep(0.05)
+
+    def address(self):
+        return "127.0.0.1:%d" % self.port
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class RespConnection:
+    """A minimal blocking RESP client for reading the dataset back (lists and hashes)."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self.buf += self.sock.recv(65536)
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _reply(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:]
+        if kind == b"*":
+            return [self._reply() for _ in range(int(rest))]
+        if kind == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self.buf += self.sock.recv(65536)
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data.decode()
+        if kind == b"-":
+            raise RuntimeError(rest.decode())
+        return rest.decode()
+
+    def pipeline(self, commands):
+        self.sock.sendall(b"".join(resp(*c) for c in commands))
+        return [self._reply() for _ in commands]
+
+
+def resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def int_ids(values):
+    return [int(v) for v in values if re.fullmatch(r"-?\d{1,19}", v)]
+
+
+def feed_commands(conn, viewer):
+    """The Redis commands of one feed request, as rankd sends them (docs/plan-format.md)."""
+    commands = [("HGETALL", "user:%d" % viewer)]
+    follow_key = "follow:%d" % viewer
+    commands.append(("LRANGE", follow_key, 0, FOLLOW_FANOUT - 1))
+    followees = int_ids(conn.pipeline([("LRANGE", follow_key, 0, FOLLOW_FANOUT - 1)])[0])
+    commands += [("HGETALL", "user:%d" % f) for f in followees]
+    media_cmds = [("LRANGE", "media:%d" % f, 0, MEDIA_FANOUT - 1) for f in followees]
+    commands += media_cmds
+    media = [m for reply in conn.pipeline(media_cmds) for m in int_ids(reply)] if media_cmds else []
+    commands += [("HMGET", "media_features:%d" % m, *FEATURES) for m in media]
+    return commands
+
+
+def viewers(users, count):
+    """`count` viewer ids spread over 1..users (the same stride as plan_bench.lua)."""
+    return [((i * 104729) % users) + 1 for i in range(1, count + 1)]
+
+
+def redis_bound(redis, users, sample, repeats, redis_pid):
+    """Replays the sample's feed commands with redis-cli --pipe: per repeat commands/s."""
+    conn = RespConnection(redis.port)
+    try:
+        per_viewer = {v: feed_commands(conn, v) for v in viewers(users, sample)}
+    finally:
+        conn.close()
+    total = sum(len(c) for c in per_viewer.values())
+    with tempfile.NamedTemporaryFile(prefix="rankd-plan-bench-", suffix=".resp", delete=False) as f:
+        for cmds in per_viewer.values():
+            f.write(b"".join(resp(*c) for c in cmds))
+        path = f.name
+    rates = []
+    try:
+        for _ in range(repeats):
+            with open(path, "rb") as stdin:
+                start = time.perf_counter()
+                out = subprocess.run(["redis-cli", "-p", str(redis.port), "--pipe"], stdin=stdin,
+                                     capture_output=True, text=True, timeout=300)
+                seconds = time.perf_counter() - start
+            m = re.search(r"errors: (\d+), replies: (\d+)", out.stdout)
+            if out.returncode != 0 or not m or int(m.group(1)) != 0 or int(m.group(2)) != total:
+                raise ServerError("redis-cli --pipe: %s %s" % (out.stdout[-300:], out.stderr[-300:]))
+            rates.append(total / seconds)
+    finally:
+        os.unlink(path)
+    mix = {}
+    for cmds in per_viewer.values():
+        for c in cmds:
+            mix[c[0]] = mix.get(c[0], 0) + 1
+    per_request = total / len(per_viewer)
+    return {"viewers": len(per_viewer), "commands": total, "commands_per_request": per_request,
+            "mix_per_request": {k: v / len(per_viewer) for k, v in sorted(mix.items())},
+            "commands_per_s_per_repeat": rates, "median_commands_per_s": median(rates),
+            "limit_rps": median(rates) / per_request, "per_viewer_commands":
+                {str(v): len(c) for v, c in per_viewer.items()}}
+
+
+# ----------------------------------------------------------------------------- services
+
+class RankdServer(Server):
+    """`rankd serve` on a free port: its `listening` log line (stderr) names the port; ready once
+    /readyz answers 200."""
+
+    def wait_listening(self):
+        threading.Thread(target=self._drain, daemon=True).start()  # stdout, should it write
+        deadline = time.time() + self.listen_timeout_s
+        while self.port is None:
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise ServerError("%s did not start: %s" % (self.name, self.stderr_tail()))
+            self.stderr.seek(0)
+            for line in self.stderr.read().splitlines():
+                if '"listening"' in line:
+                    self.port = json.loads(line)["port"]
+            time.sleep(0.02)
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen("http://127.0.0.1:%d/readyz" % self.port).status == 200:
+                    return self.port
+            except OSError:
+                pass
+            time.sleep(0.02)
+        raise ServerError("%s never became ready" % self.name)
+
+
+def start(impl, ctx):
+    argv = IMPLS[impl].format(rankd=ctx["rankd"]).split()
+    if impl.startswith("rankd"):
+        argv += ["--plans", ctx["store"], "--registry", os.path.join(ROOT, "registry"), "--env",
+                 "test", "--endpoint", "graph=" + ctx["redis"], "--endpoint",
+                 "features=" + ctx["redis"], "--port", "0", "--log_sample", "0",
+                 "--max_in_flight", "4096"]
+        server = RankdServer(argv, impl, listen_timeout_s=20)
+    else:
+        argv += ["--redis", ctx["redis"], "--port", "0", "--digest", ctx["feed_digest"]]
+        server = Server(argv, impl, listen_timeout_s=20)
+    LIVE.append(server)
+    try:
+        server.wait_listening()
+    except BaseException:
+        stop_and_record(server, {})
+        raise
+    return server
+
+
+def process_tree(pid):
+    """pid and its descendants (the Node peer's workers)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+def tree_cpu_ns(pids):
+    total = 0
+    for pid in pids:
+        try:
+            for tid in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                    total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def tree_peak_rss_mb(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                m = re.search(r"VmHWM:\s+(\d+) kB", f.read())
+            total += int(m.group(1)) if m else 0
+        except OSError:
+            pass
+    return total / 1024
+
+
+def post(port, body):
+    request = urllib.request.Request("http://127.0.0.1:%d/rank" % port, json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as r:
+        return json.load(r)
+
+
+def ulps_apart(a, b):
+    ia = struct.unpack("<q", struct.pack("<d", a))[0]
+    ib = struct.unpack("<q", struct.pack("<d", b))[0]
+    return abs(ia - ib)
+
+
+def check_equal_rankings(ctx, impls, users, count):
+    """The same `count` requests to rankd async and each other implementation: identical ids in
+    the same order, scores within 4 ulps. Returns the record; raises on a mismatch."""
+    reference = start("rankd_async_1", ctx)
+    try:
+        expected = {v: post(reference.port, {"plan": "feed", "viewer_id": v, "explain": True})
+                    for v in viewers(users, count)}
+    finally:
+        stop_and_record(reference, {})
+    record = {"requests": count, "impls": {}, "explain_commands_per_viewer":
+              {str(v): r["explain"]["totals"]["redis_commands"] for v, r in expected.items()}}
+    for impl in impls:
+        if impl == "rankd_async_1":
+            continue
+        server = start(impl, ctx)
+        try:
+            exact = max_ulps = rows = 0
+            for v, want in expected.items():
+                got = post(server.port, {"plan": "feed", "viewer_id": v})
+                a, b = want["outputs"]["top"], got["outputs"]["top"]
+                if [r["id"] for r in a] != [r["id"] for r in b]:
+                    raise ServerError("%s ranks viewer %d differently: %s vs rankd %s" % (
+                        impl, v, [r["id"] for r in b][:10], [r["id"] for r in a][:10]))
+                for x, y in zip(a, b):
+                    if x.keys() != y.keys() or any(x[k] != y[k] for k in x if k != "final_score"):
+                        raise ServerError("%s: viewer %d row %s differs: %s vs %s" % (impl, v, x["id"], y, x))
+                    max_ulps = max(max_ulps, ulps_apart(x["final_score"], y["final_score"]))
+                rows += len(a)
+                exact += a == b
+            if max_ulps > 4:
+                raise ServerError("%s: scores up to %d ulps from rankd's" % (impl, max_ulps))
+            record["impls"][impl] = {"identical_responses": exact, "rows": rows,
+                                     "max_score_ulps": max_ulps}
+            log("  %-14s %d/%d rankings identical in ids and order; %d of them byte-equal rows, "
+                "scores at most %d ulps apart" % (impl, count, count, exact, max_ulps))
+        finally:
+            stop_and_record(server, {})
+    return record
+
+
+# ----------------------------------------------------------------------------- load
+
+def parse_wrk(text):
+    out = {}
+    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    if not m:
+        raise ValueError("no Requests/sec in wrk output: %s" % text[-300:])
+    out["rps"] = float(m.group(1))
+    m = re.search(r"PLAN_BENCH_LATENCY_US p50=(\d+) p90=(\d+) p99=(\d+) p999=(\d+) max=(\d+)", text)
+    if not m:
+        raise ValueError("no latency line in wrk output")
+    for key, v in zip(("p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"), m.groups()):
+        out[key] = int(v) / 1000
+    m = re.search(r"PLAN_BENCH_COUNTS requests=(\d+) non2xx=(\d+) timeouts=(\d+)", text)
+    out["requests"], out["non_2xx"], out["timeouts"] = (int(x) for x in m.groups())
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    out["socket_errors"] = sum(int(x) for x in m.groups()) if m else 0
+    return out
+
+
+def wrk(port, connections, seconds, users, delay_ms=0):
+    threads = min(2, connections)
+    argv = [WRK, "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds, "--timeout", "10s",
+            "-s", LUA, "http://127.0.0.1:%d" % port, "--", str(users), "%.3f" % delay_ms, "5000"]
+    stdout, cpu_s = run_load_generator(argv, seconds + 60)
+    out = parse_wrk(stdout)
+    out["wrk_cpu_s"] = cpu_s
+    return out
+
+
+def measured_run(impl, ctx, connections, seconds, warmup_s, delay_ms=0):
+    rec = {"impl": impl, "connections": connections, "delay_ms": delay_ms,
+           "started": round(time.time(), 3)}
+    server = None
+    try:
+        server = start(impl, ctx)
+        if warmup_s:
+            wrk(server.port, connections, warmup_s, ctx["users"], delay_ms)
+        pids = process_tree(server.proc.pid)
+        cpu0, redis0 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
+        rec.update(wrk(server.port, connections, seconds, ctx["users"], delay_ms))
+        cpu1, redis1 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
+        rec["peak_rss_mb"] = tree_peak_rss_mb(pids)
+        n = rec["requests"]
+        if n:
+            rec["service_cpu_us_per_req"] = (cpu1 - cpu0) / 1e3 / n
+            rec["redis_cpu_us_per_req"] = (redis1 - redis0) / 1e3 / n
+            rec["wrk_cpu_us_per_req"] = rec["wrk_cpu_s"] * 1e6 / n
+        if rec["non_2xx"] or rec["socket_errors"]:
+            rec["error"] = "%d non-2xx responses, %d socket errors" % (rec["non_2xx"], rec["socket_errors"])
+    except (ServerError, ValueError, subprocess.TimeoutExpired, OSError) as e:
+        rec["error"] = str(e)
+    finally:
+        if server:
+            stop_and_record(server, rec)
+    return rec
+
+
+# ----------------------------------------------------------------------------- summary
+
+def summarize(closed, open_runs, impls, bound):
+    s = {"impls": {}}
+    for impl in impls:
+        by_c = {}
+        for c, recs in closed[impl].items():
+            ok = [r for r in recs if "error" not in r]
+            by_c[c] = {"median_rps": median([r["rps"] for r in ok]),
+                       "median_p50_ms": median([r["p50_ms"] for r in ok]),
+                       "median_p99_ms": median([r["p99_ms"] for r in ok]),
+                       "rps_per_repeat": [r.get("rps") if "error" not in r else None for r in recs],
+                       "median_service_cpu_us": median([r.get("service_cpu_us_per_req") for r in ok]),
+                       "median_redis_cpu_us": median([r.get("redis_cpu_us_per_req") for r in ok]),
+                       "median_wrk_cpu_us": median([r.get("wrk_cpu_us_per_req") for r in ok]),
+                       "median_peak_rss_mb": median([r.get("peak_rss_mb") for r in ok]),
+                       "failed": len(recs) - len(ok)}
+        best_c = max(by_c, key=lambda c: by_c[c]["median_rps"] or 0)
+        # Per repeat: the best concurrency's figure, for paired ratios.
+        max_per_repeat = [max([x for x in col if x is not None], default=None)
+                          for col in zip(*[by_c[c]["rps_per_repeat"] for c in by_c])]
+        opened = {}
+        for share, recs in open_runs.get(impl, {}).items():
+            ok = [r for r in recs if "error" not in r]
+            opened[share] = {"offered_rps": recs[0]["offered_rps"] if recs else None,
+                             "median_achieved_rps": median([r["rps"] for r in ok]),
+                             "median_p50_ms": median([r["p50_ms"] for r in ok]),
+                             "median_p99_ms": median([r["p99_ms"] for r in ok]),
+                             "median_p999_ms": median([r["p999_ms"] for r in ok]),
+                             "failed": len(recs) - len(ok)}
+        s["impls"][impl] = {"by_concurrency": by_c, "best_concurrency": best_c,
+                            "max_rps": by_c[best_c]["median_rps"],
+                            "max_rps_per_repeat": max_per_repeat,
+                            "service_cpu_us_at_max": by_c[best_c]["median_service_cpu_us"],
+                            "redis_cpu_us_at_max": by_c[best_c]["median_redis_cpu_us"],
+                            "wrk_cpu_us_at_max": by_c[best_c]["median_wrk_cpu_us"],
+                            "peak_rss_mb": max([v["median_peak_rss_mb"] or 0 for v in by_c.values()]),
+                            "open_loop": opened}
+    asyncs = [i for i in RANKD_ASYNC if i in impls]
+    best = max(asyncs, key=lambda i: s["impls"][i]["max_rps"] or 0) if asyncs else None
+    s["best_async"] = best
+    if best:
+        b = s["impls"][best]
+        s["ratios"] = {}
+        for other in impls:
+            if other != best:
+                r, per = paired_ratio(b["max_rps_per_repeat"], s["impls"][other]["max_rps_per_repeat"])
+                s["ratios"][other] = {"rps_ratio": r, "rps_ratio_per_repeat": per}
+        s["limit_share"] = (b["max_rps"] or 0) / bound["limit_rps"]
+    return s
+
+
+def targets(s, impls):
+    out = []
+    best = s.get("best_async")
+    if not best:
+        return out
+    b = s["impls"][best]
+    out.append(("rankd async (%s) / Redis-bound limit" % best, s["limit_share"], ">= 0.7",
+                s["limit_share"] >= 0.7))
+    half = b["open_loop"].get("0.5")
+    if half:
+        out.append(("rankd async p99 at 50%% of its max (ms)", half["median_p99_ms"], "<= 10",
+                    half["median_p99_ms"] is not None and half["median_p99_ms"] <= 10))
+    if "rankd_sync_2" in impls:
+        r = s["ratios"]["rankd_sync_2"]["rps_ratio"]
+        out.append(("max req/s vs the sync scheduler", r, ">= 1.5", r is not None and r >= 1.5))
+    nodes = [i for i in impls if i.startswith("node")]
+    if nodes:
+        node = max(nodes, key=lambda i: s["impls"][i]["max_rps"] or 0)
+        r = s["ratios"][node]["rps_ratio"]
+        out.append(("max req/s vs the Node peer (%s)" % node, r, ">= 1.5", r is not None and r >= 1.5))
+        cpu = (b["service_cpu_us_at_max"] or 0) / (s["impls"][node]["service_cpu_us_at_max"] or 1)
+        out.append(("CPU per request vs the Node peer", cpu, "<= 0.33", cpu <= 1 / 3))
+    return out
+
+
+def plot(doc, path_throughput, path_latency):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    s, bound = doc["summary"], doc["redis_bound"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for impl, v in s["impls"].items():
+        cs = sorted(v["by_concurrency"], key=int)
+        ax.plot([int(c) for c in cs], [v["by_concurrency"][c]["median_rps"] for c in cs],
+                marker="o", label=impl)
+    ax.axhline(bound["limit_rps"], color="black", linestyle="--",
+               label="Redis-bound limit (%.0f req/s)" % bound["limit_rps"])
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("concurrent connections (closed loop)")
+    ax.set_ylabel("feed requests/s (median)")
+    ax.set_title("feed plan over HTTP, bench dataset, one redis-server (2 cores shared)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path_throughput, dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for impl, v in s["impls"].items():
+        shares = sorted(v["open_loop"], key=float)
+        xs = [v["open_loop"][sh]["median_achieved_rps"] for sh in shares]
+        line = ax.plot(xs, [v["open_loop"][sh]["median_p99_ms"] for sh in shares], marker="o",
+                       label=impl + " p99")[0]
+        ax.plot(xs, [v["open_loop"][sh]["median_p50_ms"] for sh in shares], marker=".",
+                linestyle=":", color=line.get_color(), label=impl + " p50")
+    ax.set_xlabel("requests/s (open loop at 25/50/75% of each one's max)")
+    ax.set_ylabel("latency (ms)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path_latency, dpi=110)
+    plt.close(fig)
+
+
+def section(doc):
+    s, bound, meta = doc["summary"], doc["redis_bound"], doc["meta"]
+    lines = ["<!-- plan:begin -->", "",
+             "Recorded %s at %s on %s (%d cores), %d repeats, %d s per run; dataset `%s` (%s keys)."
+             % (meta["date"], meta["commit"], meta["cpu"], meta["cores"], meta["repeats"],
+                meta["seconds_per_run"], meta["dataset"], meta["keys"]), "",
+             "**Redis-bound limit**: a feed request is %.0f commands (%s); replayed with "
+             "`redis-cli --pipe`, this redis-server runs %s commands/s, so at most **%.0f "
+             "requests/s**." % (bound["commands_per_request"], ", ".join(
+                 "%.1f %s" % (n, c) for c, n in bound["mix_per_request"].items()),
+                 "{:,.0f}".format(bound["median_commands_per_s"]), bound["limit_rps"]), "",
+             "| implementation | max req/s (concurrency) | of the limit | service CPU us/req | "
+             "redis CPU us/req | wrk CPU us/req | peak RSS MB | p50 / p99 / p99.9 ms at 25% | at 50% | at 75% |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for impl, v in s["impls"].items():
+        cells = []
+        for share in ("0.25", "0.5", "0.75"):
+            o = v["open_loop"].get(share)
+            cells.append("n/a" if not o else "%s / %s / %s" % (
+                fmt(o["median_p50_ms"], "%.2f"), fmt(o["median_p99_ms"], "%.2f"),
+                fmt(o["median_p999_ms"], "%.2f")))
+        lines.append("| %s | %s (%s) | %s | %s | %s | %s | %s | %s |" % (
+            impl, fmt(v["max_rps"], "%.0f"), v["best_concurrency"],
+            fmt((v["max_rps"] or 0) / bound["limit_rps"], "%.2f"),
+            fmt(v["service_cpu_us_at_max"], "%.0f"), fmt(v["redis_cpu_us_at_max"], "%.0f"),
+            fmt(v["wrk_cpu_us_at_max"], "%.0f"), fmt(v["peak_rss_mb"], "%.0f"), " | ".join(cells)))
+    lines += ["", "Paired ratios, %s max req/s over each other's (median over repeats): %s." % (
+        s.get("best_async"), ", ".join("%s %s" % (k, fmt(r["rps_ratio"], "%.2f"))
+                                      for k, r in s.get("ratios", {}).items())), ""]
+    lines += ["| target | measured | goal | |", "|---|---:|---|---|"]
+    for name, value, goal, ok in doc["targets"]:
+        lines.append("| %s | %s | %s | %s |" % (name, fmt(value, "%.2f"), goal,
+                                                 "**PASS**" if ok else "**MISS**"))
+    eq = doc["equal_rankings"]
+    lines += ["", "Equal work: before timing, %d feed requests to every implementation gave the "
+              "same ids in the same order as rankd async (%s)." % (eq["requests"], "; ".join(
+                  "%s: %d byte-equal, scores at most %d ulps apart" % (
+                      k, v["identical_responses"], v["max_score_ulps"]) for k, v in eq["impls"].items())),
+              "", "![feed throughput](benchmarks/plan_throughput.png)",
+              "![feed latency](benchmarks/plan_latency.png)", "", "<!-- plan:end -->"]
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rankd", default=os.path.join(ROOT, "build-bench", "apps", "rankd", "rankd"))
+    ap.add_argument("--dataset", default="bench", choices=sorted(DATASET_USERS))
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--seconds", type=int, default=4, help="per measured run")
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--only", default="", help="implementations, comma-separated (default all)")
+    ap.add_argument("--quick", action="store_true",
+                    help="the smoke run: 1 repeat, 1 s runs, concurrency 1 and 4, no warm-up")
+    ap.add_argument("--record", action="store_true", help="write docs/benchmarks and the docs section")
+    ap.add_argument("--out", help="write the results JSON here instead of bench/results")
+    args = ap.parse_args()
+    impls = [i for i in IMPLS if not args.only or i in args.only.split(",")]
+    unknown = set(args.only.split(",")) - set(IMPLS) if args.only else set()
+    if unknown:
+        ap.error("unknown implementation(s): %s" % ", ".join(sorted(unknown)))
+    concurrency, shares = CONCURRENCY, OPEN_LOOP_SHARES
+    if args.quick:
+        args.repeats, args.seconds, args.warmup = 1, 1, 0
+        concurrency = [1, 4]
+    for tool in (args.rankd, WRK, shutil.which("redis-server"), shutil.which("redis-cli"),
+                 shutil.which("node")):
+        if not tool or not os.path.exists(tool):
+            raise SystemExit("plan_bench: missing %s (make bench, scripts/setup.sh bench)" % tool)
+    if any(i.startswith("node") for i in impls) and not os.path.isdir(
+            os.path.join(ROOT, "bench", "peers", "node", "node_modules", "fastify")):
+        raise SystemExit("plan_bench: the Node peer's packages are missing (scripts/setup.sh bench)")
+
+    t0 = time.time()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    folder = tempfile.mkdtemp(prefix="rankd-plan-bench-")
+    redis = None
+    try:
+        redis = RedisServer(folder)
+        log("redis-server on %s; loading the %s dataset" % (redis.address(), args.dataset))
+        out = subprocess.run([args.rankd, "datagen", "--dataset", args.dataset, "--redis",
+                              redis.address(), "--flush"], capture_output=True, text=True, timeout=600)
+        if out.returncode != 0:
+            raise SystemExit("datagen failed: " + out.stderr[-500:])
+        log("  " + out.stderr.strip().splitlines()[-1])
+        keys = int(re.search(r"(\d+) keys \(", out.stderr).group(1))
+        store = os.path.join(folder, "plans")
+        out = subprocess.run(["node", os.path.join(ROOT, "dsl", "bin", "rankc.js"), "build",
+                              os.path.join(ROOT, "plans"), "--out", store], capture_output=True,
+                             text=True, timeout=120, cwd=ROOT)
+        if out.returncode != 0:
+            raise SystemExit("rankc build failed: " + (out.stderr or out.stdout)[-500:])
+        with open(os.path.join(store, "index.json")) as f:
+            feed_digest = next(p["digest"] for p in json.load(f)["plans"] if p["name"] == "feed")
+        users = DATASET_USERS[args.dataset]
+        ctx = {"rankd": args.rankd, "store": store, "redis": redis.address(), "users": users,
+               "redis_pid": redis.proc.pid, "feed_digest": feed_digest}
+
+        log("\nRedis-bound limit: the feed's commands replayed with redis-cli --pipe")
+        bound = redis_bound(redis, users, 50 if args.quick else 300, max(3, args.repeats),
+                            redis.proc.pid)
+        log("  %.1f commands per request, %s commands/s -> %.0f requests/s" % (
+            bound["commands_per_request"], "{:,.0f}".format(bound["median_commands_per_s"]),
+            bound["limit_rps"]))
+
+        log("\nEqual rankings before timing")
+        equal = check_equal_rankings(ctx, impls, users, 20 if args.quick else 100)
+        explained = [equal["explain_commands_per_viewer"][v] for v in equal["explain_commands_per_viewer"]]
+        replayed = [bound["per_viewer_commands"][v] for v in equal["explain_commands_per_viewer"]
+                    if v in bound["per_viewer_commands"]]
+        if replayed and explained[:len(replayed)] != replayed:
+            raise SystemExit("rankd's explain counts %s commands, the replay %s" % (
+                explained[:5], replayed[:5]))
+
+        closed = {i: {str(c): [] for c in concurrency} for i in impls}
+        log("\nClosed loop: %d repeats x concurrency %s, %d s per run" % (
+            args.repeats, concurrency, args.seconds))
+        for r in range(args.repeats):
+            for c in concurrency:
+                for impl in rotation(impls, r):
+                    rec = measured_run(impl, ctx, c, args.seconds, args.warmup)
+                    rec["repeat"] = r
+                    closed[impl][str(c)].append(rec)
+                    log("  r%d c=%-3d %-14s %s" % (r + 1, c, impl, rec.get("error") or
+                        "%7.0f req/s  p50 %6.2f  p99 %6.2f ms  service %5.0f us/req  redis %4.0f us/req"
+                        % (rec["rps"], rec["p50_ms"], rec["p99_ms"],
+                           rec.get("service_cpu_us_per_req", 0), rec.get("redis_cpu_us_per_req", 0))))
+        pre = summarize(closed, {}, impls, bound)
+        open_runs = {i: {str(sh): [] for sh in shares} for i in impls}
+        log("\nOpen loop: %s of each one's max, %d connections" % (shares, OPEN_LOOP_CONNECTIONS))
+        for r in range(args.repeats):
+            for sh in shares:
+                for impl in rotation(impls, r):
+                    max_rps = pre["impls"][impl]["max_rps"]
+                    if not max_rps:
+                        continue
+                    offered = sh * max_rps
+                    unloaded = pre["impls"][impl]["by_concurrency"][str(concurrency[0])]["median_p50_ms"] or 0
+                    delay = max(0.0, OPEN_LOOP_CONNECTIONS * 1000.0 / offered - unloaded)
+                    rec = measured_run(impl, ctx, OPEN_LOOP_CONNECTIONS, args.seconds, args.warmup, delay)
+                    rec["repeat"], rec["share"], rec["offered_rps"] = r, sh, offered
+                    open_runs[impl][str(sh)].append(rec)
+                    log("  r%d %3.0f%% %-14s %s" % (r + 1, sh * 100, impl, rec.get("error") or
+                        "offered %6.0f achieved %6.0f req/s  p50 %6.2f  p99 %6.2f  p99.9 %6.2f ms"
+                        % (offered, rec["rps"], rec["p50_ms"], rec["p99_ms"], rec["p999_ms"])))
+    finally:
+        stop_all()
+        if redis:
+            redis.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    summary = summarize(closed, open_runs, impls, bound)
+    doc = {"meta": {"date": now.strftime("%Y-%m-%d"), "commit": git("rev-parse", "--short", "HEAD"),
+                    "cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release(),
+                    "loadavg_end": loadavg(), "repeats": args.repeats, "seconds_per_run": args.seconds,
+                    "dataset": args.dataset, "keys": keys, "concurrency": concurrency,
+                    "open_loop_shares": shares, "seconds": time.time() - t0},
+           "redis_bound": bound, "equal_rankings": equal, "summary": summary}
+    doc["targets"] = targets(summary, impls)
+    log("\nmax requests/s (median over repeats, best concurrency); Redis-bound limit %.0f" % bound["limit_rps"])
+    for impl, v in summary["impls"].items():
+        log("  %-14s %7s at c=%-3s service %s us/req, redis %s us/req, peak RSS %s MB" % (
+            impl, fmt(v["max_rps"], "%.0f"), v["best_concurrency"],
+            fmt(v["service_cpu_us_at_max"], "%.0f"), fmt(v["redis_cpu_us_at_max"], "%.0f"),
+            fmt(v["peak_rss_mb"], "%.0f")))
+    for name, value, goal, ok in doc["targets"]:
+        log("  target %-45s %8s  %-8s %s" % (name, fmt(value, "%.2f"), goal, "PASS" if ok else "MISS"))
+    runs = {"closed": closed, "open": open_runs}
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(dict(doc, runs=runs), f, indent=1)
+    else:
+        save_results(RESULTS_DIR, "plan", now, doc, runs)
+    if args.record:
+        save_doc_json(DOCS_DIR, "plan", doc)
+        plot(doc, os.path.join(DOCS_DIR, "plan_throughput.png"), os.path.join(DOCS_DIR, "plan_latency.png"))
+        rewrite_docs_section(DOC, "plan", section(doc))
+        log("recorded: docs/benchmarks.md (plan section), docs/benchmarks/plan*.{json,png}")
+    failed = sum(1 for by in (closed, open_runs) for i in by.values() for recs in i.values()
+                 for rec in recs if "error" in rec)
+    if failed:
+        print("%d run(s) failed: see the lines above" % failed, file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,73 @@
+"""The plan-serving benchmark's smoke run (bench/scripts/plan_bench.py --quick on the tiny
+dataset): python3 plan_bench_smoke_test.py <path to rankd> <source folder>, run by ctest.
+
+The runner must load the data, measure the Redis-bound limit, pass its equal-rankings check
+(rankd's sync scheduler and the Node peer rank like rankd async), run every implementation at
+each concurrency and offered rate without a failed run, and write results of the documented
+shape: what `make bench-plan` records is read from them.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+RANKD = SOURCE = None
+IMPLS = ["rankd_async_1", "rankd_sync_2", "node_1"]
+
+
+class PlanBenchSmokeTest(unittest.TestCase):
+    def test_quick_run_checks_equal_rankings_and_writes_every_figure(self):
+        with tempfile.TemporaryDirectory(prefix="rankd-plan-bench-smoke-") as folder:
+            out = os.path.join(folder, "plan.json")
+            r = subprocess.run(
+                ["/usr/bin/python3", os.path.join(SOURCE, "bench", "scripts", "plan_bench.py"),
+                 "--quick", "--dataset", "tiny", "--rankd", RANKD, "--only", ",".join(IMPLS),
+                 "--out", out], capture_output=True, text=True, timeout=240)
+            self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
+            with open(out) as f:
+                doc = json.load(f)
+
+        bound = doc["redis_bound"]
+        self.assertGreater(bound["commands_per_request"], 10)
+        self.assertEqual(set(bound["mix_per_request"]), {"HGETALL", "LRANGE", "HMGET"})
+        self.assertGreater(bound["limit_rps"], 0)
+        self.assertAlmostEqual(bound["limit_rps"],
+                               bound["median_commands_per_s"] / bound["commands_per_request"])
+
+        equal = doc["equal_rankings"]
+        self.assertEqual(sorted(equal["impls"]), ["node_1", "rankd_sync_2"])
+        for impl, check in equal["impls"].items():
+            self.assertLessEqual(check["max_score_ulps"], 4, impl)
+            self.assertGreater(check["rows"], 0, impl)
+        # rankd's sync scheduler writes the same bytes as the async one.
+        self.assertEqual(equal["impls"]["rankd_sync_2"]["identical_responses"], equal["requests"])
+
+        summary = doc["summary"]
+        self.assertEqual(sorted(summary["impls"]), sorted(IMPLS))
+        for impl, v in summary["impls"].items():
+            with self.subTest(impl=impl):
+                self.assertEqual(sorted(v["by_concurrency"], key=int), ["1", "4"])
+                for c, figures in v["by_concurrency"].items():
+                    self.assertEqual(figures["failed"], 0)
+                    self.assertGreater(figures["median_rps"], 0)
+                    self.assertGreater(figures["median_service_cpu_us"], 0)
+                    self.assertGreater(figures["median_redis_cpu_us"], 0)
+                    self.assertLessEqual(figures["median_p50_ms"], figures["median_p99_ms"])
+                self.assertEqual(sorted(v["open_loop"]), ["0.25", "0.5", "0.75"])
+                for share, o in v["open_loop"].items():
+                    self.assertEqual(o["failed"], 0)
+                    self.assertAlmostEqual(o["offered_rps"], float(share) * v["max_rps"])
+                    self.assertLessEqual(o["median_p99_ms"], o["median_p999_ms"])
+                self.assertGreater(v["peak_rss_mb"], 1)
+        self.assertEqual(summary["best_async"], "rankd_async_1")
+        self.assertEqual(sorted(summary["ratios"]), ["node_1", "rankd_sync_2"])
+        self.assertEqual(len(doc["targets"]), 5)
+        runs = doc["runs"]
+        self.assertEqual(len(runs["closed"]["node_1"]["4"]), 1)
+
+
+if __name__ == "__main__":
+    RANKD, SOURCE = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
