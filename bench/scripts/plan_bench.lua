@@ -1,9 +1,11 @@
 -- wrk script of the plan-serving benchmark (bench/scripts/plan_bench.py): POST /rank with the
 -- feed plan for viewers spread over the dataset, so concurrent requests are never identical;
--- an optional per-request delay paces each connection (the open-loop runs); at the end, the
--- latency percentiles wrk's --latency omits.
+-- an optional pause before each request paces each connection (the open-loop runs): drawn from
+-- an exponential distribution of mean <delay_ms>, so that the connections' requests arrive as a
+-- Poisson stream instead of in lock-step bursts; at the end, the latency percentiles wrk's
+-- --latency omits.
 --
---   wrk ... -s plan_bench.lua URL -- <users> <delay_ms> <deadline_ms>
+--   wrk ... -s plan_bench.lua URL -- <users> <mean delay_ms> <deadline_ms>
 
 local users, delay_ms, deadline_ms = 1000, 0, 5000
 local threads = {}
@@ -23,6 +25,7 @@ function init(args)
   deadline_ms = tonumber(args[3]) or deadline_ms
   -- Each thread walks the viewers from its own place.
   offset = (thread_index or 0) * 7919
+  math.randomseed(12345 + (thread_index or 0))
   if delay_ms <= 0 then
     delay = nil -- closed loop: no timer between requests
   end
@@ -39,7 +42,7 @@ function request()
 end
 
 function delay()
-  return delay_ms
+  return -math.log(1 - math.random()) * delay_ms
 end
 
 function done(summary, latency, requests)

@@ -17,8 +17,9 @@ ioredis, the feed plan by hand: bench/peers/node/feed_server.js).
    one below 2 connections), bodies varied by plan_bench.lua; every implementation alternates
    at each concurrency, the order rotating per repeat, a fresh server per run after a warm-up.
 4. Open loop (latency): each implementation at 25%, 50% and 75% of its own median max
-   requests/s, 16 connections paced by wrk's delay (the achieved rate is reported next to the
-   offered one).
+   requests/s, 16 connections, each pausing before every request for a time drawn from an
+   exponential distribution (wrk's delay) whose mean makes the offered rate, so requests arrive
+   about as a Poisson stream (the achieved rate is reported next to the offered one).
 Per run: requests/s, p50/p90/p99/p99.9, the service's CPU per request (every thread of every
 process), redis-server's CPU per request, wrk's CPU per request (it shares the 2 cores), peak
 RSS of the service. Requests carry deadline_ms 5000 so that queueing at high concurrency is
