@@ -362,7 +362,8 @@ def check_equal_rankings(ctx, impls, users, count):
     the same order, scores within 4 ulps. Returns the record; raises on a mismatch."""
     reference = start("rankd_async_1", ctx)
     try:
-        expected = {v: post(reference.port, {"plan": "feed", "viewer_id": v, "explain": True})
+        expected = {v: post(reference.port, {"plan": "feed", "viewer_id": v, "explain": True,
+                                             "deadline_ms": 5000})
                     for v in viewers(users, count)}
     finally:
         stop_and_record(reference, {})
@@ -375,7 +376,7 @@ def check_equal_rankings(ctx, impls, users, count):
         try:
             exact = max_ulps = rows = 0
             for v, want in expected.items():
-                got = post(server.port, {"plan": "feed", "viewer_id": v})
+                got = post(server.port, {"plan": "feed", "viewer_id": v, "deadline_ms": 5000})
                 a, b = want["outputs"]["top"], got["outputs"]["top"]
                 if [r["id"] for r in a] != [r["id"] for r in b]:
                     raise ServerError("%s ranks viewer %d differently: %s vs rankd %s" % (
