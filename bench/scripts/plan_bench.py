@@ -518,7 +518,7 @@ def targets(s, impls):
                 s["limit_share"] >= 0.7))
     half = b["open_loop"].get("0.5")
     if half:
-        out.append(("rankd async p99 at 50%% of its max (ms)", half["median_p99_ms"], "<= 10",
+        out.append(("rankd async p99 at 50% of its max (ms)", half["median_p99_ms"], "<= 10",
                     half["median_p99_ms"] is not None and half["median_p99_ms"] <= 10))
     if "rankd_sync_2" in impls:
         r = s["ratios"]["rankd_sync_2"]["rps_ratio"]
