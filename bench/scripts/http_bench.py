@@ -36,7 +36,6 @@ import os
 import platform
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/loopback_connect.h"
 #include "rankd/http/request.h"
 
 namespace rankd::http::testing {
@@ -59,21 +60,15 @@ class TestClient {
     if (fd_ < 0) return errno;
     const int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-      const int err = errno;
-      Close();
-      return err;
-    }
-    return 0;
+    const int err = rankd::testing::ConnectLoopback(fd_, port, std::chrono::seconds(5));
+    if (err != 0) Close();
+    return err;
   }
 
   bool Send(std::string_view bytes) {
     while (!bytes.empty()) {
       const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
       bytes.remove_prefix(static_cast<std::size_t>(n));
     }
@@ -156,6 +151,7 @@ class TestClient {
       if (ready <= 0) return false;
       char chunk[65536];
       const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         closed_ = true;
         return false;

@@ -13,30 +13,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "loopback_connect.h"
+
 namespace rankd::redis::testing {
-
-namespace {
-
-// The outcome (0 or an errno) of a connect that EINTR interrupted, within `timeout`.
-int FinishInterruptedConnect(int fd, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return ETIMEDOUT;
-    pollfd p{fd, POLLOUT, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) return errno;
-    if (ready == 0) return ETIMEDOUT;
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
-    return err;
-  }
-}
-
-}  // namespace
 
 BlockingRedisClient::BlockingRedisClient(int port, std::chrono::milliseconds timeout)
     : port_(port) {
@@ -49,15 +28,8 @@ BlockingRedisClient::BlockingRedisClient(int port, std::chrono::milliseconds tim
   ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   const int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-    int err = errno;
-    // Interrupted by a signal, the connection goes on in the background: wait for it.
-    if (err == EINTR) err = FinishInterruptedConnect(fd_, timeout);
-    if (err == 0) return;
+  const int err = rankd::testing::ConnectLoopback(fd_, static_cast<std::uint16_t>(port), timeout);
+  if (err != 0) {
     ::close(fd_);
     fd_ = -1;
     Throw(std::string("connect: ") + std::strerror(err));
