@@ -198,7 +198,7 @@ def viewers(users, count):
     return [((i * 104729) % users) + 1 for i in range(1, count + 1)]
 
 
-def redis_bound(redis, users, sample, repeats, redis_pid):
+def redis_bound(redis, users, sample, repeats):
     """Replays the sample's feed commands with redis-cli --pipe: per repeat commands/s."""
     conn = RespConnection(redis.port)
     try:
@@ -674,20 +674,19 @@ def main():
                "redis_pid": redis.proc.pid, "feed_digest": feed_digest}
 
         log("\nRedis-bound limit: the feed's commands replayed with redis-cli --pipe")
-        bound = redis_bound(redis, users, 50 if args.quick else 300, max(3, args.repeats),
-                            redis.proc.pid)
+        bound = redis_bound(redis, users, 50 if args.quick else 300, max(3, args.repeats))
         log("  %.1f commands per request, %s commands/s -> %.0f requests/s" % (
             bound["commands_per_request"], "{:,.0f}".format(bound["median_commands_per_s"]),
             bound["limit_rps"]))
 
         log("\nEqual rankings before timing")
         equal = check_equal_rankings(ctx, impls, users, 20 if args.quick else 100)
-        explained = [equal["explain_commands_per_viewer"][v] for v in equal["explain_commands_per_viewer"]]
-        replayed = [bound["per_viewer_commands"][v] for v in equal["explain_commands_per_viewer"]
-                    if v in bound["per_viewer_commands"]]
-        if replayed and explained[:len(replayed)] != replayed:
-            raise SystemExit("rankd's explain counts %s commands, the replay %s" % (
-                explained[:5], replayed[:5]))
+        replayed = bound["per_viewer_commands"]
+        differ = {v: (n, replayed[v]) for v, n in equal["explain_commands_per_viewer"].items()
+                  if v in replayed and n != replayed[v]}
+        if differ:
+            raise SystemExit("rankd's explain and the replay count different commands (viewer: "
+                             "explain, replay): %s" % dict(list(differ.items())[:5]))
 
         closed = {i: {str(c): [] for c in concurrency} for i in impls}
         log("\nClosed loop: %d repeats x concurrency %s, %d s per run" % (

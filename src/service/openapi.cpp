@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 #include <variant>
 
@@ -171,18 +172,17 @@ std::string RowSchema(const engine::Node& node, const engine::Registry& registry
   keys.insert("id");
   std::string properties, required;
   for (const std::string& key : keys) {
-    const engine::KeyDef* def = registry.FindKey(key);
     if (!properties.empty()) properties += ',', required += ',';
     AppendJsonString(properties, key);
     AppendJsonString(required, key);
     // Every value may be null (a row without it); `id` never is.
-    properties += ":{\"type\":";
-    if (key == "id" || def == nullptr) {
-      properties += key == "id" ? "\"integer\"}"
-                                : "[\"integer\",\"number\",\"string\",\"boolean\",\"null\"]}";
-    } else {
-      properties += "[" + QuoteJson(JsonType(def->type)) + ",\"null\"]}";
+    if (key == "id") {
+      properties += ":{\"type\":\"integer\"}";
+      continue;
     }
+    const engine::KeyDef* def = registry.FindKey(key);
+    if (def == nullptr) throw std::logic_error("output key " + key + " is not the registry's");
+    properties += ":{\"type\":[" + QuoteJson(JsonType(def->type)) + ",\"null\"]}";
   }
   return R"({"type":"object","additionalProperties":false,"required":[)" + required +
          "],\"properties\":{" + properties + "}}";

@@ -142,13 +142,7 @@ class TestClient {
   // Reads what arrives before the deadline. False on EOF/reset (closed_ set) or timeout.
   bool Fill(std::chrono::steady_clock::time_point deadline) {
     for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0) return false;
+      if (rankd::testing::WaitReady(fd_, POLLIN, deadline) != 0) return false;
       char chunk[65536];
       const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
       if (n < 0 && errno == EINTR) continue;
