@@ -70,7 +70,7 @@ rt::Task<int> Serve(std::shared_ptr<const engine::CompiledPlanStore> store,
       body = std::move(answer.body);
     } catch (const std::exception& e) {
       body.clear();
-      engine::WriteRankError(body, "", {std::string(engine::rank_errors::kInternal), e.what()});
+      engine::WriteErrorBody(body, std::string_view(), {engine::ErrorCode::kInternal, e.what()});
     }
     body.push_back('\n');
     std::fwrite(body.data(), 1, body.size(), stdout);

@@ -1,6 +1,8 @@
-# The plan-loading half of the engine (JSON, registry, op table, plan validation, plan store):
-# sources relative to src/engine. It needs none of rankd's other components, so the fuzz project
-# (fuzz/CMakeLists.txt) compiles the same list with its instrumentation.
+# The engine's sources, relative to src/engine, in three lists: plan loading (JSON, registry, op
+# table, plan validation, plan store), the expression VM, and execution. The fuzz project
+# (fuzz/CMakeLists.txt) compiles the same lists with its instrumentation. The op table names each
+# op's run function, so plan loading links with execution (and so with the runtime, net and
+# redis components).
 set(RANKD_ENGINE_PLAN_SOURCES
   file_reader.cpp
   json/canonical.cpp
@@ -28,9 +30,8 @@ set(RANKD_ENGINE_PLAN_SOURCES
   value_json.cpp
 )
 
-# The expression VM and the columns it runs over (program.h, column.h, candidates.h): sources
-# relative to src/engine, on top of RANKD_ENGINE_PLAN_SOURCES (values, regex flags) and RE2. The
-# fuzz project compiles them too (fuzz/vm_fuzz.cpp).
+# The expression VM and the columns it runs over (program.h, column.h, candidates.h), on top of
+# RANKD_ENGINE_PLAN_SOURCES (values, regex flags) and RE2.
 set(RANKD_ENGINE_VM_SOURCES
   columns/candidates.cpp
   columns/column.cpp
@@ -38,6 +39,27 @@ set(RANKD_ENGINE_VM_SOURCES
   vm/constants.cpp
   vm/evaluate.cpp
   vm/regex_cache.cpp
+)
+
+# Execution: requests and responses, the schedulers, the ops' run functions and kernels, Redis
+# sources and value parsing.
+set(RANKD_ENGINE_EXEC_SOURCES
+  api/error_code.cpp
+  api/rank_request.cpp
+  api/rank_response.cpp
+  api/ranker.cpp
+  exec/cpu_nodes.cpp
+  exec/redis_nodes.cpp
+  exec/request.cpp
+  exec/verify_rows.cpp
+  ops/busy_cpu_op.cpp
+  ops/concat_op.cpp
+  ops/ordering_ops.cpp
+  ops/selection_ops.cpp
+  plan/compile_plan.cpp
+  sources/endpoints.cpp
+  sources/reply_sinks.cpp
+  values/value_parsers.cpp
 )
 
 # Links `target`, which compiles RANKD_ENGINE_PLAN_SOURCES, with what they use: RE2 (regex

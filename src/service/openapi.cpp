@@ -163,7 +163,8 @@ std::string RankRequestSchema(const engine::Plan& plan) {
       out, viewer ? "the viewer the plan ranks for" : "ignored: the plan has no viewer node");
   out += "},\"params\":" + params;
   out += R"(,"deadline_ms":{"type":"integer","minimum":1,"maximum":60000})";
-  out += R"(,"explain":{"type":"boolean"},"request_id":{"type":"string"}}})";
+  out +=
+      R"(,"explain":{"type":"boolean"},"request_id":{"type":"string","maxLength":128,"pattern":"^[ -~]*$"}}})";
   return out;
 }
 
@@ -211,10 +212,16 @@ std::string RankResponseSchema(const engine::Plan& plan, const engine::Registry&
 }
 
 // The schemas that do not depend on the plans.
+// ErrorDetail's code: every wire name of the error code table.
+std::string ErrorDetailSchema() {
+  std::string codes;
+  for (const engine::ErrorCodeInfo& info : engine::AllErrorCodes())
+    codes += (codes.empty() ? "" : ",") + QuoteJson(info.wire_name);
+  return R"("ErrorDetail":{"type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"enum":[)" +
+         codes + R"(]},"message":{"type":"string"}}},)";
+}
+
 constexpr std::string_view kFixedSchemas = R"json(
-"ErrorDetail":{"type":"object","additionalProperties":false,"required":["code","message"],"properties":{
-  "code":{"enum":["bad_request","invalid_param","unknown_plan","deadline_exceeded","upstream_error","overloaded","internal","forbidden"]},
-  "message":{"type":"string"}}},
 "RankError":{"type":"object","additionalProperties":false,"required":["request_id","error"],"properties":{
   "request_id":{"type":"string","description":"the request's request_id, rankd-N when it had none, empty when shed before reading it"},
   "error":{"$ref":"#/components/schemas/ErrorDetail"}}},
@@ -254,21 +261,27 @@ std::string Paths() {
   out += R"("requestBody":{"required":true,"content":)" + Json(Ref("RankRequest")) + "},";
   out += "\"responses\":{\"200\":" +
          Response("The ranking (also a degraded one: see degraded)", Json(Ref("RankResponse")));
-  out += ",\"400\":" + Response("A malformed request or param (or malformed HTTP, as plain text)",
-                                "{\"application/json\":{\"schema\":" +
-                                    RankErrorWith({engine::rank_errors::kBadRequest,
-                                                   engine::rank_errors::kInvalidParam}) +
-                                    "},\"text/plain\":{\"schema\":{\"type\":\"string\"}}}");
-  out += ",\"404\":" + Response("No plan of that name in the store",
-                                Json(RankErrorWith({engine::rank_errors::kUnknownPlan})));
-  out += ",\"500\":" + Response("An internal error, the message says what",
-                                Json(RankErrorWith({engine::rank_errors::kInternal})));
-  out += ",\"502\":" + Response("A Redis command of a node with on_error fail failed",
-                                Json(RankErrorWith({engine::rank_errors::kUpstreamError})));
-  out += ",\"503\":" + Response("The shard ranks its limit of requests; retry later",
-                                Json(RankErrorWith({engine::rank_errors::kOverloaded})));
-  out += ",\"504\":" + Response("A node with on_error fail, or the request, ran past its deadline",
-                                Json(RankErrorWith({engine::rank_errors::kDeadlineExceeded})));
+  out += ",\"400\":" +
+         Response("A malformed request or param (or malformed HTTP, as plain text)",
+                  "{\"application/json\":{\"schema\":" +
+                      RankErrorWith({engine::WireName(engine::ErrorCode::kBadRequest),
+                                     engine::WireName(engine::ErrorCode::kInvalidParam)}) +
+                      "},\"text/plain\":{\"schema\":{\"type\":\"string\"}}}");
+  out += ",\"404\":" +
+         Response("No plan of that name in the store",
+                  Json(RankErrorWith({engine::WireName(engine::ErrorCode::kUnknownPlan)})));
+  out +=
+      ",\"500\":" + Response("An internal error, the message says what",
+                             Json(RankErrorWith({engine::WireName(engine::ErrorCode::kInternal)})));
+  out += ",\"502\":" +
+         Response("A Redis command of a node with on_error fail failed",
+                  Json(RankErrorWith({engine::WireName(engine::ErrorCode::kUpstreamError)})));
+  out += ",\"503\":" +
+         Response("The shard ranks its limit of requests; retry later",
+                  Json(RankErrorWith({engine::WireName(engine::ErrorCode::kOverloaded)})));
+  out += ",\"504\":" +
+         Response("A node with on_error fail, or the request, ran past its deadline",
+                  Json(RankErrorWith({engine::WireName(engine::ErrorCode::kDeadlineExceeded)})));
   out += HttpLayerResponses(true) + "}}}";
 
   out +=
@@ -278,8 +291,9 @@ std::string Paths() {
   out +=
       R"("parameters":[{"name":"name","in":"path","required":true,"schema":{"type":"string"}}],)";
   out += "\"responses\":{\"200\":" + Response("The artifact", Json(Ref("PlanArtifact")));
-  out += ",\"404\":" + Response("No plan of that name in the store",
-                                Json(ServiceErrorWith(engine::rank_errors::kUnknownPlan)));
+  out += ",\"404\":" +
+         Response("No plan of that name in the store",
+                  Json(ServiceErrorWith(engine::WireName(engine::ErrorCode::kUnknownPlan))));
   out += HttpLayerResponses(false) + "}}}";
   out += R"(,"/healthz":{"get":{"operationId":"health","summary":"Liveness","responses":{"200":)" +
          Response("The process serves", Json(Ref("Health"))) + HttpLayerResponses(false) + "}}}";
@@ -296,7 +310,9 @@ std::string Paths() {
   out +=
       R"(,"/admin/reload":{"post":{"operationId":"reload","summary":"Load the plan store again, from loopback only","responses":{"200":)" +
       Response("The new store is served", Json(Ref("ReloadOutcome")));
-  out += ",\"403\":" + Response("Not from a loopback address", Json(ServiceErrorWith("forbidden")));
+  out += ",\"403\":" +
+         Response("Not from a loopback address",
+                  Json(ServiceErrorWith(engine::WireName(engine::ErrorCode::kForbidden))));
   out += ",\"422\":" +
          Response("The store was refused; the old one keeps serving", Json(Ref("ReloadOutcome")));
   out += HttpLayerResponses(true) + "}}}";
@@ -322,6 +338,7 @@ std::string OpenApiDocument(const engine::PlanStore& store) {
     per_plan += ",\"RankResponse." + name + "\":" + RankResponseSchema(*plan, registry);
   }
   out += R"(,"components":{"schemas":{)";
+  out += ErrorDetailSchema();
   out += kFixedSchemas;
   // With no plans, a request names some plan and gets 404.
   out +=

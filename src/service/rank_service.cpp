@@ -41,8 +41,8 @@ rt::Task<void> ConnectEndpoint(engine::Endpoint& endpoint, rt::Duration timeout,
 
 // Copies each endpoint's client counters into the shard's metrics (under its lock).
 void SnapshotEndpoints(const engine::EndpointSet& endpoints, ShardMetrics& metrics) {
-  for (const auto& [name, endpoint] : endpoints.all()) {
-    EndpointMetrics& e = metrics.redis[name];
+  for (const std::unique_ptr<engine::Endpoint>& endpoint : endpoints.all()) {
+    EndpointMetrics& e = metrics.redis[endpoint->name()];
     e.client = endpoint->metrics();
     e.in_flight = endpoint->in_flight();
     e.ready = endpoint->ready();
@@ -83,13 +83,11 @@ class InFlight {
   ShardMetrics& metrics_;
 };
 
-http::Response JsonError(int status, std::string_view code, std::string_view message) {
-  std::string body = "{\"error\":{\"code\":";
-  engine::json::AppendJsonString(body, code);
-  body += ",\"message\":";
-  engine::json::AppendJsonString(body, message);
-  body += "}}";
-  return http::Response::Text(status, std::move(body), kJson);
+// An error of an endpoint other than /rank (no request_id), with its code's status.
+http::Response JsonError(engine::ErrorCode code, std::string message) {
+  std::string body;
+  engine::WriteErrorBody(body, std::nullopt, {code, std::move(message)});
+  return http::Response::Text(engine::HttpStatus(code), std::move(body), kJson);
 }
 
 // splitmix64: the per-shard generator behind log sampling.
@@ -102,17 +100,6 @@ double NextUniform(std::uint64_t& state) noexcept {
 }
 
 }  // namespace
-
-int HttpStatusOf(std::string_view code) noexcept {
-  namespace e = engine::rank_errors;
-  if (code.empty()) return 200;
-  if (code == e::kBadRequest || code == e::kInvalidParam) return 400;
-  if (code == e::kUnknownPlan) return 404;
-  if (code == e::kDeadlineExceeded) return 504;
-  if (code == e::kUpstreamError) return 502;
-  if (code == e::kOverloaded) return 503;
-  return 500;
-}
 
 // One shard's engine: its Redis clients, its Ranker, its admission count.
 // Thread affinity: the shard's loop. Ownership: owns the clients and the connect task.
@@ -152,7 +139,7 @@ RankService::RankService(rt::ShardSet& shards, ServiceOptions options, LoadedSto
     Current(&store, &version);
     auto engine = std::make_unique<ShardEngine>(endpoints_, std::move(store), version,
                                                 options_.ranker, shard.index);
-    for (const auto& [name, endpoint] : engine->endpoints.all()) {
+    for (const std::unique_ptr<engine::Endpoint>& endpoint : engine->endpoints.all()) {
       engine->background.Spawn(
           ConnectEndpoint(*endpoint, options_.connect_timeout, log_, shard.index));
     }
@@ -239,12 +226,12 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   const auto start = std::chrono::steady_clock::now();
   engine::Ranker::Answer answer;
   if (shard.in_flight >= options_.max_in_flight_per_shard) {
-    answer.error_code = engine::rank_errors::kOverloaded;
-    engine::WriteRankError(
-        answer.body, "",
-        {answer.error_code, "shard " + std::to_string(shard.shard) + " is ranking " +
-                                std::to_string(shard.in_flight) +
-                                " requests, its limit (--max_in_flight); retry later"});
+    answer.error = engine::ErrorCode::kOverloaded;
+    engine::WriteErrorBody(
+        answer.body, std::string_view(),
+        {*answer.error, "shard " + std::to_string(shard.shard) + " is ranking " +
+                            std::to_string(shard.in_flight) +
+                            " requests, its limit (--max_in_flight); retry later"});
   } else {
     Refresh(shard);
     // Holds the request's admission until it is answered, or until its frame is destroyed
@@ -254,11 +241,11 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
       answer = co_await shard.ranker.Rank(request.body);
     } catch (const std::exception& e) {
       answer = {};
-      answer.error_code = engine::rank_errors::kInternal;
-      engine::WriteRankError(answer.body, "", {answer.error_code, e.what()});
+      answer.error = engine::ErrorCode::kInternal;
+      engine::WriteErrorBody(answer.body, std::string_view(), {*answer.error, e.what()});
     }
   }
-  const int status = HttpStatusOf(answer.error_code);
+  const int status = answer.error ? engine::HttpStatus(*answer.error) : 200;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Count(shard.shard, answer, status, seconds);
@@ -270,7 +257,7 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
     log_.Request({.request_id = answer.request_id,
                   .plan = answer.plan,
                   .status = status,
-                  .code = answer.error_code,
+                  .code = answer.error ? engine::WireName(*answer.error) : std::string_view(),
                   .ms = seconds * 1000,
                   .degraded = answer.degraded});
   }
@@ -282,7 +269,7 @@ void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer,
   // Labels from the plan store only: a plan the store lacks is counted as "".
   const std::string_view plan =
       answer.compiled ? std::string_view(answer.compiled->plan().name) : std::string_view();
-  const std::string_view code = answer.error_code;
+  const std::string_view code = answer.error ? engine::WireName(*answer.error) : std::string_view();
   ShardMetrics& m = *shard_metrics_[shard];
   std::lock_guard lock(m.mutex);
   ++FindOrAdd(m.requests, std::tuple(plan, status, code));
@@ -301,7 +288,8 @@ void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer,
 
 rt::Task<http::Response> RankService::AdminReload(http::Request& request) {
   if (!request.PeerIsLoopback()) {
-    co_return JsonError(403, "forbidden", "POST /admin/reload is accepted from loopback only");
+    co_return JsonError(engine::ErrorCode::kForbidden,
+                        "POST /admin/reload is accepted from loopback only");
   }
   // Reading and compiling the store blocks: on the CPU pool, not on the shard's loop.
   auto reload = [this] { return Reload(); };
@@ -361,7 +349,7 @@ http::Response RankService::PlanArtifact(const http::Request& request) const {
   const std::string_view name = request.Param("name");
   const std::shared_ptr<const engine::Plan> plan = current->store().Find(name);
   if (!plan) {
-    return JsonError(404, engine::rank_errors::kUnknownPlan,
+    return JsonError(engine::ErrorCode::kUnknownPlan,
                      "no plan \"" + std::string(name) + "\" in the plan store");
   }
   return http::Response::Text(200, plan->text, kJson);
@@ -370,8 +358,8 @@ http::Response RankService::PlanArtifact(const http::Request& request) const {
 http::Response RankService::Ready() const {
   const ShardEngine& shard = shard_engines_->Get();
   std::string down;
-  for (const auto& [name, endpoint] : shard.endpoints.all()) {
-    if (!endpoint->ready()) down += (down.empty() ? "" : ", ") + name;
+  for (const std::unique_ptr<engine::Endpoint>& endpoint : shard.endpoints.all()) {
+    if (!endpoint->ready()) down += (down.empty() ? "" : ", ") + endpoint->name();
   }
   if (!down.empty()) {
     std::string body = "{\"ready\":false,\"reason\":";

@@ -204,6 +204,10 @@ FOLLOWEES = list(range(2, 10))
 RECOMMENDED = list(range(10, 16))
 
 
+DIRTY_VIEWER = 77
+DIRTY_MEDIA = [7000, 7001, 7002]
+
+
 def media_of(user):
     return [user * 100 + j for j in range(4)]
 
@@ -236,6 +240,14 @@ def dataset():
         commands.append(("HSET", "media_features:%d" % m, "ctr", "0.5", "title", "pick %d" % m))
     # Viewer 66's followee list is a string: LRANGE answers WRONGTYPE.
     commands.append(("SET", "follow:66", "not a list"))
+    # Viewer 77 follows user 70, whose media 7001 has a list where its features hash belongs:
+    # the HMGET of every feature fetch over it answers WRONGTYPE (DIRTY_VIEWER).
+    commands.append(("RPUSH", "follow:77", 70))
+    commands.append(("HSET", "user:70", "country", "de", "verified", "0"))
+    commands.append(("RPUSH", "media:70", *DIRTY_MEDIA))
+    commands.append(("HSET", "media_features:7000", "ctr", "0.5", "age_hours", "1"))
+    commands.append(("RPUSH", "media_features:7001", "not", "a", "hash"))
+    commands.append(("HSET", "media_features:7002", "ctr", "0.25", "age_hours", "2"))
     return commands
 
 

@@ -18,8 +18,9 @@ import subprocess
 import sys
 import unittest
 
-from run_fixture import (FOLLOWEES, PLANS, example_requests, features_of, media_of,
-                         redis_with_dataset, without_round_trips, without_timings)
+from run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, FOLLOWEES, PLANS, example_requests,
+                         features_of, media_of, redis_with_dataset, without_round_trips,
+                         without_timings)
 
 RANKD = None
 SOURCE = None
@@ -162,6 +163,26 @@ class RunTest(unittest.TestCase):
         last = json.loads(out[-1])  # an empty request_id is valid, and kept
         self.assertEqual(last["request_id"], "")
         self.assertIn("outputs", last)
+
+    def test_a_wrong_type_feature_hash_degrades_the_fetch_and_the_vm_reads_nulls(self):
+        # The timeouts plan's features node (on_error skip) reads a list where a hash belongs:
+        # it degrades, and the vm after it reads ctr and age_hours as null (coalesced to 0).
+        line = json.dumps({"plan": "timeouts", "viewer_id": DIRTY_VIEWER, "deadline_ms": 5000})
+        for scheduler in ("async", "sync"):
+            with self.subTest(scheduler=scheduler):
+                out = self.answers([line, line], "--scheduler", scheduler)
+                for response in out:  # the process answers, and goes on answering
+                    r = json.loads(response)
+                    self.assertNotIn("error", r, response)
+                    degraded = {d["node"]: d for d in r["degraded"]}
+                    self.assertEqual(degraded["features"]["reason"], "error", response)
+                    self.assertIn("WRONGTYPE", degraded["features"]["message"])
+                    top = r["outputs"]["top"]
+                    self.assertEqual([row["id"] for row in top], DIRTY_MEDIA)
+                    for row in top:
+                        self.assertIsNone(row["ctr"])
+                        self.assertIsNone(row["age_hours"])
+                        self.assertEqual(row["final_score"], 0)
 
     def test_deadline_exceeded_when_redis_stalls(self):
         os.kill(self.redis.proc.pid, signal.SIGSTOP)

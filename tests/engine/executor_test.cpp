@@ -188,7 +188,7 @@ TEST_P(ExecutorTest, ARedisErrorFailsAFailNodeAndDegradesASkipNode) {
   BlockingRedisClient(server_.port()).Command("SET", "media:3", "not a list");  // WRONGTYPE
   const ExecutionResult failed = Run(FeedPlan(OnError::kFail), Options());
   ASSERT_TRUE(failed.error);
-  EXPECT_EQ(failed.error->code, "upstream_error");
+  EXPECT_EQ(failed.error->code, ErrorCode::kUpstreamError);
   EXPECT_NE(failed.error->message.find("WRONGTYPE"), std::string::npos) << failed.error->message;
   // Skip: media yields no rows (passing follow's users through would rank users as media).
   const ExecutionResult degraded = Run(FeedPlan(OnError::kSkip), Options());
@@ -197,6 +197,77 @@ TEST_P(ExecutorTest, ARedisErrorFailsAFailNodeAndDegradesASkipNode) {
   EXPECT_EQ(Report(degraded, 2).status, NodeStatus::kDegraded);
   EXPECT_EQ(Report(degraded, 2).reason, DegradeReason::kError);
   EXPECT_EQ(Report(degraded, 3).status, NodeStatus::kOk);
+}
+
+// A wrong-type hash among a skip fetch_features' keys: the node degrades, passing its input
+// through with the keys it would have fetched as null, and the vm downstream reads those nulls
+// (this once read a column that did not exist and crashed the process).
+TEST_P(ExecutorTest, ADegradedFetchLeavesItsKeysNullForTheNodesAfterIt) {
+  BlockingRedisClient redis(server_.port());
+  redis.Command("DEL", "follow:1");
+  redis.Command("RPUSH", "follow:1", "7");
+  redis.Command("RPUSH", "media:7", "1000", "1002", "1001");
+  redis.Command("HSET", "media_features:1000", "likes", "5", "ctr", "0.5", "title", "a");
+  redis.Command("HSET", "media_features:1001", "likes", "9", "ctr", "0.25", "title", "b");
+  redis.Command("RPUSH", "media_features:1002", "not", "a", "hash");  // HMGET: WRONGTYPE
+  NodeParams features;
+  features.schema = "media_features";
+  features.keys = {"likes", "ctr", "title"};
+  NodeParams vm;
+  vm.out_key = "final_score";
+  vm.expr = "e0";
+  NodeParams top;
+  top.by = "final_score";
+  top.k = 10;
+  const auto plan = PlanBuilder("crash")
+                        .Add("viewer", Op::kViewer, {}, {}, OnError::kSkip)
+                        .Add("follow", Op::kFollow, {"viewer"}, Fanout(5))
+                        .Add("media", Op::kMedia, {"follow"}, Fanout(4))
+                        .Add("features", Op::kFetchFeatures, {"media"}, features, OnError::kSkip)
+                        .Expr("e0", X::Coalesce({X::Key("ctr"), X::Key("likes"), X::Float(-1)}))
+                        .Add("score", Op::kVm, {"features"}, vm)
+                        .Add("top", Op::kTopk, {"score"}, top)
+                        .Output("top")
+                        .Build();
+  const ExecutionResult r = Run(plan, Options());
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(Report(r, 3).status, NodeStatus::kDegraded);
+  EXPECT_EQ(Report(r, 3).reason, DegradeReason::kError);
+  EXPECT_NE(Report(r, 3).message.find("WRONGTYPE"), std::string::npos) << Report(r, 3).message;
+  EXPECT_EQ(Report(r, 4).status, NodeStatus::kOk);
+  // Every score is the coalesce's -1: ties keep the media's order.
+  EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{1000, 1002, 1001}));
+  for (std::size_t row = 0; row < 3; ++row) {
+    EXPECT_EQ(Value(r, row, "ctr"), Scalar{});
+    EXPECT_EQ(Value(r, row, "likes"), Scalar{});
+    EXPECT_EQ(Value(r, row, "title"), Scalar{});
+    EXPECT_EQ(Value(r, row, "final_score"), Scalar(-1.0));
+  }
+  // The output rows have a column of every key available at the node, null or not.
+  const CandidateSet* rows = r.outputs.at(0).rows;
+  for (const char* key : {"id", "likes", "ctr", "title", "final_score"})
+    EXPECT_NE(rows->column(*registry_->KeySlot(key)), nullptr) << key;
+}
+
+// A skip source that degrades yields no rows, but a column of each of its keys: a sort by a user
+// key orders nothing.
+TEST_P(ExecutorTest, ADegradedSourceYieldsNoRowsWithEveryKeyColumn) {
+  BlockingRedisClient(server_.port()).Command("SET", "follow:1", "not a list");  // WRONGTYPE
+  NodeParams sort;
+  sort.by = "country";
+  const auto plan = PlanBuilder()
+                        .Add("viewer", Op::kViewer, {})
+                        .Add("follow", Op::kFollow, {"viewer"}, Fanout(10), OnError::kSkip)
+                        .Add("sorted", Op::kSort, {"follow"}, sort)
+                        .Output("sorted")
+                        .Build();
+  const ExecutionResult r = Run(plan, Options());
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(Report(r, 1).status, NodeStatus::kDegraded);
+  EXPECT_TRUE(OutputIds(r).empty());
+  const CandidateSet* rows = r.outputs.at(0).rows;
+  for (const char* key : {"id", "country", "verified"})
+    EXPECT_NE(rows->column(*registry_->KeySlot(key)), nullptr) << key;
 }
 
 TEST_P(ExecutorTest, ASkipNodePastItsTimeoutPassesItsInputThrough) {
@@ -247,7 +318,7 @@ TEST_P(ExecutorTest, AFailNodePastItsTimeoutFailsTheRequest) {
                         .Build();
   const ExecutionResult r = Run(plan, Options());
   ASSERT_TRUE(r.error);
-  EXPECT_EQ(r.error->code, "deadline_exceeded");
+  EXPECT_EQ(r.error->code, ErrorCode::kDeadlineExceeded);
   EXPECT_TRUE(r.outputs.empty());
 }
 
@@ -277,7 +348,7 @@ TEST_P(ExecutorTest, AtTheDeadlineUnfinishedNodesTimeOutAndSkipNodesDegrade) {
   EXPECT_EQ(Report(skipped, 2).status, NodeStatus::kDegraded);
   EXPECT_LT(skipped.elapsed_us, 1'000'000);
   ASSERT_TRUE(failed.error);
-  EXPECT_EQ(failed.error->code, "deadline_exceeded");
+  EXPECT_EQ(failed.error->code, ErrorCode::kDeadlineExceeded);
   EXPECT_LT(failed.elapsed_us, 1'000'000);
   // The connections serve the next request.
   const ExecutionResult after = Run(FeedPlan(), Options());
@@ -319,7 +390,7 @@ TEST_P(ExecutorTest, AStalledRedisAnswersByTheDeadlineAndItsConnectionsServeAfte
     EXPECT_LT(degraded.elapsed_us, 1'000'000);
     EXPECT_TRUE(failed.error);
     if (failed.error) {
-      EXPECT_EQ(failed.error->code, "deadline_exceeded");
+      EXPECT_EQ(failed.error->code, ErrorCode::kDeadlineExceeded);
     }
     EXPECT_LT(failed.elapsed_us, 1'000'000);
     // Continued: the replies to the abandoned commands arrive and are discarded; the same
@@ -366,14 +437,14 @@ TEST_P(ExecutorTest, RedisKilledMidRequestFailsThenServesAgainAfterARestart) {
         co_await killer.Join();
         EXPECT_TRUE(cut.error);
         if (cut.error) {
-          EXPECT_EQ(cut.error->code, "upstream_error") << cut.error->message;
+          EXPECT_EQ(cut.error->code, ErrorCode::kUpstreamError) << cut.error->message;
           EXPECT_EQ(cut.nodes.at(1).status, NodeStatus::kOk);      // follow ran before the kill
           EXPECT_EQ(cut.nodes.at(3).status, NodeStatus::kFailed);  // media after it
         }
         const ExecutionResult down = co_await request();
         EXPECT_TRUE(down.error);
         if (down.error) {
-          EXPECT_EQ(down.error->code, "upstream_error") << down.error->message;
+          EXPECT_EQ(down.error->code, ErrorCode::kUpstreamError) << down.error->message;
         }
         server->Restart();
         WriteDataset(server->port());

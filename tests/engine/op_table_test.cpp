@@ -118,5 +118,57 @@ TEST(OpTableTest, CostsSaturate) {
   EXPECT_EQ(OpSpecOf(Op::kTake).cost(std::vector<std::uint64_t>{100}, take).rows, 7u);
 }
 
+// How each op runs and degrades, as docs/plan-format.md's "Failure policy" states it: sources and
+// the ops that make new candidates from their input yield no rows, concat keeps its finished
+// inputs, every other op passes its input on; an op sends Redis commands exactly when it reads a
+// key schema, and its run function is of its execution's kind.
+TEST(OpTableTest, EveryOpSaysHowItRunsAndDegrades) {
+  for (const OpSpec& op : AllOps()) {
+    SCOPED_TRACE(std::string(op.name));
+    const bool reads_redis = op.reads_list.present() || op.reads_hash.present();
+    EXPECT_EQ(op.execution == Execution::kRedisSource, reads_redis);
+    const bool async = op.execution == Execution::kRedisSource || op.execution == Execution::kWait;
+    EXPECT_EQ(op.run_async != nullptr, async);
+    EXPECT_EQ(op.run_cpu != nullptr, !async);
+    if (op.inputs.max == 0 || op.reads_list.present()) {
+      EXPECT_EQ(op.degrade, DegradeRule::kNoRows);
+    } else if (op.inputs.max == 2) {
+      EXPECT_EQ(op.degrade, DegradeRule::kKeepFinishedInputs);
+    } else {
+      EXPECT_EQ(op.degrade, DegradeRule::kPassInput);
+      EXPECT_TRUE(op.output.keep_input_keys);  // what it passes on has the keys it promises
+    }
+  }
+  EXPECT_EQ(OpSpecOf(Op::kBusyCpu).execution, Execution::kHeavyCpu);
+  EXPECT_EQ(OpSpecOf(Op::kSleep).execution, Execution::kWait);
+}
+
+TEST(OpTableTest, OutputKeyNamesFollowTheOutputRule) {
+  const std::set<std::string> input = {"id", "likes"};
+  const std::vector<const std::set<std::string>*> inputs = {&input};
+  NodeParams vm;
+  vm.out_key = "final_score";
+  EXPECT_EQ(OutputKeyNames(OpSpecOf(Op::kVm), vm, inputs, nullptr),
+            (std::set<std::string>{"id", "likes", "final_score"}));
+  NodeParams features;
+  features.keys = {"ctr", "title"};
+  EXPECT_EQ(OutputKeyNames(OpSpecOf(Op::kFetchFeatures), features, inputs, nullptr),
+            (std::set<std::string>{"id", "likes", "ctr", "title"}));
+  KeySchema user;
+  user.yields = {"country", "verified"};
+  EXPECT_EQ(OutputKeyNames(OpSpecOf(Op::kFollow), NodeParams{}, inputs, &user),
+            (std::set<std::string>{"id", "country", "verified"}));
+  EXPECT_EQ(OutputKeyNames(OpSpecOf(Op::kMedia), NodeParams{}, inputs, nullptr),
+            (std::set<std::string>{"id"}));
+  const std::set<std::string> other = {"id", "title"};
+  const std::vector<const std::set<std::string>*> two = {&input, &other};
+  EXPECT_EQ(OutputKeyNames(OpSpecOf(Op::kConcat), NodeParams{}, two, nullptr),
+            (std::set<std::string>{"id", "likes", "title"}));
+  NodeParams list;
+  list.schema = "media";
+  EXPECT_EQ(SchemaName(OpSpecOf(Op::kFetchList).reads_list, list), "media");
+  EXPECT_EQ(SchemaName(OpSpecOf(Op::kFollow).reads_list, list), "follow");
+}
+
 }  // namespace
 }  // namespace rankd::engine::ops

@@ -23,8 +23,8 @@ import unittest
 from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import (PLANS, dataset, example_requests, redis_with_dataset,  # noqa: E402
-                         without_timings, write_store)
+from run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, PLANS, dataset,  # noqa: E402
+                         example_requests, redis_with_dataset, without_timings, write_store)
 import serve_fixture  # noqa: E402
 from serve_fixture import Load, Server, SharedServer, server_on_own_redis  # noqa: E402
 
@@ -50,6 +50,35 @@ class ServeTest(SharedServer):
                 self.assertEqual(status, 200, text)
                 self.assertEqual(content_type, "application/json")
                 self.assertEqual(without_timings(text), want)
+
+    def test_a_wrong_type_feature_hash_degrades_and_the_server_keeps_serving(self):
+        # The timeouts plan's skip features node meets a list where a hash belongs: a degraded
+        # answer with ctr and age_hours null, and the process goes on serving.
+        body = json.dumps({"plan": "timeouts", "viewer_id": DIRTY_VIEWER, "deadline_ms": 5000})
+        for _ in range(3):
+            status, response = self.server.rank(body)
+            self.assertEqual(status, 200, response)
+            degraded = {d["node"]: d["reason"] for d in response["degraded"]}
+            self.assertEqual(degraded.get("features"), "error", response)
+            top = response["outputs"]["top"]
+            self.assertEqual([row["id"] for row in top], DIRTY_MEDIA)
+            self.assertTrue(all(row["ctr"] is None and row["age_hours"] is None for row in top))
+        status, response = self.server.rank(json.dumps({"plan": "feed", "viewer_id": 1}))
+        self.assertEqual(status, 200, response)
+
+    def test_request_ids_longer_than_128_bytes_or_not_printable_are_refused(self):
+        cases = [("x" * 129, "at most 128 bytes"), ("tab\there", "byte 3 is 0x09"),
+                 ("caf\u00e9", "byte 3 is 0xC3")]
+        for request_id, needle in cases:
+            with self.subTest(request_id=request_id[:20]):
+                status, response = self.server.rank(
+                    json.dumps({"plan": "feed", "viewer_id": 1, "request_id": request_id}))
+                self.assertEqual((status, response["error"]["code"]), (400, "bad_request"))
+                self.assertIn(needle, response["error"]["message"])
+                self.assertTrue(response["request_id"].startswith("rankd-"), response)
+        status, response = self.server.rank(
+            json.dumps({"plan": "feed", "viewer_id": 1, "request_id": "r" * 128}))
+        self.assertEqual((status, response["request_id"]), (200, "r" * 128))
 
     def test_every_error_code_has_its_status(self):
         cases = [

@@ -1,5 +1,7 @@
 // Parsing ranking requests and binding their params (rank_api.h; docs/engine.md, "Requests").
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "../json/number_format.h"
@@ -11,10 +13,28 @@ namespace rankd::engine {
 namespace {
 
 RankError BadRequest(std::string message) {
-  return RankError{std::string(rank_errors::kBadRequest), std::move(message)};
+  return RankError{ErrorCode::kBadRequest, std::move(message)};
 }
 RankError InvalidParam(std::string message) {
-  return RankError{std::string(rank_errors::kInvalidParam), std::move(message)};
+  return RankError{ErrorCode::kInvalidParam, std::move(message)};
+}
+
+// Why `id` is not a request_id (kMaxRequestIdBytes of printable ASCII); nullopt when it is one.
+std::optional<std::string> RequestIdProblem(std::string_view id) {
+  if (id.size() > kMaxRequestIdBytes) {
+    return "request_id must be at most " + std::to_string(kMaxRequestIdBytes) + " bytes, not " +
+           std::to_string(id.size());
+  }
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    const auto c = static_cast<unsigned char>(id[i]);
+    if (c < 0x20 || c > 0x7e) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", c);
+      return "request_id must be printable ASCII (0x20 to 0x7E); byte " + std::to_string(i) +
+             " is " + hex;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string_view TypeName(const json::Value& v) { return json::Value::TypeName(v.type()); }
@@ -107,6 +127,8 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
         return std::unexpected(
             BadRequest("request_id must be a string, not a " + std::string(TypeName(v))));
       }
+      if (std::optional<std::string> problem = RequestIdProblem(v.string()))
+        return std::unexpected(BadRequest(std::move(*problem)));
       request.request_id = v.string();
     } else {
       return std::unexpected(BadRequest(
@@ -119,37 +141,6 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
 }
 
 namespace {
-
-// The flags each regex of the plan uses `param` with.
-void RegexFlagsOf(const Pred& p, const std::string& param, std::vector<std::string>* flags) {
-  if (p.op == PredOp::kRegex && p.param && *p.param == param) flags->push_back(p.flags);
-  for (const Pred& child : p.preds) RegexFlagsOf(child, param, flags);
-  for (const Expr& e : p.exprs) {
-    // An `if` inside a comparison holds predicates too.
-    std::vector<const Expr*> stack = {&e};
-    while (!stack.empty()) {
-      const Expr* x = stack.back();
-      stack.pop_back();
-      if (x->cond) RegexFlagsOf(*x->cond, param, flags);
-      for (const Expr& a : x->args) stack.push_back(&a);
-    }
-  }
-}
-
-std::vector<std::string> RegexFlagsOf(const Plan& plan, const std::string& param) {
-  std::vector<std::string> flags;
-  for (const auto& [id, pred] : plan.preds) RegexFlagsOf(pred, param, &flags);
-  for (const auto& [id, expr] : plan.exprs) {
-    std::vector<const Expr*> stack = {&expr};
-    while (!stack.empty()) {
-      const Expr* x = stack.back();
-      stack.pop_back();
-      if (x->cond) RegexFlagsOf(*x->cond, param, &flags);
-      for (const Expr& a : x->args) stack.push_back(&a);
-    }
-  }
-  return flags;
-}
 
 std::string Bounds(const PlanParam& p) {
   std::string out;
@@ -166,15 +157,16 @@ std::string Bounds(const PlanParam& p) {
 
 }  // namespace
 
-std::expected<ParamBinding, RankError> BindParams(const Plan& plan,
+std::expected<ParamBinding, RankError> BindParams(const CompiledPlan& compiled,
                                                   const std::vector<RequestParam>& overrides) {
+  const Plan& plan = compiled.plan();
   ParamBinding binding = ParamBinding::Defaults(plan.params);
   for (const RequestParam& o : overrides) {
-    std::size_t slot = plan.params.size();
-    for (std::size_t i = 0; i < plan.params.size(); ++i) {
-      if (plan.params[i].name == o.name) slot = i;
-    }
-    if (slot == plan.params.size()) {
+    // The request names its params: the one name lookup binding needs.
+    const auto at = std::find_if(plan.params.begin(), plan.params.end(),
+                                 [&o](const PlanParam& p) { return p.name == o.name; });
+    const std::size_t slot = static_cast<std::size_t>(at - plan.params.begin());
+    if (at == plan.params.end()) {
       return std::unexpected(
           InvalidParam("plan " + plan.name + " has no param \"" + o.name + "\""));
     }
@@ -224,7 +216,7 @@ std::expected<ParamBinding, RankError> BindParams(const Plan& plan,
       }
     }
     if (p.type == ValueType::kString) {
-      for (const std::string& flags : RegexFlagsOf(plan, o.name)) {
+      for (const std::string& flags : compiled.regex_flags()[slot]) {
         std::string error;
         if (!CachedRegex(std::get<std::string>(value), flags, &error)) {
           return std::unexpected(

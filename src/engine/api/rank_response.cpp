@@ -154,11 +154,16 @@ void WriteRankResponse(std::string& out, std::string_view request_id, const Comp
   out.push_back('}');
 }
 
-void WriteRankError(std::string& out, std::string_view request_id, const RankError& error) {
-  out.append("{\"request_id\":");
-  json::AppendJsonString(out, request_id);
-  out.append(",\"error\":{\"code\":");
-  json::AppendJsonString(out, error.code);
+void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id,
+                    const RankError& error) {
+  out.push_back('{');
+  if (request_id) {
+    out.append("\"request_id\":");
+    json::AppendJsonString(out, *request_id);
+    out.push_back(',');
+  }
+  out.append("\"error\":{\"code\":");
+  json::AppendJsonString(out, WireName(error.code));
   out.append(",\"message\":");
   json::AppendJsonString(out, error.message);
   out.append("}}");

@@ -13,8 +13,8 @@ Ranker::Ranker(std::shared_ptr<const CompiledPlanStore> store, const EndpointSet
 rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body) {
   Answer answer;
   const auto fail = [&answer](RankError error) {
-    answer.error_code = error.code;
-    WriteRankError(answer.body, answer.request_id, error);
+    answer.error = error.code;
+    WriteErrorBody(answer.body, answer.request_id, error);
   };
   std::expected<RankRequest, RankError> request = ParseRankRequest(body);
   // A request without an id gets one, so that its log line and its response can be matched.
@@ -34,18 +34,15 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body) {
   const std::shared_ptr<const CompiledPlanStore> store = store_;
   const std::shared_ptr<const CompiledPlan> plan = store->Find(request->plan);
   if (!plan) {
-    fail(RankError{std::string(rank_errors::kUnknownPlan),
-                   "no plan \"" + request->plan + "\" in the plan store"});
+    fail(RankError{ErrorCode::kUnknownPlan, "no plan \"" + request->plan + "\" in the plan store"});
     co_return answer;
   }
-  bool reads_viewer = false;
-  for (const CompiledNode& n : plan->nodes()) reads_viewer |= n.node->op == Op::kViewer;
-  if (reads_viewer && !request->viewer_id) {
-    fail(RankError{std::string(rank_errors::kBadRequest),
+  if (plan->reads_viewer() && !request->viewer_id) {
+    fail(RankError{ErrorCode::kBadRequest,
                    "viewer_id is required: plan " + request->plan + " reads the viewer"});
     co_return answer;
   }
-  std::expected<ParamBinding, RankError> params = BindParams(plan->plan(), request->params);
+  std::expected<ParamBinding, RankError> params = BindParams(*plan, request->params);
   if (!params) {
     fail(params.error());
     co_return answer;

@@ -1,80 +1,55 @@
-// The CPU nodes: fixed_source, vm, filter, sort, take, topk, dedupe, concat, busy_cpu. Small
-// ones run inline on the loop; those over more than `offload_rows` input rows (and busy_cpu,
-// which exists to be heavy) run on the CPU pool over the node's own arena, resuming on the loop.
-// Either way the work sees the task's cancellation token.
-#include <time.h>
-
+// The CPU ops' run functions (exec/node_runs.h): fixed_source, vm, filter, sort, take, topk,
+// dedupe, concat, busy_cpu (each a thin adapter from the node's context to its kernel in
+// cpu_ops.h), and the sleep test op, which waits on the loop.
+#include "node_context.h"
 #include "rankd/engine/cpu_ops.h"
-#include "rankd/runtime/offload.h"
-#include "request.h"
+#include "rankd/runtime/sleep.h"
 
 namespace rankd::engine {
-namespace {
 
-std::int64_t ThreadCpuNanos() {
-  timespec ts{};
-  // CLOCK_THREAD_CPUTIME_ID cannot fail on Linux for the calling thread; a zero would only make
-  // one explain figure zero.
-  (void)::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+const CandidateSet* RunFixedSourceNode(const NodeContext& node, rt::CancelToken) {
+  const Registry& reg = node.registry();
+  return RunFixedSource(node.node.node->params.ids, reg.keys().size(), reg.id_slot(), node.arena);
 }
 
-}  // namespace
-
-const CandidateSet* Request::RunCpuOp(std::size_t i, rt::CancelToken token) {
-  const CompiledNode& c = plan_->nodes()[i];
-  const Node& node = *c.node;
-  const Registry& reg = plan_->registry();
-  Arena& arena = *nodes_[i].arena;
-  token.ThrowIfStopRequested();
-  switch (node.op) {
-    case Op::kFixedSource:
-      return RunFixedSource(node.params.ids, reg.keys().size(), reg.id_slot(), arena);
-    case Op::kVm:
-      return RunVm(Input(i, 0), c.key.slot, c.key.type, *c.program, inputs_.params, arena);
-    case Op::kFilter:
-      return RunFilter(Input(i, 0), *c.program, inputs_.params, arena);
-    case Op::kSort:
-      return RunSort(Input(i, 0), c.key.slot, node.params.order, arena);
-    case Op::kTake:
-      return RunTake(Input(i, 0), static_cast<std::size_t>(node.params.count), arena);
-    case Op::kTopk:
-      return RunTopk(Input(i, 0), c.key.slot, static_cast<std::size_t>(node.params.k), arena);
-    case Op::kDedupe:
-      return RunDedupe(Input(i, 0), c.key.slot, arena);
-    case Op::kConcat:
-      return RunConcat(Input(i, 0), Input(i, 1), arena);
-    case Op::kBusyCpu:
-      RunBusyCpu(std::chrono::milliseconds(node.params.ms), token);
-      return &Input(i, 0);
-    default:
-      throw std::logic_error("not a CPU op: " + std::string(OpName(node.op)));
-  }
+const CandidateSet* RunVmNode(const NodeContext& node, rt::CancelToken) {
+  const CompiledNode& c = node.node;
+  return RunVm(node.input(0), c.key.slot, c.key.type, *c.program, node.request.params, node.arena);
 }
 
-rt::Task<const CandidateSet*> Request::Cpu(std::size_t i) {
-  NodeReport& report = nodes_[i].report;
-  const bool heavy =
-      plan_->nodes()[i].node->op == Op::kBusyCpu || report.rows_in > options_.offload_rows;
-  if (!heavy) {
-    const std::int64_t cpu = ThreadCpuNanos();
-    const CandidateSet* rows = RunCpuOp(i, co_await rt::CurrentCancelToken());
-    report.cpu_us += (ThreadCpuNanos() - cpu) / 1000;
-    co_return rows;
-  }
-  report.on_pool = true;
-  std::int64_t cpu_ns = 0;
-  const CandidateSet* rows = co_await rt::OffloadCpu([this, i, &cpu_ns](rt::CancelToken token) {
-    const std::int64_t start = ThreadCpuNanos();
-    struct Account {
-      std::int64_t start;
-      std::int64_t* total;
-      ~Account() { *total = ThreadCpuNanos() - start; }
-    } account{start, &cpu_ns};
-    return RunCpuOp(i, token);
-  });
-  report.cpu_us += cpu_ns / 1000;
-  co_return rows;
+const CandidateSet* RunFilterNode(const NodeContext& node, rt::CancelToken) {
+  return RunFilter(node.input(0), *node.node.program, node.request.params, node.arena);
+}
+
+const CandidateSet* RunSortNode(const NodeContext& node, rt::CancelToken) {
+  return RunSort(node.input(0), node.node.key.slot, node.node.node->params.order, node.arena);
+}
+
+const CandidateSet* RunTakeNode(const NodeContext& node, rt::CancelToken) {
+  return RunTake(node.input(0), static_cast<std::size_t>(node.node.node->params.count), node.arena);
+}
+
+const CandidateSet* RunTopkNode(const NodeContext& node, rt::CancelToken) {
+  return RunTopk(node.input(0), node.node.key.slot,
+                 static_cast<std::size_t>(node.node.node->params.k), node.arena);
+}
+
+const CandidateSet* RunDedupeNode(const NodeContext& node, rt::CancelToken) {
+  return RunDedupe(node.input(0), node.node.key.slot, node.arena);
+}
+
+const CandidateSet* RunConcatNode(const NodeContext& node, rt::CancelToken) {
+  return RunConcat(node.input(0), node.input(1), node.arena);
+}
+
+const CandidateSet* RunBusyCpuNode(const NodeContext& node, rt::CancelToken token) {
+  RunBusyCpu(std::chrono::milliseconds(node.node.node->params.ms), token);
+  return &node.input(0);
+}
+
+rt::Task<const CandidateSet*> RunSleepNode(NodeContext& node) {
+  co_await rt::SleepFor(std::chrono::milliseconds(node.node.node->params.ms));
+  co_return &node.input(0);
 }
 
 }  // namespace rankd::engine

@@ -1,11 +1,13 @@
-// The nodes that read Redis: viewer, follow, recommendation, media, fetch_list, fetch_features.
-// Each sends a wave of commands as one batch (all at once, pipelined by the client; one at a time
-// under the sync scheduler) and decodes the replies straight into its columns.
+// The Redis sources of the op table (exec/node_runs.h): viewer, follow, recommendation, media,
+// fetch_list, fetch_features. Each sends a wave of commands as one batch on its key schema's
+// endpoint (all at once, pipelined by the client; the sync scheduler's endpoints send them one at
+// a time) and decodes the replies straight into its columns.
 #include <algorithm>
 
+#include "node_context.h"
 #include "rankd/redis/client_errors.h"
 #include "rankd/redis/encoder.h"
-#include "request.h"
+#include "sources/reply_sinks.h"
 
 namespace rankd::engine {
 namespace {
@@ -30,121 +32,100 @@ std::string FieldsCommand(const std::string& key, const std::vector<std::string>
   return out;
 }
 
-// The registry names of a node's hash fields, in the order of its columns.
-std::vector<std::string> FieldNames(const Registry& registry, const std::vector<KeyRef>& fields) {
-  std::vector<std::string> names;
-  names.reserve(fields.size());
-  for (const KeyRef& k : fields) names.push_back(registry.keys()[k.slot].name);
-  return names;
-}
-
 const Column& IdColumn(const CandidateSet& rows, const Registry& registry) {
   return *rows.column(registry.id_slot());
 }
 
-}  // namespace
-
-rt::Task<void> Request::Send(std::size_t i, const KeySchema& schema, RedisBatch& batch) {
+// Sends `batch` on the schema's endpoint and turns every failure into an UpstreamError naming the
+// endpoint (the node's own timeout and the request's deadline cancel: they pass through).
+rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, RedisBatch& batch) {
   if (batch.empty()) co_return;
-  Endpoint* endpoint = endpoints_.Find(schema.endpoint);
-  if (endpoint == nullptr) {
-    throw UpstreamError("no client for endpoint \"" + schema.endpoint + "\"");
+  const std::string& name = schema.schema->endpoint;
+  if (schema.endpoint >= node.endpoints.size()) {
+    throw UpstreamError("no client for endpoint \"" + name + "\"");
   }
-  NodeReport& report = nodes_[i].report;
-  report.redis_commands += batch.size();
-  // A pipelined batch is one round trip; the sync scheduler waits for each command's reply.
-  report.redis_batches += options_.scheduler == Scheduler::kSync ? batch.size() : 1;
+  Endpoint& endpoint = *node.endpoints[schema.endpoint];
+  node.report.redis_commands += batch.size();
+  // The round trips the endpoint started count however the call ends (a timeout cancels it).
+  struct CountRoundTrips {
+    const RedisBatch& batch;
+    NodeReport& report;
+    ~CountRoundTrips() { report.redis_batches += batch.round_trips(); }
+  } count{batch, node.report};
   std::string failure;
   try {
-    if (options_.scheduler == Scheduler::kSync) {
-      co_await endpoint->ExecuteOneByOne(batch);
-    } else {
-      co_await endpoint->Execute(batch);
-    }
+    co_await endpoint.Execute(batch);
   } catch (const rt::DeadlineExceeded&) {
-    // The endpoint's command timeout (the node's own timeout and the request's deadline cancel,
-    // they do not end up here).
-    failure = "Redis endpoint " + schema.endpoint + " did not answer within its command timeout";
+    failure = "Redis endpoint " + name + " did not answer within its command timeout";
   } catch (const redis::RedisError& e) {
-    failure = "Redis endpoint " + schema.endpoint + ": " + e.what();
+    failure = "Redis endpoint " + name + ": " + e.what();
   }
   if (!failure.empty()) throw UpstreamError(failure);
   for (std::size_t k = 0; k < batch.size(); ++k) {
     if (const std::optional<std::string>& error = batch.error(k)) {
-      throw UpstreamError("Redis endpoint " + schema.endpoint + " answered " + *error + " (key " +
+      throw UpstreamError("Redis endpoint " + name + " answered " + *error + " (key " +
                           batch.items()[k].key + ")");
     }
   }
 }
 
-// Hashes of every row: HGETALL (all_fields: the schema's yields, for users) or HMGET of the
-// node's keys, into new columns of `rows` (replacing columns it had for those keys).
-rt::Task<void> Request::FetchHashes(std::size_t i, const KeySchema& schema, CandidateSet& rows,
-                                    bool all_fields) {
-  const CompiledNode& c = plan_->nodes()[i];
-  const Registry& reg = plan_->registry();
-  Arena& arena = *nodes_[i].arena;
+// How a hash is read: every field (HGETALL, keeping the schema's yields: users) or the node's
+// named fields (HMGET: fetch_features).
+enum class HashRead : std::uint8_t { kAllFields, kNamedFields };
+
+// The hash of every row of `rows`, into new columns of the node's fields (replacing columns the
+// rows had for those keys).
+rt::Task<void> FetchHashes(NodeContext& node, CandidateSet& rows, HashRead read) {
+  const CompiledNode& c = node.node;
+  const Registry& reg = node.registry();
+  Arena& arena = node.arena;
   std::vector<Column*> columns;
   for (const KeyRef& k : c.fields) {
     Column* column = Column::Make(arena, k.type, rows.physical_rows());
     columns.push_back(column);
     rows.set_column(k.slot, column);
   }
-  const std::vector<std::string> names = FieldNames(reg, c.fields);
   const Column& ids = IdColumn(rows, reg);
   DecodeCounts counts;
   ReplyProblem problem;
   RedisBatch batch;
   std::vector<HashFieldsSink> hash_sinks;
   std::vector<FieldValuesSink> field_sinks;
-  if (all_fields) {
+  if (read == HashRead::kAllFields) {
     hash_sinks.reserve(rows.size());
   } else {
     field_sinks.reserve(rows.size());
   }
+  const KeySchema& schema = *c.hash.schema;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const std::uint32_t row = rows.row(r);
     std::string key = schema.KeyFor(ids.ints()[row]);
-    if (all_fields) {
-      hash_sinks.emplace_back(names, columns, row, &arena, &counts, &problem);
+    if (read == HashRead::kAllFields) {
+      hash_sinks.emplace_back(c.field_names, columns, row, &arena, &counts, &problem);
       std::string command = HashCommand(key);
       batch.Add(std::move(key), std::move(command), hash_sinks.back());
     } else {
       field_sinks.emplace_back(columns, row, &arena, &counts, &problem);
-      std::string command = FieldsCommand(key, names);
+      std::string command = FieldsCommand(key, c.field_names);
       batch.Add(std::move(key), std::move(command), field_sinks.back());
     }
   }
-  co_await Send(i, schema, batch);
-  NodeReport& report = nodes_[i].report;
-  report.reply_bytes += counts.reply_bytes;
-  report.unparsable_values += counts.unparsable;
+  co_await Send(node, c.hash, batch);
+  node.report.reply_bytes += counts.reply_bytes;
+  node.report.unparsable_values += counts.unparsable;
   if (!problem.ok()) throw UpstreamError("unexpected reply: " + problem.message());
 }
 
-rt::Task<const CandidateSet*> Request::Viewer(std::size_t i) {
-  const CompiledNode& c = plan_->nodes()[i];
-  const Registry& reg = plan_->registry();
-  if (!inputs_.viewer_id)
-    throw std::invalid_argument("the plan reads the viewer, and the request has no viewer_id");
-  Arena& arena = *nodes_[i].arena;
-  CandidateSet* rows = CandidateSet::Make(arena, reg.keys().size(), 1);
-  Column* id = Column::Make(arena, ValueType::kInt, 1);
-  id->ints()[0] = *inputs_.viewer_id;
-  id->set_valid(0);
-  rows->set_column(reg.id_slot(), id);
-  co_await FetchHashes(i, *c.hash_schema, *rows, true);
-  co_return rows;
-}
-
-rt::Task<const CandidateSet*> Request::Lists(std::size_t i, bool then_users) {
-  const CompiledNode& c = plan_->nodes()[i];
-  const Registry& reg = plan_->registry();
-  const CandidateSet& input = Input(i, 0);
-  Arena& arena = *nodes_[i].arena;
+// One list of ids per input row (LRANGE 0 fanout-1), concatenated in input order: the rows of a
+// new candidate set with only the id key.
+rt::Task<CandidateSet*> ReadIdLists(NodeContext& node) {
+  const CompiledNode& c = node.node;
+  const Registry& reg = node.registry();
+  const CandidateSet& input = node.input(0);
+  Arena& arena = node.arena;
   const std::int64_t fanout = c.node->params.fanout;
   const std::size_t n = input.size();
-  // Wave one: every list, each into its own stretch of one buffer.
+  // Every list, each into its own stretch of one buffer.
   std::int64_t* ids = arena.Allocate<std::int64_t>(std::max<std::size_t>(n * fanout, 1));
   DecodeCounts counts;
   ReplyProblem problem;
@@ -154,12 +135,12 @@ rt::Task<const CandidateSet*> Request::Lists(std::size_t i, bool then_users) {
   const Column& input_ids = IdColumn(input, reg);
   for (std::size_t r = 0; r < n; ++r) {
     sinks.emplace_back(ids + r * fanout, static_cast<std::size_t>(fanout), &counts, &problem);
-    std::string key = c.list_schema->KeyFor(input_ids.ints()[input.row(r)]);
+    std::string key = c.list.schema->KeyFor(input_ids.ints()[input.row(r)]);
     std::string command = ListCommand(key, fanout);
     batch.Add(std::move(key), std::move(command), sinks.back());
   }
-  co_await Send(i, *c.list_schema, batch);
-  nodes_[i].report.reply_bytes += counts.reply_bytes;
+  co_await Send(node, c.list, batch);
+  node.report.reply_bytes += counts.reply_bytes;
   if (!problem.ok()) throw UpstreamError("unexpected reply: " + problem.message());
   std::size_t total = 0;
   for (const IdListSink& s : sinks) total += s.size();
@@ -172,15 +153,41 @@ rt::Task<const CandidateSet*> Request::Lists(std::size_t i, bool then_users) {
   }
   for (std::size_t r = 0; r < total; ++r) id->set_valid(r);
   rows->set_column(reg.id_slot(), id);
-  // Wave two (follow, recommendation): every listed user's hash.
-  if (then_users && total > 0) co_await FetchHashes(i, *c.hash_schema, *rows, true);
   co_return rows;
 }
 
-rt::Task<const CandidateSet*> Request::FetchFeatures(std::size_t i) {
-  const CompiledNode& c = plan_->nodes()[i];
-  CandidateSet* rows = CandidateSet::CopyOf(*nodes_[i].arena, Input(i, 0));
-  co_await FetchHashes(i, *c.hash_schema, *rows, false);
+}  // namespace
+
+rt::Task<const CandidateSet*> RunViewerNode(NodeContext& node) {
+  const Registry& reg = node.registry();
+  // The ranker checks a plan that reads the viewer has one; this is for callers that did not.
+  if (!node.request.viewer_id)
+    throw std::invalid_argument("the plan reads the viewer, and the request has no viewer_id");
+  Arena& arena = node.arena;
+  CandidateSet* rows = CandidateSet::Make(arena, reg.keys().size(), 1);
+  Column* id = Column::Make(arena, ValueType::kInt, 1);
+  id->ints()[0] = *node.request.viewer_id;
+  id->set_valid(0);
+  rows->set_column(reg.id_slot(), id);
+  co_await FetchHashes(node, *rows, HashRead::kAllFields);
+  co_return rows;
+}
+
+rt::Task<const CandidateSet*> RunUserListNode(NodeContext& node) {
+  // Wave one: every list; wave two: every listed user's hash (none when no one is listed: the
+  // user columns are then empty).
+  CandidateSet* rows = co_await ReadIdLists(node);
+  co_await FetchHashes(node, *rows, HashRead::kAllFields);
+  co_return rows;
+}
+
+rt::Task<const CandidateSet*> RunIdListNode(NodeContext& node) {
+  co_return co_await ReadIdLists(node);
+}
+
+rt::Task<const CandidateSet*> RunFetchFeaturesNode(NodeContext& node) {
+  CandidateSet* rows = CandidateSet::CopyOf(node.arena, node.input(0));
+  co_await FetchHashes(node, *rows, HashRead::kNamedFields);
   co_return rows;
 }
 

@@ -1,12 +1,18 @@
-// Request: scheduling and outcomes (request.h). The node work itself is in redis_nodes.cpp and
-// cpu_nodes.cpp.
+// Request: scheduling and outcomes (request.h). The nodes' work is their ops' run functions
+// (exec/node_runs.h), found through the op table.
 #include "request.h"
+
+#include <time.h>
 
 #include <vector>
 
+#include "exec/verify_rows.h"
+#include "ops/op_table.h"
 #include "rankd/engine/cpu_ops.h"
 #include "rankd/runtime/deadline.h"
+#include "rankd/runtime/debug_check.h"
 #include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/offload.h"
 
 namespace rankd::engine {
 namespace {
@@ -14,13 +20,22 @@ namespace {
 // A node's arena starts small: most nodes of a request hold a few hundred rows.
 constexpr std::size_t kNodeArenaBytes = 16 * 1024;
 
+std::int64_t ThreadCpuNanos() {
+  timespec ts{};
+  // CLOCK_THREAD_CPUTIME_ID cannot fail on Linux for the calling thread; a zero would only make
+  // one explain figure zero.
+  (void)::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 }  // namespace
 
 Request::Request(std::shared_ptr<const CompiledPlan> plan, RequestInputs inputs,
                  const EndpointSet& endpoints, ExecuteOptions options, rt::CancelToken parent)
     : plan_(std::move(plan)),
       inputs_(std::move(inputs)),
-      endpoints_(endpoints),
+      endpoints_(options.scheduler == Scheduler::kSync ? endpoints.one_by_one()
+                                                       : endpoints.pipelined()),
       options_(options),
       start_ns_(rt::MonotonicNanos()),
       deadline_ns_(start_ns_ + options.deadline.count()),
@@ -28,7 +43,7 @@ Request::Request(std::shared_ptr<const CompiledPlan> plan, RequestInputs inputs,
       nodes_(plan_->nodes().size()),
       unfinished_(plan_->nodes().size()),
       scope_(parent) {
-  arenas_->emplace_back(kNodeArenaBytes);  // the request's own (empty results)
+  arenas_->emplace_back(kNodeArenaBytes);  // the request's own (degraded and empty results)
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     nodes_[i].arena = &arenas_->emplace_back(kNodeArenaBytes);
     nodes_[i].inputs_left = plan_->nodes()[i].inputs.size();
@@ -91,41 +106,92 @@ rt::Task<void> Request::RunNode(std::size_t i) {
   const Node& node = *c.node;
   NodeState& st = nodes_[i];
   st.report.start_us = NowUs();
-  for (std::size_t input : c.inputs) st.report.rows_in += nodes_[input].rows->size();
+  NodeContext context{*plan_, c, {}, *st.arena, inputs_, endpoints_, st.report};
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    context.inputs[k] = nodes_[c.inputs[k]].rows;
+    st.report.rows_in += context.inputs[k]->size();
+  }
   const CandidateSet* rows = nullptr;
   DegradeReason reason = DegradeReason::kNone;
   std::string message;
-  std::string fail_code;
+  ErrorCode fail_code = ErrorCode::kInternal;
   try {
     if (node.timeout_ms) {
-      rows = co_await rt::WithTimeout(std::chrono::milliseconds(*node.timeout_ms), Work(i));
+      rows = co_await rt::WithTimeout(std::chrono::milliseconds(*node.timeout_ms), Work(context));
     } else {
-      rows = co_await Work(i);
+      rows = co_await Work(context);
     }
   } catch (const rt::DeadlineExceeded&) {
     reason = DegradeReason::kTimeout;
     message = "node " + node.id + " timed out after " + std::to_string(*node.timeout_ms) + " ms";
-    fail_code = "deadline_exceeded";
+    fail_code = ErrorCode::kDeadlineExceeded;
   } catch (const rt::CancelledError&) {
     co_return;  // the request settled (deadline, a failure, or the caller gave up)
   } catch (const UpstreamError& e) {
     reason = DegradeReason::kError;
     message = "node " + node.id + ": " + e.what();
-    fail_code = "upstream_error";
+    fail_code = ErrorCode::kUpstreamError;
   } catch (const std::exception& e) {
     reason = DegradeReason::kError;
     message = "node " + node.id + ": " + e.what();
-    fail_code = "internal";
   }
   if (settled_flag_) co_return;
   if (reason == DegradeReason::kNone) {
+    if (std::optional<std::string> broken = VerifyRows(c, *rows, plan_->registry())) {
+      // A kernel's output breaks the node's contract: fail the request, never pass it on.
+      st.report.reason = DegradeReason::kError;
+      FailRequest(i, ErrorCode::kInternal, "node " + node.id + ": " + *broken);
+      co_return;
+    }
     Finish(i, rows, NodeStatus::kOk);
   } else if (node.on_error == OnError::kSkip) {
     Degrade(i, reason, std::move(message));
   } else {
     st.report.reason = reason;
-    FailRequest(i, std::move(fail_code), std::move(message));
+    FailRequest(i, fail_code, std::move(message));
   }
+}
+
+rt::Task<const CandidateSet*> Request::Work(NodeContext& node) {
+  const ops::OpSpec& op = *node.node.op;
+  switch (op.execution) {
+    case ops::Execution::kRedisSource:
+    case ops::Execution::kWait:
+      co_return co_await op.run_async(node);
+    case ops::Execution::kCpu:
+    case ops::Execution::kHeavyCpu:
+      co_return co_await Cpu(node);
+  }
+  throw std::logic_error("op " + std::string(op.name) + " has no execution");
+}
+
+rt::Task<const CandidateSet*> Request::Cpu(NodeContext& node) {
+  const ops::OpSpec& op = *node.node.op;
+  NodeReport& report = node.report;
+  const bool heavy =
+      op.execution == ops::Execution::kHeavyCpu || report.rows_in > options_.offload_rows;
+  if (!heavy) {
+    const rt::CancelToken token = co_await rt::CurrentCancelToken();
+    token.ThrowIfStopRequested();
+    const std::int64_t cpu = ThreadCpuNanos();
+    const CandidateSet* rows = op.run_cpu(node, token);
+    report.cpu_us += (ThreadCpuNanos() - cpu) / 1000;
+    co_return rows;
+  }
+  report.on_pool = true;
+  std::int64_t cpu_ns = 0;
+  const CandidateSet* rows = co_await rt::OffloadCpu([&node, &op, &cpu_ns](rt::CancelToken token) {
+    const std::int64_t start = ThreadCpuNanos();
+    struct Account {
+      std::int64_t start;
+      std::int64_t* total;
+      ~Account() { *total = ThreadCpuNanos() - start; }
+    } account{start, &cpu_ns};
+    token.ThrowIfStopRequested();
+    return op.run_cpu(node, token);
+  });
+  report.cpu_us += cpu_ns / 1000;
+  co_return rows;
 }
 
 void Request::Finish(std::size_t i, const CandidateSet* rows, NodeStatus status) {
@@ -153,12 +219,12 @@ void Request::Degrade(std::size_t i, DegradeReason reason, std::string message) 
   Finish(i, DegradedRows(i), NodeStatus::kDegraded);
 }
 
-void Request::FailRequest(std::size_t i, std::string code, std::string message) {
+void Request::FailRequest(std::size_t i, ErrorCode code, std::string message) {
   NodeState& st = nodes_[i];
   st.report.status = NodeStatus::kFailed;
   st.report.message = message;
   st.report.end_us = NowUs();
-  error_ = ExecutionError{std::move(code), std::move(message)};
+  error_ = ExecutionError{code, std::move(message)};
   settled_flag_ = true;
   settled_.Set();
 }
@@ -176,7 +242,7 @@ void Request::ResolveAtDeadline() {
     if (node.on_error == OnError::kFail) {
       st.report.status = NodeStatus::kFailed;
       st.report.message = message;
-      error_ = ExecutionError{"deadline_exceeded", message};
+      error_ = ExecutionError{ErrorCode::kDeadlineExceeded, message};
       break;
     }
     st.report.message = message;
@@ -187,39 +253,55 @@ void Request::ResolveAtDeadline() {
   }
 }
 
-const CandidateSet* Request::EmptyRows(Arena& arena) const {
+const CandidateSet* Request::EmptyRows(std::size_t i) {
   const Registry& reg = plan_->registry();
+  Arena& arena = arenas_->front();
   CandidateSet* rows = CandidateSet::Make(arena, reg.keys().size(), 0);
-  rows->set_column(reg.id_slot(), Column::Make(arena, ValueType::kInt, 0));
+  for (const KeyRef& key : plan_->nodes()[i].output_keys)
+    rows->set_column(key.slot, Column::Make(arena, key.type, 0));
   return rows;
 }
 
 const CandidateSet* Request::DegradedRows(std::size_t i) {
   const CompiledNode& c = plan_->nodes()[i];
   Arena& arena = arenas_->front();
-  switch (c.node->op) {
-    // New candidates from its input: passing the input through would rank other entities.
-    case Op::kFollow:
-    case Op::kRecommendation:
-    case Op::kMedia:
-    case Op::kFetchList:
-    // Sources: nothing to pass.
-    case Op::kViewer:
-    case Op::kFixedSource:
-      return EmptyRows(arena);
-    case Op::kConcat: {
-      // The inputs that finished (normally or degraded) before it was cut.
+  const CandidateSet* rows = nullptr;
+  switch (c.op->degrade) {
+    case ops::DegradeRule::kNoRows:
+      return EmptyRows(i);
+    case ops::DegradeRule::kPassInput: {
+      const CandidateSet& input = *nodes_[c.inputs[0]].rows;
+      rows = &input;
+      // The keys it would have added that its input lacks read as null: all-null columns.
+      CandidateSet* with_nulls = nullptr;
+      for (const KeyRef& key : c.output_keys) {
+        if (input.column(key.slot) != nullptr) continue;
+        if (with_nulls == nullptr) with_nulls = CandidateSet::CopyOf(arena, input);
+        with_nulls->set_column(key.slot, Column::Make(arena, key.type, input.physical_rows()));
+      }
+      if (with_nulls != nullptr) rows = with_nulls;
+      break;
+    }
+    case ops::DegradeRule::kKeepFinishedInputs: {
       std::vector<const CandidateSet*> done;
       for (std::size_t input : c.inputs) {
         if (nodes_[input].finished) done.push_back(nodes_[input].rows);
       }
-      if (done.empty()) return EmptyRows(arena);
-      if (done.size() == 1) return done[0];
-      return RunConcat(*done[0], *done[1], arena);
+      if (done.empty()) return EmptyRows(i);
+      rows = done.size() == 1 ? done[0] : RunConcat(*done[0], *done[1], arena);
+      // One input's rows lack the keys only the other had: all-null columns for them.
+      CandidateSet* with_nulls = nullptr;
+      for (const KeyRef& key : c.output_keys) {
+        if (rows->column(key.slot) != nullptr) continue;
+        if (with_nulls == nullptr) with_nulls = CandidateSet::CopyOf(arena, *rows);
+        with_nulls->set_column(key.slot, Column::Make(arena, key.type, rows->physical_rows()));
+      }
+      if (with_nulls != nullptr) rows = with_nulls;
+      break;
     }
-    default:
-      return nodes_[c.inputs[0]].rows;  // its input, unchanged
   }
+  RANKD_D_ASSERT(!VerifyRows(c, *rows, plan_->registry()));
+  return rows;
 }
 
 ExecutionResult Request::TakeResult() {
@@ -235,26 +317,6 @@ ExecutionResult Request::TakeResult() {
   }
   result.memory = arenas_;
   return result;
-}
-
-rt::Task<const CandidateSet*> Request::Work(std::size_t i) {
-  switch (plan_->nodes()[i].node->op) {
-    case Op::kViewer:
-      co_return co_await Viewer(i);
-    case Op::kFollow:
-    case Op::kRecommendation:
-      co_return co_await Lists(i, true);
-    case Op::kMedia:
-    case Op::kFetchList:
-      co_return co_await Lists(i, false);
-    case Op::kFetchFeatures:
-      co_return co_await FetchFeatures(i);
-    case Op::kSleep:
-      co_await rt::SleepFor(std::chrono::milliseconds(plan_->nodes()[i].node->params.ms));
-      co_return &Input(i, 0);
-    default:
-      co_return co_await Cpu(i);
-  }
 }
 
 rt::Task<ExecutionResult> ExecutePlan(std::shared_ptr<const CompiledPlan> plan,

@@ -3,10 +3,15 @@
 //
 // Per node it keeps the rows (in the node's own arena, so that a node's CPU work can run on a pool
 // thread while other nodes of the request allocate on the loop), how many inputs are still
-// running, and the explain report. The async scheduler spawns a node into the request's
-// TaskScope when its last input finishes; the sync scheduler runs them one by one. The request
-// settles when every node has finished (normally or degraded), when a `fail` node fails, or at
-// the deadline, whichever comes first; what is still running then is cancelled.
+// running, and the explain report. A node's work is its op's run function (the op table,
+// ops/op_table.h), given a NodeContext; what a `skip` node yields when it degrades is its op's
+// degrade rule. After every node, the rows are checked against the compiled node (every output
+// key has a column of its type; in debug builds also the selection is in range): a broken
+// invariant fails the request as `internal` rather than reaching a kernel. The async scheduler
+// spawns a node into the request's TaskScope when its last input finishes; the sync scheduler runs
+// them one by one. The request settles when every node has finished (normally or degraded), when a
+// `fail` node fails, or at the deadline, whichever comes first; what is still running then is
+// cancelled.
 //
 //   node:  waiting ──inputs done──▶ running ──▶ finished (ok | degraded)
 //                                     │            └── failed: the request fails
@@ -26,20 +31,13 @@
 #include <string>
 #include <vector>
 
-#include "../sources/reply_sinks.h"
+#include "exec/node_context.h"
 #include "rankd/engine/endpoints.h"
 #include "rankd/engine/executor.h"
 #include "rankd/runtime/event.h"
 #include "rankd/runtime/task_scope.h"
 
 namespace rankd::engine {
-
-// A Redis failure of a node: a lost connection, an error reply, a reply of the wrong shape, a
-// command past its timeout.
-class UpstreamError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 class Request {
  public:
@@ -66,34 +64,26 @@ class Request {
   // Waits for the outcome until the deadline; true when the deadline came first.
   rt::Task<bool> AwaitSettled();
   rt::Task<void> RunNode(std::size_t i);
-  rt::Task<const CandidateSet*> Work(std::size_t i);
+  // The node's work by its op's execution: a coroutine on the loop, or CPU work inline or on
+  // the CPU pool.
+  rt::Task<const CandidateSet*> Work(NodeContext& node);
+  rt::Task<const CandidateSet*> Cpu(NodeContext& node);
 
   // Outcomes of a node (loop thread).
   void Finish(std::size_t i, const CandidateSet* rows, NodeStatus status);
   void Degrade(std::size_t i, DegradeReason reason, std::string message);
-  void FailRequest(std::size_t i, std::string code, std::string message);
+  void FailRequest(std::size_t i, ErrorCode code, std::string message);
   void ResolveAtDeadline();
+  // The rows a degraded node yields, by its op's degrade rule.
   const CandidateSet* DegradedRows(std::size_t i);
-  const CandidateSet* EmptyRows(Arena& arena) const;
+  // Rows with a column (empty) of each of the node's output keys.
+  const CandidateSet* EmptyRows(std::size_t i);
 
-  // Node work (redis_nodes.cpp, cpu_nodes.cpp).
-  rt::Task<const CandidateSet*> Viewer(std::size_t i);
-  rt::Task<const CandidateSet*> Lists(std::size_t i, bool then_users);
-  rt::Task<const CandidateSet*> FetchFeatures(std::size_t i);
-  rt::Task<void> FetchHashes(std::size_t i, const KeySchema& schema, CandidateSet& rows,
-                             bool all_fields);
-  rt::Task<void> Send(std::size_t i, const KeySchema& schema, RedisBatch& batch);
-  rt::Task<const CandidateSet*> Cpu(std::size_t i);
-  const CandidateSet* RunCpuOp(std::size_t i, rt::CancelToken token);
-
-  const CandidateSet& Input(std::size_t i, std::size_t k) const {
-    return *nodes_[plan_->nodes()[i].inputs[k]].rows;
-  }
   std::int64_t NowUs() const;
 
   std::shared_ptr<const CompiledPlan> plan_;
   RequestInputs inputs_;
-  const EndpointSet& endpoints_;
+  std::span<Endpoint* const> endpoints_;  // as the scheduler sends
   ExecuteOptions options_;
   std::int64_t start_ns_;
   std::int64_t deadline_ns_;

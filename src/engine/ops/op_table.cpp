@@ -50,12 +50,14 @@ constexpr ParamSpec kTopkParams[] = {Named("by", ParamType::kKey), Int("k", 1, 1
 constexpr ParamSpec kDedupeParams[] = {Named("by", ParamType::kKey)};
 constexpr ParamSpec kMsParams[] = {Int("ms", 0, kMaxMs)};
 
-constexpr std::string_view kKeysParam[] = {"keys"};
-constexpr std::string_view kOutKeyParam[] = {"out_key"};
+constexpr OutputKeys kIdOnly{false, nullptr, nullptr, false};
+constexpr OutputKeys kIdAndHashKeys{false, nullptr, nullptr, true};
+constexpr OutputKeys kInputKeys{true, nullptr, nullptr, false};
+constexpr OutputKeys kInputAndFetchedKeys{true, nullptr, &NodeParams::keys, false};
+constexpr OutputKeys kInputAndOutKey{true, &NodeParams::out_key, nullptr, false};
 
-constexpr OutputKeys kIdOnly{false, {}, false};
-constexpr OutputKeys kIdAndHashKeys{false, {}, true};
-constexpr OutputKeys kInputKeys{true, {}, false};
+constexpr SchemaRead Fixed(std::string_view name) { return {name, {}, nullptr}; }
+constexpr SchemaRead FromSchemaParam() { return {{}, "schema", &NodeParams::schema}; }
 
 std::uint64_t InRows(std::span<const std::uint64_t> input_rows) {
   return input_rows.empty() ? 0 : input_rows[0];
@@ -162,65 +164,48 @@ void CheckTopk(OpCheck& c) {
 
 constexpr std::span<const ParamSpec> kNone{};
 
-// In the order of Op.
+// clang-format off
+// In the order of Op. Fields: op, name, inputs, params, reads_list, reads_hash, output, cost,
+// check, execution, run_async, run_cpu, degrade.
 constexpr std::array<OpSpec, 16> kOps = {{
-    {Op::kViewer, "viewer", {0, 0}, kNone, {}, {"user", {}}, kIdAndHashKeys, ViewerCost, nullptr},
-    {Op::kFollow,
-     "follow",
-     {1, 1},
-     kFanoutParams,
-     {"follow", {}},
-     {"user", {}},
-     kIdAndHashKeys,
-     UserListCost,
-     nullptr},
-    {Op::kRecommendation,
-     "recommendation",
-     {1, 1},
-     kFanoutParams,
-     {"recommendation", {}},
-     {"user", {}},
-     kIdAndHashKeys,
-     UserListCost,
-     nullptr},
-    {Op::kMedia, "media", {1, 1}, kFanoutParams, {"media", {}}, {}, kIdOnly, ListCost, nullptr},
-    {Op::kFetchList,
-     "fetch_list",
-     {1, 1},
-     kFetchListParams,
-     {{}, "schema"},
-     {},
-     kIdOnly,
-     ListCost,
-     nullptr},
-    {Op::kFixedSource,
-     "fixed_source",
-     {0, 0},
-     kFixedSourceParams,
-     {},
-     {},
-     kIdOnly,
-     FixedSourceCost,
-     CheckFixedSource},
-    {Op::kFetchFeatures,
-     "fetch_features",
-     {1, 1},
-     kFetchFeaturesParams,
-     {},
-     {{}, "schema"},
-     {true, kKeysParam, false},
-     FetchFeaturesCost,
-     CheckFetchFeatures},
-    {Op::kVm, "vm", {1, 1}, kVmParams, {}, {}, {true, kOutKeyParam, false}, FromInput, CheckVm},
-    {Op::kFilter, "filter", {1, 1}, kFilterParams, {}, {}, kInputKeys, FromInput, CheckFilter},
-    {Op::kSort, "sort", {1, 1}, kSortParams, {}, {}, kInputKeys, FromInput, nullptr},
-    {Op::kTake, "take", {1, 1}, kTakeParams, {}, {}, kInputKeys, TakeCost, nullptr},
-    {Op::kTopk, "topk", {1, 1}, kTopkParams, {}, {}, kInputKeys, TopkCost, CheckTopk},
-    {Op::kDedupe, "dedupe", {1, 1}, kDedupeParams, {}, {}, kInputKeys, FromInput, nullptr},
-    {Op::kConcat, "concat", {2, 2}, kNone, {}, {}, kInputKeys, ConcatCost, nullptr},
-    {Op::kSleep, "sleep", {1, 1}, kMsParams, {}, {}, kInputKeys, FromInput, nullptr},
-    {Op::kBusyCpu, "busy_cpu", {1, 1}, kMsParams, {}, {}, kInputKeys, FromInput, nullptr},
+    {Op::kViewer, "viewer", {0, 0}, kNone, {}, Fixed("user"), kIdAndHashKeys, ViewerCost,
+     nullptr, Execution::kRedisSource, RunViewerNode, nullptr, DegradeRule::kNoRows},
+    {Op::kFollow, "follow", {1, 1}, kFanoutParams, Fixed("follow"), Fixed("user"),
+     kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource, RunUserListNode, nullptr,
+     DegradeRule::kNoRows},
+    {Op::kRecommendation, "recommendation", {1, 1}, kFanoutParams, Fixed("recommendation"),
+     Fixed("user"), kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource,
+     RunUserListNode, nullptr, DegradeRule::kNoRows},
+    {Op::kMedia, "media", {1, 1}, kFanoutParams, Fixed("media"), {}, kIdOnly, ListCost, nullptr,
+     Execution::kRedisSource, RunIdListNode, nullptr, DegradeRule::kNoRows},
+    {Op::kFetchList, "fetch_list", {1, 1}, kFetchListParams, FromSchemaParam(), {}, kIdOnly,
+     ListCost, nullptr, Execution::kRedisSource, RunIdListNode, nullptr, DegradeRule::kNoRows},
+    {Op::kFixedSource, "fixed_source", {0, 0}, kFixedSourceParams, {}, {}, kIdOnly,
+     FixedSourceCost, CheckFixedSource, Execution::kCpu, nullptr, RunFixedSourceNode,
+     DegradeRule::kNoRows},
+    {Op::kFetchFeatures, "fetch_features", {1, 1}, kFetchFeaturesParams, {}, FromSchemaParam(),
+     kInputAndFetchedKeys, FetchFeaturesCost, CheckFetchFeatures, Execution::kRedisSource,
+     RunFetchFeaturesNode, nullptr, DegradeRule::kPassInput},
+    {Op::kVm, "vm", {1, 1}, kVmParams, {}, {}, kInputAndOutKey, FromInput, CheckVm,
+     Execution::kCpu, nullptr, RunVmNode, DegradeRule::kPassInput},
+    {Op::kFilter, "filter", {1, 1}, kFilterParams, {}, {}, kInputKeys, FromInput, CheckFilter,
+     Execution::kCpu, nullptr, RunFilterNode, DegradeRule::kPassInput},
+    {Op::kSort, "sort", {1, 1}, kSortParams, {}, {}, kInputKeys, FromInput, nullptr,
+     Execution::kCpu, nullptr, RunSortNode, DegradeRule::kPassInput},
+    {Op::kTake, "take", {1, 1}, kTakeParams, {}, {}, kInputKeys, TakeCost, nullptr,
+     Execution::kCpu, nullptr, RunTakeNode, DegradeRule::kPassInput},
+    {Op::kTopk, "topk", {1, 1}, kTopkParams, {}, {}, kInputKeys, TopkCost, CheckTopk,
+     Execution::kCpu, nullptr, RunTopkNode, DegradeRule::kPassInput},
+    {Op::kDedupe, "dedupe", {1, 1}, kDedupeParams, {}, {}, kInputKeys, FromInput, nullptr,
+     Execution::kCpu, nullptr, RunDedupeNode, DegradeRule::kPassInput},
+    {Op::kConcat, "concat", {2, 2}, kNone, {}, {}, kInputKeys, ConcatCost, nullptr,
+     Execution::kCpu, nullptr, RunConcatNode, DegradeRule::kKeepFinishedInputs},
+    {Op::kSleep, "sleep", {1, 1}, kMsParams, {}, {}, kInputKeys, FromInput, nullptr,
+     Execution::kWait, RunSleepNode, nullptr, DegradeRule::kPassInput},
+    {Op::kBusyCpu, "busy_cpu", {1, 1}, kMsParams, {}, {}, kInputKeys, FromInput, nullptr,
+     Execution::kHeavyCpu, nullptr, RunBusyCpuNode, DegradeRule::kPassInput},
 }};
+// clang-format on
 
 }  // namespace
 
@@ -243,6 +228,28 @@ std::vector<std::string> TableRefs(const OpSpec& op, const json::Value& params, 
     if (value != nullptr && value->is_string()) refs.push_back(value->string());
   }
   return refs;
+}
+
+std::set<std::string> OutputKeyNames(const OpSpec& op, const NodeParams& params,
+                                     std::span<const std::set<std::string>* const> input_keys,
+                                     const KeySchema* hash) {
+  std::set<std::string> keys = {"id"};
+  if (op.output.keep_input_keys) {
+    for (const std::set<std::string>* input : input_keys) keys.insert(input->begin(), input->end());
+  }
+  if (op.output.add_hash_yields && hash != nullptr)
+    keys.insert(hash->yields.begin(), hash->yields.end());
+  if (op.output.add_key != nullptr) keys.insert(params.*op.output.add_key);
+  if (op.output.add_keys != nullptr) {
+    const std::vector<std::string>& added = params.*op.output.add_keys;
+    keys.insert(added.begin(), added.end());
+  }
+  return keys;
+}
+
+std::string_view SchemaName(const SchemaRead& read, const NodeParams& params) {
+  if (!read.name.empty()) return read.name;
+  return read.field != nullptr ? std::string_view(params.*read.field) : std::string_view();
 }
 
 NodeParams ReadNodeParams(const OpSpec& op, const json::Value& params) {

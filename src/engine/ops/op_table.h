@@ -17,17 +17,29 @@
 //   cost     its static cost from its inputs' worst-case rows: the most rows it can produce and
 //            Redis commands it can issue per request (saturating: never overflows).
 //   check    the op's own checks beyond what the fields above imply (null when none).
+//   runs     how a node of the op executes: a Redis source (a coroutine sending commands on the
+//            shard's endpoints), CPU work (a function over its inputs, inline or on the CPU
+//            pool), or a wait on the loop (the `sleep` test op); and the function that does it
+//            (exec/node_runs.h).
+//   degrade  what a `skip` node of the op yields when it fails or times out (docs/plan-format.md,
+//            "Failure policy"; docs/engine.md, "Deadlines and degraded answers").
+//
+// Nothing else in the engine switches on an op: the plan checker, the plan compiler, the
+// schedulers, explain and OpenAPI read this table. Adding an op is one entry here, its run
+// function, its docs and its tests.
 //
 // Immutable, static data; any thread.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "exec/node_runs.h"
 #include "json/value.h"
 #include "plan/tree_types.h"
 #include "rankd/engine/plan.h"
@@ -57,18 +69,42 @@ struct ParamSpec {
   std::span<const std::string_view> values = {};  // kEnum
 };
 
-// A key schema an op reads: a fixed one (`name`), or the one its param `param` names.
+// A key schema an op reads: a fixed one (`name`), or the one its param `param` names (read from
+// the node's params as `field`).
 struct SchemaRead {
   std::string_view name;
   std::string_view param;
+  const std::string NodeParams::*field = nullptr;
   bool present() const noexcept { return !name.empty() || !param.empty(); }
 };
 
 // The keys on an op's output rows, besides `id`.
 struct OutputKeys {
-  bool keep_input_keys = false;                  // every key of the input rows (of all inputs)
-  std::span<const std::string_view> add_params;  // params whose values (a key or keys) it adds
-  bool add_hash_yields = false;                  // the keys its hash schema yields
+  bool keep_input_keys = false;  // every key of the input rows (of all inputs)
+  // A param naming one key it adds (vm's out_key), or several (fetch_features' keys).
+  const std::string NodeParams::*add_key = nullptr;
+  const std::vector<std::string> NodeParams::*add_keys = nullptr;
+  bool add_hash_yields = false;  // the keys its hash schema yields
+};
+
+// How a node of an op executes.
+enum class Execution : std::uint8_t {
+  kRedisSource,  // sends Redis commands (run_async), on the shard's loop
+  kCpu,          // CPU work over its inputs (run_cpu): inline, or on the CPU pool when large
+  kHeavyCpu,     // CPU work that always runs on the CPU pool (run_cpu): the busy_cpu test op
+  kWait,         // waits on the loop without Redis or CPU (run_async): the sleep test op
+};
+
+// What a `skip` node yields when it fails or times out.
+enum class DegradeRule : std::uint8_t {
+  // No rows (a column of each output key, empty): a source has nothing to pass, and an op that
+  // makes new candidates from its input would rank other entities if it passed the input on.
+  kNoRows,
+  // Its input's rows unchanged; an output key the input lacks (a key the op would have added)
+  // is an all-null column.
+  kPassInput,
+  // The inputs that finished (normally or degraded) before it was cut, concatenated in order.
+  kKeepFinishedInputs,
 };
 
 // The static cost of one node (docs/plan-format.md, "Budgets and static cost").
@@ -111,6 +147,10 @@ struct OpSpec {
   OutputKeys output;
   NodeCost (*cost)(std::span<const std::uint64_t> input_rows, const NodeParams& params) = nullptr;
   void (*check)(OpCheck& check) = nullptr;
+  Execution execution = Execution::kCpu;
+  AsyncNodeRun run_async = nullptr;  // kRedisSource, kWait
+  CpuNodeRun run_cpu = nullptr;      // kCpu
+  DegradeRule degrade = DegradeRule::kPassInput;
 };
 
 // Every op, in the order of Op (and of the schema's op enum).
@@ -128,6 +168,17 @@ std::vector<std::string> TableRefs(const OpSpec& op, const json::Value& params, 
 // its op, the rest default. An id of fixed_source that is not a safe integer is read as 0 (the
 // validator reports it).
 NodeParams ReadNodeParams(const OpSpec& op, const json::Value& params);
+
+// The names of the registry keys on a node's output rows, by its op's output rule: `id`, the keys
+// of its inputs' rows (`input_keys`, one set per input) if it keeps them, the keys its params
+// name, and the keys of `hash` (the hash schema it reads; null when missing) if it adds them.
+std::set<std::string> OutputKeyNames(const OpSpec& op, const NodeParams& params,
+                                     std::span<const std::set<std::string>* const> input_keys,
+                                     const KeySchema* hash);
+
+// The name of the key schema a node reads for `read`: the fixed one, or the value of the param
+// it names.
+std::string_view SchemaName(const SchemaRead& read, const NodeParams& params);
 
 std::uint64_t SaturatingAdd(std::uint64_t a, std::uint64_t b) noexcept;
 std::uint64_t SaturatingMul(std::uint64_t a, std::uint64_t b) noexcept;

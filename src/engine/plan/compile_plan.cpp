@@ -1,6 +1,11 @@
+// CompilePlan (compiled_plan.h): a validated plan resolved once, through the op table, into what
+// a request executes.
+#include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "ops/op_table.h"
 #include "rankd/engine/compiled_plan.h"
 
 namespace rankd::engine {
@@ -16,142 +21,133 @@ KeyRef ResolveKey(const Registry& registry, const Node& node, const std::string&
   return KeyRef{*slot, registry.keys()[*slot].type};
 }
 
-const KeySchema* ResolveSchema(const Registry& registry, const Node& node, const std::string& name,
-                               KeySchema::Type type) {
+// The registry's endpoint names in the order of a shard's EndpointSet (by name).
+std::vector<std::string> EndpointOrder(const Registry& registry) {
+  std::vector<std::string> names;
+  for (const EndpointDef& e : registry.endpoints()) names.push_back(e.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+SchemaRef ResolveSchema(const Registry& registry, const std::vector<std::string>& endpoints,
+                        const Node& node, const ops::SchemaRead& read, KeySchema::Type type) {
+  if (!read.present()) return {};
+  const std::string name(ops::SchemaName(read, node.params));
   const KeySchema* schema = registry.FindKeySchema(name);
   if (schema == nullptr || schema->type != type) Invalid(node, "no key schema \"" + name + "\"");
-  return schema;
+  const auto at = std::lower_bound(endpoints.begin(), endpoints.end(), schema->endpoint);
+  if (at == endpoints.end() || *at != schema->endpoint)
+    Invalid(node, "key schema \"" + name + "\" names no endpoint of the registry");
+  return SchemaRef{schema, static_cast<std::size_t>(at - endpoints.begin())};
 }
 
-// The keys a hash schema stores, as the op reads them into columns.
-std::vector<KeyRef> HashFields(const Registry& registry, const Node& node,
-                               const std::vector<std::string>& names) {
-  std::vector<KeyRef> fields;
-  fields.reserve(names.size());
-  for (const std::string& name : names) fields.push_back(ResolveKey(registry, node, name));
-  return fields;
+// The regexes of a tree that take their pattern from a param: (param, flags) pairs.
+void RegexParams(const Pred& p, std::vector<std::pair<std::string, std::string>>* out);
+void RegexParams(const Expr& e, std::vector<std::pair<std::string, std::string>>* out) {
+  if (e.cond) RegexParams(*e.cond, out);
+  for (const Expr& a : e.args) RegexParams(a, out);
+}
+void RegexParams(const Pred& p, std::vector<std::pair<std::string, std::string>>* out) {
+  if (p.op == PredOp::kRegex && p.param) out->emplace_back(*p.param, p.flags);
+  for (const Pred& child : p.preds) RegexParams(child, out);
+  for (const Expr& e : p.exprs) RegexParams(e, out);
 }
 
-// The keys a node's rows have, per the ops table's "output keys" column: id first, then the rest
-// in registry order.
-std::vector<KeyRef> OutputKeys(const Registry& registry, const Node& node, const CompiledNode& c,
-                               const std::vector<CompiledNode>& earlier) {
-  std::vector<bool> has(registry.keys().size(), false);
-  has[registry.id_slot()] = true;
-  const auto keep_inputs = [&] {
-    for (std::size_t input : c.inputs) {
-      for (const KeyRef& k : earlier[input].output_keys) has[k.slot] = true;
+// Per declared param, the flags of each regex using it as its pattern (each set of flags once).
+std::vector<std::vector<std::string>> RegexFlagsByParam(const Plan& plan) {
+  std::vector<std::pair<std::string, std::string>> uses;
+  for (const auto& [id, pred] : plan.preds) RegexParams(pred, &uses);
+  for (const auto& [id, expr] : plan.exprs) RegexParams(expr, &uses);
+  std::vector<std::vector<std::string>> flags(plan.params.size());
+  for (const auto& [param, f] : uses) {
+    for (std::size_t i = 0; i < plan.params.size(); ++i) {
+      if (plan.params[i].name != param) continue;
+      if (std::find(flags[i].begin(), flags[i].end(), f) == flags[i].end()) flags[i].push_back(f);
     }
-  };
-  switch (node.op) {
-    case Op::kViewer:
-    case Op::kFollow:
-    case Op::kRecommendation:
-      for (const KeyRef& k : c.fields) has[k.slot] = true;
-      break;
-    case Op::kMedia:
-    case Op::kFetchList:
-    case Op::kFixedSource:
-      break;
-    case Op::kFetchFeatures:
-      keep_inputs();
-      for (const KeyRef& k : c.fields) has[k.slot] = true;
-      break;
-    case Op::kVm:
-      keep_inputs();
-      has[c.key.slot] = true;
-      break;
-    default:
-      keep_inputs();
-      break;
   }
-  std::vector<KeyRef> keys = {KeyRef{registry.id_slot(), ValueType::kInt}};
-  for (std::size_t slot = 0; slot < has.size(); ++slot) {
-    if (has[slot] && slot != registry.id_slot())
-      keys.push_back(KeyRef{slot, registry.keys()[slot].type});
+  return flags;
+}
+
+// The node's params of a kind (a key it reads, the key it writes, an expression or predicate).
+const ops::ParamSpec* ParamOfType(const ops::OpSpec& op, ops::ParamType type) {
+  for (const ops::ParamSpec& p : op.params) {
+    if (p.type == type) return &p;
   }
-  return keys;
+  return nullptr;
 }
 
 }  // namespace
 
 CompiledPlan::CompiledPlan(std::shared_ptr<const Plan> plan,
                            std::shared_ptr<const Registry> registry,
-                           std::vector<CompiledNode> nodes, std::vector<std::size_t> outputs)
+                           std::vector<CompiledNode> nodes, std::vector<std::size_t> outputs,
+                           std::vector<std::vector<std::string>> regex_flags)
     : plan_(std::move(plan)),
       registry_(std::move(registry)),
       nodes_(std::move(nodes)),
-      outputs_(std::move(outputs)) {}
+      outputs_(std::move(outputs)),
+      regex_flags_(std::move(regex_flags)) {
+  for (const CompiledNode& n : nodes_) reads_viewer_ |= n.node->op == Op::kViewer;
+}
 
 std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan,
                                                 std::shared_ptr<const Registry> registry) {
   const Registry& reg = *registry;
+  const std::vector<std::string> endpoints = EndpointOrder(reg);
   std::vector<CompiledNode> nodes;
   nodes.reserve(plan->order.size());
+  std::vector<std::set<std::string>> key_names;  // per compiled node, its output keys' names
   std::unordered_map<std::size_t, std::size_t> position;  // plan index -> compiled index
   for (std::size_t plan_index : plan->order) {
     const Node& node = plan->nodes.at(plan_index);
+    const ops::OpSpec& op = ops::OpSpecOf(node.op);
     CompiledNode c;
     c.node = &node;
+    c.op = &op;
     c.plan_index = plan_index;
     for (std::size_t input : node.input_index) {
       const auto it = position.find(input);
       if (it == position.end()) Invalid(node, "an input runs after it");
       c.inputs.push_back(it->second);
     }
-    const auto user = [&] {
-      c.hash_schema = ResolveSchema(reg, node, "user", KeySchema::Type::kHash);
-      c.fields = HashFields(reg, node, c.hash_schema->yields);
-    };
-    switch (node.op) {
-      case Op::kViewer:
-        user();
-        break;
-      case Op::kFollow:
-      case Op::kRecommendation:
-        c.list_schema =
-            ResolveSchema(reg, node, node.op == Op::kFollow ? "follow" : "recommendation",
-                          KeySchema::Type::kList);
-        user();
-        break;
-      case Op::kMedia:
-        c.list_schema = ResolveSchema(reg, node, "media", KeySchema::Type::kList);
-        break;
-      case Op::kFetchList:
-        c.list_schema = ResolveSchema(reg, node, node.params.schema, KeySchema::Type::kList);
-        break;
-      case Op::kFetchFeatures:
-        c.hash_schema = ResolveSchema(reg, node, node.params.schema, KeySchema::Type::kHash);
-        c.fields = HashFields(reg, node, node.params.keys);
-        break;
-      case Op::kVm: {
-        c.key = ResolveKey(reg, node, node.params.out_key);
-        const auto it = plan->exprs.find(node.params.expr);
-        if (it == plan->exprs.end()) Invalid(node, "no expression \"" + node.params.expr + "\"");
-        c.program = CompileExpr(it->second, reg, plan->params);
-        break;
-      }
-      case Op::kFilter: {
-        const auto it = plan->preds.find(node.params.pred);
-        if (it == plan->preds.end()) Invalid(node, "no predicate \"" + node.params.pred + "\"");
-        c.program = CompilePred(it->second, reg, plan->params);
-        break;
-      }
-      case Op::kSort:
-      case Op::kTopk:
-      case Op::kDedupe:
-        c.key = ResolveKey(reg, node, node.params.by);
-        break;
-      case Op::kFixedSource:
-      case Op::kTake:
-      case Op::kConcat:
-      case Op::kSleep:
-      case Op::kBusyCpu:
-        break;
+    c.list = ResolveSchema(reg, endpoints, node, op.reads_list, KeySchema::Type::kList);
+    c.hash = ResolveSchema(reg, endpoints, node, op.reads_hash, KeySchema::Type::kHash);
+    if (c.hash.schema != nullptr) {
+      // A source of users reads every key the schema yields; fetch_features the keys it names.
+      c.field_names = op.output.add_hash_yields ? c.hash.schema->yields : node.params.keys;
+      for (const std::string& name : c.field_names) c.fields.push_back(ResolveKey(reg, node, name));
     }
-    c.output_keys = OutputKeys(reg, node, c, nodes);
+    // The one key param an op has is `by`.
+    if (ParamOfType(op, ops::ParamType::kKey) != nullptr)
+      c.key = ResolveKey(reg, node, node.params.by);
+    if (ParamOfType(op, ops::ParamType::kOutKey) != nullptr)
+      c.key = ResolveKey(reg, node, node.params.out_key);
+    if (ParamOfType(op, ops::ParamType::kExpr) != nullptr) {
+      const auto it = plan->exprs.find(node.params.expr);
+      if (it == plan->exprs.end()) Invalid(node, "no expression \"" + node.params.expr + "\"");
+      c.program = CompileExpr(it->second, reg, plan->params);
+    }
+    if (ParamOfType(op, ops::ParamType::kPred) != nullptr) {
+      const auto it = plan->preds.find(node.params.pred);
+      if (it == plan->preds.end()) Invalid(node, "no predicate \"" + node.params.pred + "\"");
+      c.program = CompilePred(it->second, reg, plan->params);
+    }
+    std::vector<const std::set<std::string>*> input_keys;
+    for (std::size_t input : c.inputs) input_keys.push_back(&key_names[input]);
+    std::set<std::string> names = ops::OutputKeyNames(op, node.params, input_keys, c.hash.schema);
+    // id first, then registry order.
+    c.output_keys.push_back(KeyRef{reg.id_slot(), ValueType::kInt});
+    std::vector<KeyRef> rest;
+    for (const std::string& name : names) {
+      if (name == "id") continue;
+      rest.push_back(ResolveKey(reg, node, name));
+    }
+    std::sort(rest.begin(), rest.end(),
+              [](const KeyRef& a, const KeyRef& b) { return a.slot < b.slot; });
+    c.output_keys.insert(c.output_keys.end(), rest.begin(), rest.end());
     for (std::size_t input : c.inputs) nodes[input].dependents.push_back(nodes.size());
     position.emplace(plan_index, nodes.size());
+    key_names.push_back(std::move(names));
     nodes.push_back(std::move(c));
   }
   std::vector<std::size_t> outputs;
@@ -166,8 +162,10 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
     }
     if (!found) throw std::invalid_argument("plan output \"" + id + "\" is not a node");
   }
+  std::vector<std::vector<std::string>> regex_flags = RegexFlagsByParam(*plan);
   return std::make_shared<const CompiledPlan>(std::move(plan), std::move(registry),
-                                              std::move(nodes), std::move(outputs));
+                                              std::move(nodes), std::move(outputs),
+                                              std::move(regex_flags));
 }
 
 CompiledPlanStore::CompiledPlanStore(std::shared_ptr<const PlanStore> store)

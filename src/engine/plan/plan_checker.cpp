@@ -399,7 +399,9 @@ class PlanChecker {
       for (const std::size_t input : n.input_index)
         input_rows.push_back(analysis_.cost[input].rows);
       analysis_.cost[i] = spec.cost(input_rows, n.params);
-      analysis_.columns[i] = OutputKeys(spec, n, hash);
+      std::vector<const std::set<std::string>*> input_keys;
+      for (const std::size_t input : n.input_index) input_keys.push_back(&analysis_.columns[input]);
+      analysis_.columns[i] = ops::OutputKeyNames(spec, n.params, input_keys, hash);
       CheckRowBudget(i);
     }
   }
@@ -410,9 +412,7 @@ class PlanChecker {
                               TreeContext& context) {
     if (!read.present()) return nullptr;
     const Node& n = analysis_.nodes[i];
-    const std::string name = !read.name.empty()
-                                 ? std::string(read.name)
-                                 : node_json(i).Find("params")->Find(read.param)->string();
+    const std::string name(ops::SchemaName(read, n.params));
     const std::string pointer = !read.name.empty()
                                     ? NodePointer(i) + "/op"
                                     : json::PointerTo(NodePointer(i) + "/params", read.param);
@@ -432,23 +432,6 @@ class PlanChecker {
       return nullptr;
     }
     return schema;
-  }
-
-  // The keys on a node's output rows, by its op's output rule.
-  std::set<std::string> OutputKeys(const ops::OpSpec& spec, const Node& n,
-                                   const KeySchema* hash) const {
-    std::set<std::string> keys = {"id"};
-    if (spec.output.keep_input_keys) {
-      for (const std::size_t input : n.input_index)
-        keys.insert(analysis_.columns[input].begin(), analysis_.columns[input].end());
-    }
-    if (spec.output.add_hash_yields && hash != nullptr)
-      keys.insert(hash->yields.begin(), hash->yields.end());
-    for (const std::string_view param : spec.output.add_params) {
-      if (param == "out_key") keys.insert(n.params.out_key);
-      if (param == "keys") keys.insert(n.params.keys.begin(), n.params.keys.end());
-    }
-    return keys;
   }
 
   double Budget(std::string_view name) const {

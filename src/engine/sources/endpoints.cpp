@@ -1,5 +1,6 @@
 #include "rankd/engine/endpoints.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -65,18 +66,10 @@ class SingleEndpoint final : public Endpoint {
     redis::Pipeline pipeline;
     for (const RedisBatch::Item& item : batch.items())
       pipeline.AddEncodedTarget(item.target, item.command);
+    batch.add_round_trips(1);
     co_await pool_->Execute(pipeline, call_);
     for (std::size_t i = 0; i < batch.items().size(); ++i)
       batch.items()[i].error = pipeline.error(i);
-  }
-
-  rt::Task<void> ExecuteOneByOne(RedisBatch& batch) override {
-    for (RedisBatch::Item& item : batch.items()) {
-      redis::Pipeline one;
-      one.AddEncodedTarget(item.target, item.command);
-      co_await pool_->Execute(one, call_);
-      item.error = one.error(0);
-    }
   }
 
   bool reachable() const override { return !pool_->known_down(); }
@@ -122,18 +115,10 @@ class ClusterEndpoint final : public Endpoint {
     for (RedisBatch::Item& item : batch.items()) {
       cluster.AddEncodedTarget(item.key, item.target, std::move(item.command));
     }
+    batch.add_round_trips(1);  // the nodes' pipelines go out together
     co_await client_->Execute(cluster, call_);
     for (std::size_t i = 0; i < batch.items().size(); ++i)
       batch.items()[i].error = cluster.error(i);
-  }
-
-  rt::Task<void> ExecuteOneByOne(RedisBatch& batch) override {
-    for (RedisBatch::Item& item : batch.items()) {
-      redis::ClusterBatch one;
-      one.AddEncodedTarget(item.key, item.target, std::move(item.command));
-      co_await client_->Execute(one, call_);
-      item.error = one.error(0);
-    }
   }
 
   bool reachable() const override { return client_->slot_map().covers_all_slots(); }
@@ -228,31 +213,69 @@ std::map<std::string, EndpointTarget> ResolveEndpoints(
   return targets;
 }
 
+OneByOneEndpoint::OneByOneEndpoint(Endpoint& inner) : Endpoint(inner.name()), inner_(inner) {}
+
+rt::Task<void> OneByOneEndpoint::Start(rt::Duration timeout) { return inner_.Start(timeout); }
+
+rt::Task<void> OneByOneEndpoint::Execute(RedisBatch& batch) {
+  for (RedisBatch::Item& item : batch.items()) {
+    RedisBatch one;
+    one.items().push_back(std::move(item));
+    // The item goes back whatever happens, so the caller's batch stays whole.
+    struct Restore {
+      RedisBatch::Item& to;
+      RedisBatch& from;
+      ~Restore() { to = std::move(from.items().front()); }
+    } restore{item, one};
+    batch.add_round_trips(1);
+    co_await inner_.Execute(one);
+  }
+}
+
 EndpointSet::EndpointSet(const std::map<std::string, EndpointTarget>& targets) {
   for (const auto& [name, target] : targets) {
     if (target.mode == EndpointTarget::Mode::kCluster) {
-      endpoints_.emplace(name, std::make_unique<ClusterEndpoint>(name, target));
+      endpoints_.push_back(std::make_unique<ClusterEndpoint>(name, target));
     } else {
-      endpoints_.emplace(name, std::make_unique<SingleEndpoint>(name, target));
+      endpoints_.push_back(std::make_unique<SingleEndpoint>(name, target));
     }
+  }
+  Index();
+}
+
+EndpointSet::EndpointSet(std::vector<std::unique_ptr<Endpoint>> endpoints)
+    : endpoints_(std::move(endpoints)) {
+  std::sort(endpoints_.begin(), endpoints_.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  Index();
+}
+
+void EndpointSet::Index() {
+  for (const std::unique_ptr<Endpoint>& e : endpoints_) {
+    pipelined_.push_back(e.get());
+    decorators_.push_back(std::make_unique<OneByOneEndpoint>(*e));
+    one_by_one_.push_back(decorators_.back().get());
   }
 }
 
 rt::Task<void> EndpointSet::Start(rt::Duration timeout) {
-  for (auto& [name, endpoint] : endpoints_) {
+  for (const std::unique_ptr<Endpoint>& endpoint : endpoints_) {
     std::string failure;
     try {
       co_await endpoint->Start(timeout);
     } catch (const std::exception& e) {
       failure = e.what();
     }
-    if (!failure.empty()) throw redis::ConnectionError("endpoint " + name + ": " + failure);
+    if (!failure.empty())
+      throw redis::ConnectionError("endpoint " + endpoint->name() + ": " + failure);
   }
 }
 
 Endpoint* EndpointSet::Find(std::string_view name) const {
-  const auto it = endpoints_.find(name);
-  return it == endpoints_.end() ? nullptr : it->second.get();
+  for (const std::unique_ptr<Endpoint>& e : endpoints_) {
+    if (e->name() == name) return e.get();
+  }
+  return nullptr;
 }
 
 }  // namespace rankd::engine

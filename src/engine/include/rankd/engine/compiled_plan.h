@@ -21,33 +21,49 @@
 
 namespace rankd::engine {
 
+namespace ops {
+struct OpSpec;
+}
+
 // A key a node reads or writes, resolved.
 struct KeyRef {
   std::size_t slot = 0;
   ValueType type = ValueType::kInt;
 };
 
+// A key schema a node reads, resolved: the schema and the index of its endpoint in the shard's
+// EndpointSet (endpoints in name order, as the registry's; endpoints.h).
+struct SchemaRef {
+  const KeySchema* schema = nullptr;  // null: the node reads no such schema
+  std::size_t endpoint = 0;
+};
+
 struct CompiledNode {
   const Node* node = nullptr;       // in CompiledPlan::plan
+  const ops::OpSpec* op = nullptr;  // its op's entry in the op table
   std::size_t plan_index = 0;       // its index in Plan::nodes
   std::vector<std::size_t> inputs;  // indexes into CompiledPlan::nodes (which run earlier)
   // What the op needs, resolved (unused fields stay empty):
-  const KeySchema* list_schema = nullptr;  // follow, recommendation, media, fetch_list
-  const KeySchema* hash_schema = nullptr;  // viewer, follow, recommendation, fetch_features
-  std::vector<KeyRef> fields;              // hash keys read: fetch_features' keys; the user
-                                           // schema's yields for viewer/follow/recommendation
+  SchemaRef list;  // follow, recommendation, media, fetch_list
+  SchemaRef hash;  // viewer, follow, recommendation, fetch_features
+  // Hash keys read, as columns and by their names in Redis: fetch_features' keys; the user
+  // schema's yields for viewer/follow/recommendation.
+  std::vector<KeyRef> fields;
+  std::vector<std::string> field_names;
   KeyRef key;                              // sort, topk, dedupe: `by`; vm: `out_key`
   std::shared_ptr<const Program> program;  // vm: the expression; filter: the predicate
   bool is_output = false;
   std::vector<std::size_t> dependents;  // nodes that read this one (indexes into nodes)
   // The keys its rows have (docs/plan-format.md, "output keys"): `id` first, then registry order.
+  // Every one has a column of its type on the node's rows, whatever happened to the node.
   std::vector<KeyRef> output_keys;
 };
 
 class CompiledPlan {
  public:
   CompiledPlan(std::shared_ptr<const Plan> plan, std::shared_ptr<const Registry> registry,
-               std::vector<CompiledNode> nodes, std::vector<std::size_t> outputs);
+               std::vector<CompiledNode> nodes, std::vector<std::size_t> outputs,
+               std::vector<std::vector<std::string>> regex_flags);
 
   const Plan& plan() const noexcept { return *plan_; }
   const std::shared_ptr<const Plan>& plan_ptr() const noexcept { return plan_; }
@@ -56,12 +72,19 @@ class CompiledPlan {
   const std::vector<CompiledNode>& nodes() const noexcept { return nodes_; }
   // The output nodes, in Plan::outputs order (indexes into nodes()).
   const std::vector<std::size_t>& outputs() const noexcept { return outputs_; }
+  // True when a node reads the viewer (a request must then carry viewer_id).
+  bool reads_viewer() const noexcept { return reads_viewer_; }
+  // Per declared param (Plan::params order): the flags of every regex predicate that uses it as
+  // its pattern (a request's value must compile with each).
+  const std::vector<std::vector<std::string>>& regex_flags() const noexcept { return regex_flags_; }
 
  private:
   std::shared_ptr<const Plan> plan_;
   std::shared_ptr<const Registry> registry_;
   std::vector<CompiledNode> nodes_;
   std::vector<std::size_t> outputs_;
+  bool reads_viewer_ = false;
+  std::vector<std::vector<std::string>> regex_flags_;
 };
 
 // Compiles a validated plan against the registry it was validated against. Throws

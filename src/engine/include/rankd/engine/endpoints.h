@@ -6,7 +6,8 @@
 // on its own loop, so nothing on the request path is shared between shards.
 //
 // A node sends its commands as one RedisBatch: every command at once (the client pipelines them,
-// per node of a cluster), or, for the sync baseline scheduler, one at a time.
+// per node of a cluster). The sync baseline scheduler sends through OneByOneEndpoint decorators
+// instead, which send one command at a time, each awaited before the next.
 //
 // Thread affinity: an Endpoint and its batches belong to one shard's loop. Ownership: an
 // EndpointSet owns its clients; a batch borrows its sinks.
@@ -16,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +62,11 @@ class RedisBatch {
   bool empty() const noexcept { return items_.empty(); }
   // After the call: the server's error reply to command i, if it sent one.
   const std::optional<std::string>& error(std::size_t i) const { return items_.at(i).error; }
+  // How many round trips the call started (one for a pipelined batch, one per command sent one
+  // at a time; counted as each starts, so a call cut short counts what it sent); explain
+  // reports it.
+  std::uint64_t round_trips() const noexcept { return round_trips_; }
+  void add_round_trips(std::uint64_t n) noexcept { round_trips_ += n; }
 
   // For Endpoint implementations: the commands, their sinks, and where their errors go.
   struct Item {
@@ -72,6 +79,7 @@ class RedisBatch {
 
  private:
   std::vector<Item> items_;
+  std::uint64_t round_trips_ = 0;
 };
 
 class Endpoint {
@@ -79,11 +87,11 @@ class Endpoint {
   virtual ~Endpoint() = default;
   // Connects (a cluster loads its slot map). Throws redis::ConnectionError when it cannot.
   virtual rt::Task<void> Start(rt::Duration timeout) = 0;
-  // Every command of `batch` at once. Server error replies are recorded per command; a failed
-  // connection throws redis::ConnectionError, the deadline rt::DeadlineExceeded.
+  // Every command of `batch` (at once, unless the endpoint says otherwise), counting its round
+  // trips. Server error replies are recorded per command; a failed connection throws
+  // redis::ConnectionError, the endpoint's command timeout rt::DeadlineExceeded, cancellation
+  // rt::CancelledError.
   virtual rt::Task<void> Execute(RedisBatch& batch) = 0;
-  // The same, one command at a time (each awaited before the next is sent).
-  virtual rt::Task<void> ExecuteOneByOne(RedisBatch& batch) = 0;
   // False while every connection is known to be down.
   virtual bool reachable() const = 0;
   // True while it can serve now: a connection is up (a single server), or the slot map covers
@@ -102,20 +110,47 @@ class Endpoint {
   redis::ClientMetrics metrics_;
 };
 
-// A shard's clients of every endpoint (made on the shard's loop).
+// The sync baseline's view of an endpoint: every batch sent one command at a time, each awaited
+// before the next is sent (one round trip per command). Borrows the endpoint it decorates.
+class OneByOneEndpoint final : public Endpoint {
+ public:
+  explicit OneByOneEndpoint(Endpoint& inner);
+  rt::Task<void> Start(rt::Duration timeout) override;
+  rt::Task<void> Execute(RedisBatch& batch) override;
+  bool reachable() const override { return inner_.reachable(); }
+  bool ready() const override { return inner_.ready(); }
+  std::size_t in_flight() const override { return inner_.in_flight(); }
+
+ private:
+  Endpoint& inner_;
+};
+
+// A shard's clients of every endpoint (made on the shard's loop), in name order: a compiled
+// plan's SchemaRef::endpoint indexes them (compiled_plan.h).
 class EndpointSet {
  public:
+  // Clients of each target (a pool for a single server, a cluster client for a cluster).
   explicit EndpointSet(const std::map<std::string, EndpointTarget>& targets);
+  // Endpoints made by the caller (tests: in-memory endpoints), each under its name().
+  explicit EndpointSet(std::vector<std::unique_ptr<Endpoint>> endpoints);
   // Connects every endpoint; throws the first failure (naming the endpoint).
   rt::Task<void> Start(rt::Duration timeout);
   // Null when there is no such endpoint.
   Endpoint* Find(std::string_view name) const;
-  const std::map<std::string, std::unique_ptr<Endpoint>, std::less<>>& all() const noexcept {
-    return endpoints_;
-  }
+  // Every endpoint, in name order.
+  std::span<const std::unique_ptr<Endpoint>> all() const noexcept { return endpoints_; }
+  // The endpoints as the schedulers send through them, in name order: pipelined (async), or
+  // one command at a time (sync).
+  std::span<Endpoint* const> pipelined() const noexcept { return pipelined_; }
+  std::span<Endpoint* const> one_by_one() const noexcept { return one_by_one_; }
 
  private:
-  std::map<std::string, std::unique_ptr<Endpoint>, std::less<>> endpoints_;
+  void Index();
+
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;
+  std::vector<std::unique_ptr<Endpoint>> decorators_;
+  std::vector<Endpoint*> pipelined_;
+  std::vector<Endpoint*> one_by_one_;
 };
 
 }  // namespace rankd::engine

@@ -9,15 +9,18 @@
 // when its inputs finished) and a failed `fail` node cancel the work under it — Redis calls are
 // abandoned, CPU work stops at its next check — they do not merely stop waiting for it.
 //
-// A `skip` node that fails or times out degrades (docs/plan-format.md, "Failure policy"): a
-// follow, recommendation, media or fetch_list yields no rows; a source yields no rows; another
-// one-input node passes its input through; a concat keeps the inputs that finished before it was
-// cut. A `fail` node that fails fails the request: upstream_error for a Redis failure,
-// deadline_exceeded for a timeout, internal for anything else. At the request deadline every
-// unfinished node, started or not, counts as timed out.
+// A `skip` node that fails or times out degrades by its op's degrade rule (the op table;
+// docs/plan-format.md, "Failure policy"): a follow, recommendation, media or fetch_list yields no
+// rows; a source yields no rows; another one-input node passes its input through unchanged, the
+// keys it would have added reading as null; a concat keeps the inputs that finished before it
+// was cut. Whatever happened, a node's rows have a column of every key its compiled node lists. A
+// `fail` node that fails fails the request: upstream_error for a Redis failure, deadline_exceeded
+// for a timeout, internal for anything else. At the request deadline every unfinished node, started
+// or not, counts as timed out.
 //
 // The sync scheduler is the baseline the benchmarks compare against: the same nodes one at a
-// time in topological order, each Redis command awaited before the next is sent. Same results.
+// time in topological order, sending through the endpoints' one-by-one decorators (each Redis
+// command awaited before the next is sent). Same results.
 //
 // Thread affinity: a shard's loop thread (the endpoints' loop). Ownership: the result owns the
 // request's memory (the arenas its rows live in).
@@ -33,6 +36,7 @@
 #include "rankd/engine/arena.h"
 #include "rankd/engine/candidates.h"
 #include "rankd/engine/compiled_plan.h"
+#include "rankd/engine/error_code.h"
 #include "rankd/engine/program.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/task.h"
@@ -75,7 +79,7 @@ struct NodeReport {
 
 // A request that failed as a whole.
 struct ExecutionError {
-  std::string code;  // deadline_exceeded, upstream_error, internal
+  ErrorCode code = ErrorCode::kInternal;  // deadline_exceeded, upstream_error, internal
   std::string message;
 };
 

@@ -12,27 +12,21 @@
 #include <vector>
 
 #include "rankd/engine/compiled_plan.h"
+#include "rankd/engine/error_code.h"
 #include "rankd/engine/executor.h"
 #include "rankd/engine/program.h"
 #include "rankd/engine/value.h"
 
 namespace rankd::engine {
 
-// The error codes of a request (docs/engine.md, "Errors").
-namespace rank_errors {
-inline constexpr std::string_view kBadRequest = "bad_request";
-inline constexpr std::string_view kInvalidParam = "invalid_param";
-inline constexpr std::string_view kUnknownPlan = "unknown_plan";
-inline constexpr std::string_view kDeadlineExceeded = "deadline_exceeded";
-inline constexpr std::string_view kUpstreamError = "upstream_error";
-inline constexpr std::string_view kOverloaded = "overloaded";
-inline constexpr std::string_view kInternal = "internal";
-}  // namespace rank_errors
-
 struct RankError {
-  std::string code;
+  ErrorCode code = ErrorCode::kInternal;
   std::string message;
 };
+
+// A request_id is at most this many bytes, each printable ASCII (0x20 to 0x7E): it is echoed in
+// responses, headers and log lines.
+inline constexpr std::size_t kMaxRequestIdBytes = 128;
 
 // A param value as the request wrote it: an int64 for an integer literal within int64, a double
 // for any other number, a string, a bool.
@@ -52,19 +46,22 @@ struct RankRequest {
 };
 
 // The request in `body`, or a bad_request naming the field (or the byte offset of malformed
-// JSON).
+// JSON). Reads no plan: what depends on the plan is BindParams' and the ranker's.
 std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body);
 
 // The plan's params with the request's overrides (same type, an integer for a float param too,
 // within bounds; a pattern param must compile with the flags the plan uses it with), or an
 // invalid_param naming the param.
-std::expected<ParamBinding, RankError> BindParams(const Plan& plan,
+std::expected<ParamBinding, RankError> BindParams(const CompiledPlan& plan,
                                                   const std::vector<RequestParam>& overrides);
 
 // The response of an executed request (`result` without error) as JSON into `out`.
 void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
                        const ExecutionResult& result, bool explain);
-// An error response.
-void WriteRankError(std::string& out, std::string_view request_id, const RankError& error);
+// An error body, the one form of every error rankd answers with:
+// {"request_id": ..., "error": {"code": ..., "message": ...}}, without request_id when it is
+// nullopt (the errors of endpoints that take no request_id).
+void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id,
+                    const RankError& error);
 
 }  // namespace rankd::engine

@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "rankd/engine/compiled_plan.h"
 #include "rankd/engine/endpoints.h"
+#include "rankd/engine/error_code.h"
 #include "rankd/engine/executor.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/task.h"
@@ -33,16 +35,16 @@ class Ranker {
   Ranker(std::shared_ptr<const CompiledPlanStore> store, const EndpointSet& endpoints,
          RankerOptions options);
 
-  // One request's answer: the JSON body, and what a server logs and counts about it.
   // How one node of an executed plan went, for a server's metrics.
   struct NodeOutcome {
     std::string_view node;          // its id (a view into `Answer::compiled`)
     std::int64_t duration_us = -1;  // -1: it never started
     DegradeReason degraded = DegradeReason::kNone;
   };
+  // One request's answer: the JSON body, and what a server logs and counts about it.
   struct Answer {
     std::string body;
-    std::string error_code;  // empty when it ranked
+    std::optional<ErrorCode> error;  // nullopt when it ranked
     std::string request_id;
     std::string plan;
     std::size_t degraded = 0;

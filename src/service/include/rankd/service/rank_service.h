@@ -53,9 +53,6 @@ struct ServiceOptions {
   const StallCounts* stalls = nullptr;
 };
 
-// The HTTP status of a ranking error code (docs/operations.md, "POST /rank").
-int HttpStatusOf(std::string_view error_code) noexcept;
-
 class RankService {
  public:
   RankService(rt::ShardSet& shards, ServiceOptions options, LoadedStore initial, EventLog& log);

@@ -1,0 +1,44 @@
+// NodeContext: what one node's run function (exec/node_runs.h) sees of its request — its compiled
+// node, its finished inputs' rows, its own arena, the request's inputs, the endpoints as its
+// scheduler sends through them, and its explain report to count into.
+//
+// Made by the Request (exec/request.h) for each node it runs, in the node's coroutine frame;
+// valid until the run returns.
+//
+// Thread affinity: the shard's loop; a CPU run may read it on a pool thread while the loop does
+// not touch the node (it waits for the run). Ownership: borrows everything.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <span>
+
+#include "rankd/engine/arena.h"
+#include "rankd/engine/candidates.h"
+#include "rankd/engine/compiled_plan.h"
+#include "rankd/engine/endpoints.h"
+#include "rankd/engine/executor.h"
+
+namespace rankd::engine {
+
+struct NodeContext {
+  const CompiledPlan& plan;
+  const CompiledNode& node;
+  std::array<const CandidateSet*, 2> inputs{};  // its inputs' rows, in order (ops read <= 2)
+  Arena& arena;
+  const RequestInputs& request;
+  std::span<Endpoint* const> endpoints;  // by SchemaRef::endpoint
+  NodeReport& report;
+
+  const CandidateSet& input(std::size_t k) const noexcept { return *inputs[k]; }
+  const Registry& registry() const noexcept { return plan.registry(); }
+};
+
+// A Redis failure of a node: a lost connection, an error reply, a reply of the wrong shape, a
+// command past its endpoint's command timeout.
+class UpstreamError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace rankd::engine

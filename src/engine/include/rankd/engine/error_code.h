@@ -1,0 +1,40 @@
+// ErrorCode: every error a ranking request (or the service around it) can answer with, defined
+// once: its wire name (the `code` of an error body) and its HTTP status (docs/engine.md,
+// "Errors"; docs/operations.md, "POST /rank"). Code that fails a request names an ErrorCode, never
+// a string, so a misspelt code cannot compile.
+//
+// Plain data; any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace rankd::engine {
+
+enum class ErrorCode : std::uint8_t {
+  kBadRequest,        // the request is malformed
+  kInvalidParam,      // a param override is undeclared, mistyped, out of bounds or a bad regex
+  kUnknownPlan,       // no plan of that name in the store
+  kDeadlineExceeded,  // a `fail` node did not finish by its timeout or the request's deadline
+  kUpstreamError,     // a `fail` node's Redis command failed
+  kOverloaded,        // the server sheds the request
+  kInternal,          // anything else
+  kForbidden,         // an admin endpoint called from a peer that may not call it
+};
+
+struct ErrorCodeInfo {
+  ErrorCode code;
+  std::string_view wire_name;
+  int http_status;
+};
+
+// Every code, in the order of the enum.
+std::span<const ErrorCodeInfo> AllErrorCodes() noexcept;
+std::string_view WireName(ErrorCode code) noexcept;
+int HttpStatus(ErrorCode code) noexcept;
+// The code of a wire name; nullopt for a name that is not one.
+std::optional<ErrorCode> ErrorCodeNamed(std::string_view wire_name) noexcept;
+
+}  // namespace rankd::engine

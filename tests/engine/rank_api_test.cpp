@@ -1,0 +1,316 @@
+// The ranking API without Redis or a process: ParseRankRequest (every field rule and the message
+// naming the field), BindParams (every param rule), WriteRankResponse and WriteErrorBody (the
+// JSON forms of docs/engine.md), and the Ranker end to end on plans with no Redis nodes.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "expr_builders.h"
+#include "plan_builder.h"
+#include "rankd/engine/endpoints.h"
+#include "rankd/engine/rank_api.h"
+#include "rankd/engine/ranker.h"
+#include "rankd/runtime/event_loop.h"
+
+namespace rankd::engine {
+namespace {
+
+using testing::P;
+using testing::PlanBuilder;
+using testing::X;
+
+// The request, or a failure naming what ParseRankRequest said.
+RankRequest Parsed(std::string_view body) {
+  std::expected<RankRequest, RankError> r = ParseRankRequest(body);
+  EXPECT_TRUE(r) << body << ": " << (r ? "" : r.error().message);
+  return r ? *r : RankRequest{};
+}
+
+// The bad_request message for `body` (empty, and a test failure, when it parses).
+std::string Refusal(std::string_view body) {
+  std::expected<RankRequest, RankError> r = ParseRankRequest(body);
+  if (r) {
+    ADD_FAILURE() << body << " parsed";
+    return "";
+  }
+  EXPECT_EQ(r.error().code, ErrorCode::kBadRequest) << body;
+  return r.error().message;
+}
+
+TEST(ParseRankRequestTest, ReadsEveryField) {
+  const RankRequest r = Parsed(
+      R"({"plan":"feed","viewer_id":9223372036854775807,"params":{"w":2,"f":0.5,"s":"x","b":true},
+          "deadline_ms":60000,"explain":true,"request_id":"r-1"})");
+  EXPECT_EQ(r.plan, "feed");
+  EXPECT_EQ(r.viewer_id, std::numeric_limits<std::int64_t>::max());  // every digit kept
+  ASSERT_EQ(r.params.size(), 4u);
+  EXPECT_EQ(r.params[0].value, Scalar(std::int64_t{2}));
+  EXPECT_EQ(r.params[1].value, Scalar(0.5));
+  EXPECT_EQ(r.params[2].value, Scalar(std::string("x")));
+  EXPECT_EQ(r.params[3].value, Scalar(true));
+  EXPECT_EQ(r.deadline_ms, 60000);
+  EXPECT_TRUE(r.explain);
+  EXPECT_EQ(r.request_id, "r-1");
+  const RankRequest minimal = Parsed(R"({"plan":"p"})");
+  EXPECT_FALSE(minimal.viewer_id);
+  EXPECT_FALSE(minimal.deadline_ms);
+  EXPECT_FALSE(minimal.explain);
+  EXPECT_FALSE(minimal.request_id);
+}
+
+TEST(ParseRankRequestTest, EveryMalformedFieldIsABadRequestNamingIt) {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {R"({"plan":"feed",)", "byte 15"},
+      {"", "byte 0"},
+      {"[1]", "must be a JSON object, not a array"},
+      {R"({"viewer_id":1})", "plan is required"},
+      {R"({"plan":""})", "plan must be"},
+      {R"({"plan":5})", "plan must be"},
+      {R"({"plan":"p","viewer_id":-1})", "viewer_id must be an integer from 0"},
+      {R"({"plan":"p","viewer_id":1.5})", "viewer_id"},
+      {R"({"plan":"p","viewer_id":1.0})", "viewer_id"},
+      {R"({"plan":"p","viewer_id":9223372036854775808})", "viewer_id"},
+      {R"({"plan":"p","viewer_id":"1"})",
+       "viewer_id must be an integer from 0 to "
+       "9223372036854775807, not a string"},
+      {R"({"plan":"p","deadline_ms":0})", "deadline_ms must be an integer from 1 to 60000"},
+      {R"({"plan":"p","deadline_ms":60001})", "deadline_ms"},
+      {R"({"plan":"p","explain":1})", "explain must be true or false, not a number"},
+      {R"({"plan":"p","request_id":7})", "request_id must be a string, not a number"},
+      {R"({"plan":"p","params":[]})", "params must be an object of param values, not a array"},
+      {R"({"plan":"p","colour":1})", "unknown field \"colour\""},
+      {R"({"plan":"p","plan":"p"})", "already has a member"},
+      {R"({"plan":"p","viewer_id":1e999})", "float64"},
+  };
+  for (const auto& [body, needle] : cases) {
+    const std::string message = Refusal(body);
+    EXPECT_NE(message.find(needle), std::string::npos) << body << " -> " << message;
+  }
+}
+
+TEST(ParseRankRequestTest, ARequestIdIsAtMost128BytesOfPrintableAscii) {
+  const std::string longest(kMaxRequestIdBytes, '~');
+  EXPECT_EQ(Parsed(R"({"plan":"p","request_id":")" + longest + "\"}").request_id, longest);
+  EXPECT_EQ(Parsed(R"({"plan":"p","request_id":" !az~"})").request_id, " !az~");
+  EXPECT_EQ(Parsed(R"({"plan":"p","request_id":""})").request_id, "");
+  EXPECT_EQ(Refusal(R"({"plan":"p","request_id":")" + longest + "x\"}"),
+            "request_id must be at most 128 bytes, not 129");
+  EXPECT_EQ(Refusal(R"({"plan":"p","request_id":"a\tb"})"),
+            "request_id must be printable ASCII (0x20 to 0x7E); byte 1 is 0x09");
+  EXPECT_EQ(Refusal(R"({"plan":"p","request_id":"\u007f"})"),
+            "request_id must be printable ASCII (0x20 to 0x7E); byte 0 is 0x7F");
+  EXPECT_EQ(Refusal(R"({"plan":"p","request_id":"caf\u00e9"})"),
+            "request_id must be printable ASCII (0x20 to 0x7E); byte 3 is 0xC3");
+  EXPECT_EQ(Refusal(R"({"plan":"p","request_id":"\u0000"})"),
+            "request_id must be printable ASCII (0x20 to 0x7E); byte 0 is 0x00");
+  // A huge id is refused by its size, and the message does not echo it.
+  const std::string huge(470'000, 'a');
+  const std::string message = Refusal(R"({"plan":"p","request_id":")" + huge + "\"}");
+  EXPECT_LT(message.size(), 100u) << message.substr(0, 100);
+}
+
+// A plan of no Redis nodes with one param of each type and a regex param used with two flag sets.
+std::shared_ptr<const CompiledPlan> ParamPlan() {
+  static const std::shared_ptr<const Registry> registry = testing::ExampleRegistry("127.0.0.1:1");
+  NodeParams ids;
+  ids.ids = {3, 1, 2};
+  NodeParams vm;
+  vm.out_key = "final_score";
+  vm.expr = "e0";
+  const auto param = [](std::string name, ValueType type, Scalar value,
+                        std::optional<double> min = {}, std::optional<double> max = {}) {
+    return PlanParam{std::move(name), type, std::move(value), min, max};
+  };
+  auto plan = PlanBuilder("params")
+                  .Param(param("flag", ValueType::kBool, false))
+                  .Param(param("limit", ValueType::kInt, std::int64_t{5}, 1, 10))
+                  .Param(param("pattern", ValueType::kString, std::string("^clip")))
+                  .Param(param("weight", ValueType::kFloat, 0.5, 0, 100))
+                  .Add("ids", Op::kFixedSource, {}, ids)
+                  .Expr("e0", X::If(P::Or({P::RegexParam(X::Str("Clip"), "pattern", "i"),
+                                           P::RegexParam(X::Str("clip"), "pattern", "s")}),
+                                    X::Param("weight"), X::Float(0)))
+                  .Add("score", Op::kVm, {"ids"}, vm)
+                  .Output("score")
+                  .Build();
+  return CompilePlan(std::move(plan), registry);
+}
+
+RequestParam Override(std::string name, Scalar value, std::string json_type) {
+  return RequestParam{std::move(name), std::move(value), std::move(json_type)};
+}
+
+std::string BindRefusal(const CompiledPlan& plan, RequestParam o) {
+  std::expected<ParamBinding, RankError> r = BindParams(plan, {std::move(o)});
+  if (r) {
+    ADD_FAILURE() << "bound";
+    return "";
+  }
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidParam);
+  return r.error().message;
+}
+
+TEST(BindParamsTest, OverridesOfTheDeclaredTypeWithinBoundsReplaceTheDefaults) {
+  const auto plan = ParamPlan();
+  std::expected<ParamBinding, RankError> defaults = BindParams(*plan, {});
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->values[1], Scalar(std::int64_t{5}));
+  std::expected<ParamBinding, RankError> bound = BindParams(
+      *plan,
+      {Override("weight", std::int64_t{3}, "number"), Override("limit", std::int64_t{10}, "number"),
+       Override("flag", true, "boolean"), Override("pattern", std::string("x+"), "string")});
+  ASSERT_TRUE(bound) << bound.error().message;
+  EXPECT_EQ(bound->values[0], Scalar(true));
+  EXPECT_EQ(bound->values[1], Scalar(std::int64_t{10}));
+  EXPECT_EQ(bound->values[2], Scalar(std::string("x+")));
+  EXPECT_EQ(bound->values[3], Scalar(3.0));  // an integer for a float param is a float
+}
+
+TEST(BindParamsTest, EveryBadOverrideIsAnInvalidParamNamingIt) {
+  const auto plan = ParamPlan();
+  EXPECT_EQ(BindRefusal(*plan, Override("colour", 1.0, "number")),
+            "plan params has no param \"colour\"");
+  EXPECT_EQ(BindRefusal(*plan, Override("limit", 5.0, "number")),
+            "param limit is a int: expected an integer, got a number with a fraction or exponent");
+  EXPECT_EQ(BindRefusal(*plan, Override("limit", std::string("5"), "string")),
+            "param limit is a int: expected an integer, got a string");
+  EXPECT_EQ(BindRefusal(*plan, Override("limit", std::int64_t{11}, "number")),
+            "param limit must be >= 1 and <= 10");
+  EXPECT_EQ(BindRefusal(*plan, Override("limit", std::int64_t{0}, "number")),
+            "param limit must be >= 1 and <= 10");
+  EXPECT_EQ(BindRefusal(*plan, Override("weight", -0.5, "number")),
+            "param weight must be >= 0 and <= 100");
+  EXPECT_EQ(BindRefusal(*plan, Override("weight", true, "boolean")),
+            "param weight is a float: expected a number, got a boolean");
+  EXPECT_EQ(BindRefusal(*plan, Override("flag", std::int64_t{1}, "number")),
+            "param flag is a bool: expected true or false, got a number");
+  EXPECT_EQ(BindRefusal(*plan, Override("pattern", Scalar{}, "null")),
+            "param pattern is a string: expected a string, got a null");
+  const std::string regex = BindRefusal(*plan, Override("pattern", std::string("("), "string"));
+  EXPECT_EQ(regex.rfind("param pattern is not a valid RE2 pattern: ", 0), 0u) << regex;
+}
+
+TEST(CompiledPlanTest, KnowsEachParamsRegexFlagsAndWhetherItReadsTheViewer) {
+  const auto plan = ParamPlan();
+  EXPECT_FALSE(plan->reads_viewer());
+  ASSERT_EQ(plan->regex_flags().size(), 4u);
+  EXPECT_TRUE(plan->regex_flags()[0].empty());
+  EXPECT_EQ(plan->regex_flags()[2], (std::vector<std::string>{"i", "s"}));
+}
+
+TEST(WriteErrorBodyTest, WritesTheCodesWireNameWithOrWithoutARequestId) {
+  std::string with;
+  WriteErrorBody(with, "r\"1", {ErrorCode::kUpstreamError, "node a: lost"});
+  EXPECT_EQ(with,
+            R"({"request_id":"r\"1","error":{"code":"upstream_error","message":"node a: lost"}})");
+  std::string without;
+  WriteErrorBody(without, std::nullopt, {ErrorCode::kForbidden, "no"});
+  EXPECT_EQ(without, R"({"error":{"code":"forbidden","message":"no"}})");
+}
+
+// Runs one request through a Ranker over `store`, with no endpoints.
+Ranker::Answer Rank(std::shared_ptr<const CompiledPlanStore> store, std::string_view body) {
+  rt::EventLoop loop;
+  return loop.RunUntilComplete(
+      [](std::shared_ptr<const CompiledPlanStore> s, std::string b) -> rt::Task<Ranker::Answer> {
+        EndpointSet endpoints(std::vector<std::unique_ptr<Endpoint>>{});
+        Ranker ranker(std::move(s), endpoints, RankerOptions{});
+        co_return co_await ranker.Rank(b);
+      }(std::move(store), std::string(body)));
+}
+
+std::shared_ptr<const CompiledPlanStore> StoreOf(std::vector<std::shared_ptr<const Plan>> plans) {
+  const std::shared_ptr<const Registry> registry = testing::ExampleRegistry("127.0.0.1:1");
+  std::map<std::string, std::shared_ptr<const Plan>> by_name;
+  for (auto& p : plans) by_name.emplace(p->name, std::move(p));
+  return std::make_shared<const CompiledPlanStore>(std::make_shared<const PlanStore>(
+      registry, std::move(by_name), std::chrono::system_clock::time_point{}));
+}
+
+std::shared_ptr<const Plan> ScorePlan() {
+  NodeParams ids;
+  ids.ids = {9007199254740993, -4, 0};
+  NodeParams vm;
+  vm.out_key = "final_score";
+  vm.expr = "e0";
+  NodeParams top;
+  top.by = "final_score";
+  top.k = 2;
+  return PlanBuilder("score")
+      .Param(PlanParam{"weight", ValueType::kFloat, 0.5, 0.0, 100.0})
+      .Add("ids", Op::kFixedSource, {}, ids)
+      .Expr("e0", X::Div(X::Param("weight"), X::Key("id")))
+      .Add("score", Op::kVm, {"ids"}, vm)
+      .Add("top", Op::kTopk, {"score"}, top)
+      .Output("top")
+      .Build();
+}
+
+std::shared_ptr<const Plan> ViewerPlan() {
+  return PlanBuilder("viewer").Add("viewer", Op::kViewer, {}).Output("viewer").Build();
+}
+
+TEST(RankerTest, RanksAndWritesTheResponseOfDocsEngineMd) {
+  const auto store = StoreOf({ScorePlan()});
+  const Ranker::Answer a =
+      Rank(store, R"({"plan":"score","request_id":"r1","params":{"weight":-0.0}})");
+  EXPECT_FALSE(a.error);
+  // 0.0 / 9007199254740993 is 0, -0.0 / -4 is 0 (written 0), division by zero is null: ties keep
+  // their input order, nulls last.
+  EXPECT_EQ(
+      a.body,
+      R"({"request_id":"r1","plan":"score","plan_digest":"","outputs":{"top":[)"
+      R"({"id":9007199254740993,"final_score":0},{"id":-4,"final_score":0}]},"degraded":[]})");
+  EXPECT_EQ(a.request_id, "r1");
+  EXPECT_EQ(a.plan, "score");
+  EXPECT_EQ(a.degraded, 0u);
+  ASSERT_EQ(a.nodes.size(), 3u);
+  EXPECT_EQ(a.nodes[1].node, "score");
+  EXPECT_GE(a.nodes[1].duration_us, 0);
+}
+
+TEST(RankerTest, ExplainListsEveryNodeAndTheTotals) {
+  const Ranker::Answer a = Rank(StoreOf({ScorePlan()}), R"({"plan":"score","explain":true})");
+  EXPECT_FALSE(a.error);
+  for (const std::string_view field :
+       {R"("explain":{"nodes":[{"node":"ids","op":"fixed_source","status":"ok",)",
+        R"("rows_in":0,"rows_out":3,"redis_commands":0,"round_trips":0,"reply_bytes":0,)",
+        R"({"node":"top","op":"topk","status":"ok",)", R"("rows_in":3,"rows_out":2,)",
+        R"("ran_on":"loop",)", R"("totals":{"redis_commands":0,"round_trips":0,"cpu_us":)",
+        R"(,"elapsed_us":)"}) {
+    EXPECT_NE(a.body.find(field), std::string::npos) << field << "\n" << a.body;
+  }
+}
+
+TEST(RankerTest, AnswersEachRequestErrorWithItsCode) {
+  const auto store = StoreOf({ScorePlan(), ViewerPlan()});
+  struct Case {
+    std::string_view body;
+    ErrorCode code;
+    std::string_view message;
+  };
+  const Case cases[] = {
+      {R"({"plan":"nope"})", ErrorCode::kUnknownPlan, R"(no plan \"nope\" in the plan store)"},
+      {R"({"plan":"viewer"})", ErrorCode::kBadRequest,
+       "viewer_id is required: plan viewer reads the viewer"},
+      {R"({"plan":"score","params":{"weight":101}})", ErrorCode::kInvalidParam,
+       "param weight must be >= 0 and <= 100"},
+      {R"({"plan":"score","deadline_ms":0})", ErrorCode::kBadRequest, "deadline_ms"},
+  };
+  for (const Case& c : cases) {
+    const Ranker::Answer a = Rank(store, c.body);
+    ASSERT_TRUE(a.error) << c.body;
+    EXPECT_EQ(*a.error, c.code) << c.body;
+    EXPECT_NE(a.body.find(std::string("\"code\":\"") + std::string(WireName(c.code)) + "\""),
+              std::string::npos)
+        << a.body;
+    EXPECT_NE(a.body.find(c.message), std::string::npos) << a.body;
+    // No request_id given: rankd makes one, so the answer and its log line can be matched.
+    EXPECT_EQ(a.request_id.rfind("rankd-", 0), 0u) << a.request_id;
+    EXPECT_NE(a.body.find("\"request_id\":\"" + a.request_id + "\""), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace rankd::engine
