@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "plan/plan_loader.h"
-#include "rankd/engine/plan_store.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/registry/registry.h"
+#include "rankd/engine/store/plan_store.h"
 
 namespace {
 

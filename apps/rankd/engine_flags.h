@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rankd/engine/endpoints.h"
-#include "rankd/engine/executor.h"
+#include "rankd/engine/exec/executor.h"
+#include "rankd/engine/sources/endpoints.h"
 
 namespace rankd::cli {
 

@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "engine_flags.h"
-#include "rankd/engine/compiled_plan.h"
-#include "rankd/engine/endpoints.h"
-#include "rankd/engine/plan_store.h"
-#include "rankd/engine/rank_api.h"
-#include "rankd/engine/ranker.h"
+#include "rankd/engine/api/rank_request.h"
+#include "rankd/engine/api/rank_response.h"
+#include "rankd/engine/api/ranker.h"
+#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/sources/endpoints.h"
+#include "rankd/engine/store/plan_store.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/task.h"
 

@@ -13,7 +13,7 @@
 
 #include "config_file.h"
 #include "engine_flags.h"
-#include "rankd/engine/json_text.h"
+#include "rankd/engine/json/json_text.h"
 #include "rankd/http/server.h"
 #include "rankd/runtime/log.h"
 #include "rankd/runtime/shards.h"

@@ -43,14 +43,14 @@
 #include <string_view>
 #include <vector>
 
-#include "rankd/engine/arena.h"
-#include "rankd/engine/candidates.h"
-#include "rankd/engine/column.h"
-#include "rankd/engine/cpu_ops.h"
-#include "rankd/engine/plan.h"
-#include "rankd/engine/plan_store.h"
-#include "rankd/engine/program.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/columns/arena.h"
+#include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/columns/column.h"
+#include "rankd/engine/ops/cpu_ops.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/registry/registry.h"
+#include "rankd/engine/store/plan_store.h"
+#include "rankd/engine/vm/program.h"
 #include "tree_walk.h"
 
 namespace {

@@ -26,10 +26,10 @@
 #include <string_view>
 #include <vector>
 
-#include "rankd/engine/arena.h"
-#include "rankd/engine/candidates.h"
-#include "rankd/engine/cpu_ops.h"
-#include "rankd/engine/plan.h"
+#include "rankd/engine/columns/arena.h"
+#include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/ops/cpu_ops.h"
+#include "rankd/engine/plan/plan.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/offload.h"
 #include "rankd/runtime/task.h"

@@ -20,8 +20,8 @@
 #include <sstream>
 #include <string>
 
-#include "rankd/engine/plan_store.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/registry/registry.h"
+#include "rankd/engine/store/plan_store.h"
 
 namespace {
 

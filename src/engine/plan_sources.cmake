@@ -4,14 +4,13 @@
 # op's run function, so plan loading links with execution (and so with the runtime, net and
 # redis components).
 set(RANKD_ENGINE_PLAN_SOURCES
-  file_reader.cpp
   json/canonical.cpp
   json/digest.cpp
+  json/json_text.cpp
   json/number_format.cpp
   json/parser.cpp
   json/pointer.cpp
   json/value.cpp
-  load_error.cpp
   ops/op_table.cpp
   plan/plan.cpp
   plan/plan_builder.cpp
@@ -25,12 +24,14 @@ set(RANKD_ENGINE_PLAN_SOURCES
   registry/toml_reader.cpp
   schema/json_adapter.cpp
   schema/schema_validator.cpp
+  store/file_reader.cpp
+  store/load_error.cpp
   store/plan_store.cpp
-  value.cpp
-  value_json.cpp
+  values/value.cpp
+  values/value_json.cpp
 )
 
-# The expression VM and the columns it runs over (program.h, column.h, candidates.h), on top of
+# The expression VM and the columns it runs over (vm/program.h, columns/), on top of
 # RANKD_ENGINE_PLAN_SOURCES (values, regex flags) and RE2.
 set(RANKD_ENGINE_VM_SOURCES
   columns/candidates.cpp
@@ -49,6 +50,7 @@ set(RANKD_ENGINE_EXEC_SOURCES
   api/rank_response.cpp
   api/ranker.cpp
   exec/cpu_nodes.cpp
+  exec/executor.cpp
   exec/redis_nodes.cpp
   exec/request.cpp
   exec/verify_rows.cpp
@@ -56,7 +58,7 @@ set(RANKD_ENGINE_EXEC_SOURCES
   ops/concat_op.cpp
   ops/ordering_ops.cpp
   ops/selection_ops.cpp
-  plan/compile_plan.cpp
+  plan/compiled_plan.cpp
   sources/endpoints.cpp
   sources/reply_sinks.cpp
   values/value_parsers.cpp

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "rankd/engine/json_text.h"
+#include "rankd/engine/json/json_text.h"
 
 namespace rankd::service {
 

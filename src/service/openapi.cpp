@@ -9,8 +9,9 @@
 #include <string_view>
 #include <variant>
 
-#include "rankd/engine/json_text.h"
-#include "rankd/engine/rank_api.h"
+#include "rankd/engine/api/rank_request.h"
+#include "rankd/engine/api/rank_response.h"
+#include "rankd/engine/json/json_text.h"
 
 namespace rankd::service {
 
@@ -133,13 +134,6 @@ std::string ParamSchema(const engine::PlanParam& param, bool pattern) {
   return out + "}";
 }
 
-bool ReadsViewer(const engine::Plan& plan) {
-  for (const engine::Node& node : plan.nodes) {
-    if (node.op == engine::Op::kViewer) return true;
-  }
-  return false;
-}
-
 std::string RankRequestSchema(const engine::Plan& plan) {
   std::set<std::string> patterns;
   for (const auto& [id, pred] : plan.preds) CollectPatternParams(pred, patterns);
@@ -153,7 +147,7 @@ std::string RankRequestSchema(const engine::Plan& plan) {
     params += ':' + ParamSchema(param, patterns.contains(param.name));
   }
   params += "}}";
-  const bool viewer = ReadsViewer(plan);
+  const bool viewer = engine::ReadsViewer(plan);
   std::string out = R"({"type":"object","additionalProperties":false,"required":["plan")";
   out += viewer ? ",\"viewer_id\"]" : "]";
   out += ",\"properties\":{\"plan\":{\"const\":" + QuoteJson(plan.name) + "}";

@@ -1,6 +1,6 @@
 #include "rankd/service/plan_source.h"
 
-#include "rankd/engine/plan_store.h"
+#include "rankd/engine/store/plan_store.h"
 
 namespace rankd::service {
 

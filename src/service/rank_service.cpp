@@ -5,9 +5,10 @@
 #include <exception>
 #include <utility>
 
-#include "rankd/engine/endpoints.h"
-#include "rankd/engine/json_text.h"
-#include "rankd/engine/rank_api.h"
+#include "rankd/engine/api/rank_request.h"
+#include "rankd/engine/api/rank_response.h"
+#include "rankd/engine/json/json_text.h"
+#include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/cpu_pool.h"
 #include "rankd/runtime/offload.h"
 #include "rankd/runtime/sleep.h"

@@ -3,7 +3,7 @@
 // on the pool, explain counts, degrading skip nodes and failing fail nodes, node timeouts and the
 // request deadline cancelling the work, Redis stalled and killed, and the sync scheduler giving
 // the same answers as the async one.
-#include "rankd/engine/executor.h"
+#include "rankd/engine/exec/executor.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "blocking_redis_client.h"
 #include "expr_builders.h"
 #include "plan_builder.h"
-#include "rankd/engine/endpoints.h"
+#include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/shards.h"
 #include "rankd/runtime/sleep.h"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "rankd/engine/plan.h"
+#include "rankd/engine/plan/plan.h"
 
 namespace rankd::engine::testing {
 

@@ -1,7 +1,7 @@
 // The CPU ops: filter, vm, sort (stable, nulls last both ways, false before true), take (0 too),
 // topk (ties in input order, nulls last), dedupe (nulls one value, -0.0 is 0.0), concat of
 // inputs with different keys, fixed_source, and busy_cpu stopping when cancelled.
-#include "rankd/engine/cpu_ops.h"
+#include "rankd/engine/ops/cpu_ops.h"
 
 #include <gtest/gtest.h>
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/compiled_plan.h"
-#include "rankd/engine/plan.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/registry/registry.h"
 
 namespace rankd::engine::testing {
 

@@ -11,8 +11,8 @@
 
 #include "json/canonical.h"
 #include "json/parser.h"
-#include "rankd/engine/plan_store.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/registry/registry.h"
+#include "rankd/engine/store/plan_store.h"
 #include "test_files.h"
 
 namespace rankd::engine {

@@ -7,10 +7,10 @@
 #include <set>
 #include <thread>
 
+#include "plan/problem_codes.h"
 #include "plan_test_util.h"
-#include "problem_codes.h"
-#include "rankd/engine/plan.h"
-#include "rankd/engine/plan_store.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/store/plan_store.h"
 
 namespace rankd::engine {
 namespace {

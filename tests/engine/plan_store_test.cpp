@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "plan/problem_codes.h"
 #include "plan_test_util.h"
-#include "problem_codes.h"
-#include "rankd/engine/plan_store.h"
+#include "rankd/engine/store/plan_store.h"
 
 namespace rankd::engine {
 namespace {

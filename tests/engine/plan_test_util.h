@@ -11,7 +11,7 @@
 #include "json/parser.h"
 #include "json/pointer.h"
 #include "plan/plan_checker.h"
-#include "rankd/engine/plan_store.h"
+#include "rankd/engine/store/plan_store.h"
 #include "test_files.h"
 
 namespace rankd::engine::testing {

@@ -8,9 +8,10 @@
 
 #include "expr_builders.h"
 #include "plan_builder.h"
-#include "rankd/engine/endpoints.h"
-#include "rankd/engine/rank_api.h"
-#include "rankd/engine/ranker.h"
+#include "rankd/engine/api/rank_request.h"
+#include "rankd/engine/api/rank_response.h"
+#include "rankd/engine/api/ranker.h"
+#include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/event_loop.h"
 
 namespace rankd::engine {

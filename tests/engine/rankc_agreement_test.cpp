@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "plan/problem_codes.h"
 #include "plan_test_util.h"
-#include "problem_codes.h"
 
 namespace rankd::engine {
 namespace {

@@ -5,9 +5,9 @@
 #include <initializer_list>
 #include <string>
 
-#include "problem_codes.h"
-#include "rankd/engine/plan_store.h"
-#include "rankd/engine/registry.h"
+#include "plan/problem_codes.h"
+#include "rankd/engine/registry/registry.h"
+#include "rankd/engine/store/plan_store.h"
 #include "test_files.h"
 
 namespace rankd::engine {

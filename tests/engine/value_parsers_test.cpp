@@ -1,5 +1,5 @@
 // The value rules for text from Redis (docs/engine.md, "Values from Redis").
-#include "rankd/engine/value_parsers.h"
+#include "rankd/engine/values/value_parsers.h"
 
 #include <gtest/gtest.h>
 

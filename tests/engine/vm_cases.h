@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "expr_builders.h"
-#include "rankd/engine/program.h"
+#include "rankd/engine/vm/program.h"
 #include "test_registry.h"
 #include "tree_walk.h"
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "expr_builders.h"
-#include "rankd/engine/program.h"
+#include "rankd/engine/vm/program.h"
 #include "test_registry.h"
 
 namespace rankd::engine {

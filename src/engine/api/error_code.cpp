@@ -1,4 +1,4 @@
-#include "rankd/engine/error_code.h"
+#include "rankd/engine/api/error_code.h"
 
 #include <array>
 

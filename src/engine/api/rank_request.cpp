@@ -1,13 +1,14 @@
-// Parsing ranking requests and binding their params (rank_api.h; docs/engine.md, "Requests").
+// Parsing ranking requests and binding their params (api/rank_request.h; docs/engine.md,
+// "Requests").
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "../json/number_format.h"
-#include "../json/parser.h"
-#include "../vm/regex_cache.h"
-#include "rankd/engine/rank_api.h"
+#include "json/number_format.h"
+#include "json/parser.h"
+#include "rankd/engine/api/rank_request.h"
+#include "vm/regex_cache.h"
 
 namespace rankd::engine {
 namespace {

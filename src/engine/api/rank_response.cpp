@@ -1,9 +1,10 @@
-// Writing ranking responses and errors as JSON (rank_api.h; docs/engine.md, "Responses").
+// Writing ranking responses and errors as JSON (api/rank_response.h; docs/engine.md,
+// "Responses").
 #include <charconv>
 
-#include "../json/canonical.h"
-#include "../json/number_format.h"
-#include "rankd/engine/rank_api.h"
+#include "json/canonical.h"
+#include "json/number_format.h"
+#include "rankd/engine/api/rank_response.h"
 
 namespace rankd::engine {
 namespace {

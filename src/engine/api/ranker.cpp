@@ -1,8 +1,9 @@
-#include "rankd/engine/ranker.h"
+#include "rankd/engine/api/ranker.h"
 
 #include <cstdio>
 
-#include "rankd/engine/rank_api.h"
+#include "rankd/engine/api/rank_request.h"
+#include "rankd/engine/api/rank_response.h"
 
 namespace rankd::engine {
 

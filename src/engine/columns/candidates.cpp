@@ -1,4 +1,4 @@
-#include "rankd/engine/candidates.h"
+#include "rankd/engine/columns/candidates.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "rankd/engine/column.h"
+#include "rankd/engine/columns/column.h"
 
 #include <bit>
 #include <stdexcept>

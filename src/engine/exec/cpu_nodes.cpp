@@ -1,8 +1,8 @@
 // The CPU ops' run functions (exec/node_runs.h): fixed_source, vm, filter, sort, take, topk,
 // dedupe, concat, busy_cpu (each a thin adapter from the node's context to its kernel in
 // cpu_ops.h), and the sleep test op, which waits on the loop.
-#include "node_context.h"
-#include "rankd/engine/cpu_ops.h"
+#include "exec/node_context.h"
+#include "rankd/engine/ops/cpu_ops.h"
 #include "rankd/runtime/sleep.h"
 
 namespace rankd::engine {

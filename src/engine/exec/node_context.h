@@ -13,11 +13,11 @@
 #include <cstddef>
 #include <span>
 
-#include "rankd/engine/arena.h"
-#include "rankd/engine/candidates.h"
-#include "rankd/engine/compiled_plan.h"
-#include "rankd/engine/endpoints.h"
-#include "rankd/engine/executor.h"
+#include "rankd/engine/columns/arena.h"
+#include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/exec/executor.h"
+#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/sources/endpoints.h"
 
 namespace rankd::engine {
 

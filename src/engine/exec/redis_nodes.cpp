@@ -4,7 +4,7 @@
 // a time) and decodes the replies straight into its columns.
 #include <algorithm>
 
-#include "node_context.h"
+#include "exec/node_context.h"
 #include "rankd/redis/client_errors.h"
 #include "rankd/redis/encoder.h"
 #include "sources/reply_sinks.h"

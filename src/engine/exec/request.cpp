@@ -1,6 +1,6 @@
 // Request: scheduling and outcomes (request.h). The nodes' work is their ops' run functions
 // (exec/node_runs.h), found through the op table.
-#include "request.h"
+#include "exec/request.h"
 
 #include <time.h>
 
@@ -8,7 +8,7 @@
 
 #include "exec/verify_rows.h"
 #include "ops/op_table.h"
-#include "rankd/engine/cpu_ops.h"
+#include "rankd/engine/ops/cpu_ops.h"
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/debug_check.h"
 #include "rankd/runtime/event_loop.h"
@@ -317,41 +317,6 @@ ExecutionResult Request::TakeResult() {
   }
   result.memory = arenas_;
   return result;
-}
-
-rt::Task<ExecutionResult> ExecutePlan(std::shared_ptr<const CompiledPlan> plan,
-                                      RequestInputs inputs, const EndpointSet& endpoints,
-                                      ExecuteOptions options) {
-  Request request(std::move(plan), std::move(inputs), endpoints, options,
-                  co_await rt::CurrentCancelToken());
-  co_await request.Run();
-  co_return request.TakeResult();
-}
-
-std::string_view NodeStatusName(NodeStatus status) noexcept {
-  switch (status) {
-    case NodeStatus::kNotRun:
-      return "not_run";
-    case NodeStatus::kOk:
-      return "ok";
-    case NodeStatus::kDegraded:
-      return "degraded";
-    case NodeStatus::kFailed:
-      return "failed";
-  }
-  return "?";
-}
-
-std::string_view DegradeReasonName(DegradeReason reason) noexcept {
-  switch (reason) {
-    case DegradeReason::kNone:
-      return "";
-    case DegradeReason::kTimeout:
-      return "timeout";
-    case DegradeReason::kError:
-      return "error";
-  }
-  return "?";
 }
 
 }  // namespace rankd::engine

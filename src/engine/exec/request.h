@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "exec/node_context.h"
-#include "rankd/engine/endpoints.h"
-#include "rankd/engine/executor.h"
+#include "rankd/engine/exec/executor.h"
+#include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/event.h"
 #include "rankd/runtime/task_scope.h"
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "rankd/engine/candidates.h"
-#include "rankd/engine/compiled_plan.h"
+#include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/plan/compiled_plan.h"
 
 namespace rankd::engine {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "json/value.h"
-#include "rankd/engine/json_text.h"
+#include "rankd/engine/json/json_text.h"
 
 namespace rankd::engine::json {
 

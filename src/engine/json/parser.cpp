@@ -9,7 +9,7 @@
 
 #include "json/canonical.h"
 #include "json/pointer.h"
-#include "problem_codes.h"
+#include "plan/problem_codes.h"
 
 namespace rankd::engine::json {
 namespace {

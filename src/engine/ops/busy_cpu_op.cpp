@@ -2,7 +2,7 @@
 // moment its work is cancelled.
 #include <chrono>
 
-#include "rankd/engine/cpu_ops.h"
+#include "rankd/engine/ops/cpu_ops.h"
 #include "rankd/runtime/clock.h"
 
 namespace rankd::engine {

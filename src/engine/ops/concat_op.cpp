@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "rankd/engine/cpu_ops.h"
+#include "rankd/engine/ops/cpu_ops.h"
 
 namespace rankd::engine {
 namespace {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "json/number_format.h"
-#include "problem_codes.h"
+#include "plan/problem_codes.h"
 
 namespace rankd::engine::ops {
 
@@ -166,10 +166,10 @@ constexpr std::span<const ParamSpec> kNone{};
 
 // clang-format off
 // In the order of Op. Fields: op, name, inputs, params, reads_list, reads_hash, output, cost,
-// check, execution, run_async, run_cpu, degrade.
+// check, execution, run_async, run_cpu, degrade, reads_viewer_id.
 constexpr std::array<OpSpec, 16> kOps = {{
     {Op::kViewer, "viewer", {0, 0}, kNone, {}, Fixed("user"), kIdAndHashKeys, ViewerCost,
-     nullptr, Execution::kRedisSource, RunViewerNode, nullptr, DegradeRule::kNoRows},
+     nullptr, Execution::kRedisSource, RunViewerNode, nullptr, DegradeRule::kNoRows, true},
     {Op::kFollow, "follow", {1, 1}, kFanoutParams, Fixed("follow"), Fixed("user"),
      kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource, RunUserListNode, nullptr,
      DegradeRule::kNoRows},

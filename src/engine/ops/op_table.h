@@ -21,6 +21,8 @@
 //            shard's endpoints), CPU work (a function over its inputs, inline or on the CPU
 //            pool), or a wait on the loop (the `sleep` test op); and the function that does it
 //            (exec/node_runs.h).
+//   viewer   whether it reads the request's viewer_id (a request to a plan with such a node
+//            must carry one).
 //   degrade  what a `skip` node of the op yields when it fails or times out (docs/plan-format.md,
 //            "Failure policy"; docs/engine.md, "Deadlines and degraded answers").
 //
@@ -42,8 +44,8 @@
 #include "exec/node_runs.h"
 #include "json/value.h"
 #include "plan/tree_types.h"
-#include "rankd/engine/plan.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/registry/registry.h"
 
 namespace rankd::engine::ops {
 
@@ -151,6 +153,7 @@ struct OpSpec {
   AsyncNodeRun run_async = nullptr;  // kRedisSource, kWait
   CpuNodeRun run_cpu = nullptr;      // kCpu
   DegradeRule degrade = DegradeRule::kPassInput;
+  bool reads_viewer_id = false;  // its rows start from the request's viewer_id
 };
 
 // Every op, in the order of Op (and of the schema's op enum).

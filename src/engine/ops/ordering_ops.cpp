@@ -6,7 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "rankd/engine/cpu_ops.h"
+#include "rankd/engine/ops/cpu_ops.h"
 
 namespace rankd::engine {
 namespace {

@@ -1,7 +1,7 @@
 // filter, take and vm: ops that keep the input's columns and change the selection or add one.
 #include <algorithm>
 
-#include "rankd/engine/cpu_ops.h"
+#include "rankd/engine/ops/cpu_ops.h"
 
 namespace rankd::engine {
 

@@ -1,8 +1,8 @@
 // The typed plan's lookups and the names of its enums (rankd/engine/plan.h).
-#include "rankd/engine/plan.h"
+#include "rankd/engine/plan/plan.h"
 
-#include "find_by_name.h"
 #include "ops/op_table.h"
+#include "registry/find_by_name.h"
 
 namespace rankd::engine {
 
@@ -13,6 +13,15 @@ const PlanParam* Plan::FindParam(std::string_view name) const {
 }
 
 std::string_view OpName(Op op) noexcept { return ops::OpSpecOf(op).name; }
+
+bool OpReadsViewer(Op op) noexcept { return ops::OpSpecOf(op).reads_viewer_id; }
+
+bool ReadsViewer(const Plan& plan) noexcept {
+  for (const Node& node : plan.nodes) {
+    if (OpReadsViewer(node.op)) return true;
+  }
+  return false;
+}
 
 std::string_view ExprOpName(ExprOp op) noexcept {
   static constexpr std::string_view kNames[] = {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "value_json.h"
+#include "values/value_json.h"
 
 namespace rankd::engine {
 namespace {

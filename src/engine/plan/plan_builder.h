@@ -7,7 +7,7 @@
 
 #include "json/value.h"
 #include "plan/plan_checker.h"
-#include "rankd/engine/plan.h"
+#include "rankd/engine/plan/plan.h"
 
 namespace rankd::engine {
 

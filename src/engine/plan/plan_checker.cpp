@@ -9,11 +9,11 @@
 #include "json/digest.h"
 #include "json/number_format.h"
 #include "json/pointer.h"
+#include "plan/problem_codes.h"
 #include "plan/regex.h"
 #include "plan/tree_types.h"
-#include "problem_codes.h"
 #include "schema/schema_validator.h"
-#include "value_json.h"
+#include "values/value_json.h"
 
 namespace rankd::engine {
 namespace {

@@ -16,8 +16,8 @@
 #include "json/value.h"
 #include "ops/op_table.h"
 #include "plan/problem_sink.h"
-#include "rankd/engine/plan.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/registry/registry.h"
 
 namespace rankd::engine {
 

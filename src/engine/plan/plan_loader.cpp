@@ -4,7 +4,7 @@
 
 #include "json/parser.h"
 #include "plan/plan_builder.h"
-#include "rankd/engine/plan_store.h"
+#include "rankd/engine/store/plan_store.h"
 
 namespace rankd::engine {
 

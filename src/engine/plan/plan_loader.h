@@ -11,8 +11,8 @@
 
 #include "plan/plan_checker.h"
 #include "plan/problem_sink.h"
-#include "rankd/engine/plan.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/registry/registry.h"
 
 namespace rankd::engine {
 

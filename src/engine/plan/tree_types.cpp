@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "json/pointer.h"
+#include "plan/problem_codes.h"
 #include "plan/regex.h"
-#include "problem_codes.h"
-#include "value_json.h"
+#include "values/value_json.h"
 
 namespace rankd::engine {
 namespace {

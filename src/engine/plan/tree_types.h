@@ -16,8 +16,8 @@
 
 #include "json/value.h"
 #include "plan/problem_sink.h"
-#include "rankd/engine/registry.h"
-#include "rankd/engine/value.h"
+#include "rankd/engine/registry/registry.h"
+#include "rankd/engine/values/value.h"
 
 namespace rankd::engine {
 

@@ -1,9 +1,9 @@
-#include "rankd/engine/registry.h"
+#include "rankd/engine/registry/registry.h"
 
 #include <stdexcept>
 #include <utility>
 
-#include "find_by_name.h"
+#include "registry/find_by_name.h"
 
 namespace rankd::engine {
 

@@ -11,7 +11,7 @@
 #include "json/canonical.h"
 #include "json/number_format.h"
 #include "json/pointer.h"
-#include "value_json.h"
+#include "values/value_json.h"
 
 namespace rankd::engine {
 namespace {

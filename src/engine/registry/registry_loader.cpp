@@ -6,15 +6,15 @@
 #include <system_error>
 #include <utility>
 
-#include "file_reader.h"
 #include "json/canonical.h"
 #include "json/digest.h"
-#include "problem_codes.h"
-#include "rankd/engine/plan_store.h"
-#include "rankd/engine/registry.h"
+#include "plan/problem_codes.h"
+#include "rankd/engine/registry/registry.h"
+#include "rankd/engine/store/plan_store.h"
 #include "registry/registry_checks.h"
 #include "registry/toml_reader.h"
-#include "value_json.h"
+#include "store/file_reader.h"
+#include "values/value_json.h"
 
 namespace rankd::engine {
 namespace {

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "json/pointer.h"
-#include "problem_codes.h"
+#include "plan/problem_codes.h"
 
 namespace rankd::engine {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "json/value.h"
-#include "rankd/engine/plan_store.h"
+#include "rankd/engine/store/plan_store.h"
 
 namespace rankd::engine {
 

@@ -1,4 +1,4 @@
-#include "rankd/engine/endpoints.h"
+#include "rankd/engine/sources/endpoints.h"
 
 #include <algorithm>
 #include <charconv>

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
-#include "rankd/engine/value_parsers.h"
+#include "rankd/engine/values/value_parsers.h"
 
 namespace rankd::engine {
 namespace {

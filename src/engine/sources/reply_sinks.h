@@ -18,9 +18,9 @@
 #include <string>
 #include <string_view>
 
-#include "rankd/engine/arena.h"
-#include "rankd/engine/column.h"
-#include "rankd/engine/compiled_plan.h"
+#include "rankd/engine/columns/arena.h"
+#include "rankd/engine/columns/column.h"
+#include "rankd/engine/plan/compiled_plan.h"
 #include "rankd/redis/resp.h"
 #include "rankd/redis/sinks.h"
 

@@ -1,19 +1,19 @@
 // PlanStore and LoadPlanStore (rankd/engine/plan_store.h): index.json checked as
 // docs/plan-format.md ("Plan store index") describes it, every artifact it lists loaded, and the
 // store refused as a whole with every problem of every file when any has one.
-#include "rankd/engine/plan_store.h"
+#include "rankd/engine/store/plan_store.h"
 
 #include <algorithm>
 #include <initializer_list>
 #include <utility>
 
-#include "file_reader.h"
 #include "json/parser.h"
 #include "json/pointer.h"
 #include "plan/plan_loader.h"
+#include "plan/problem_codes.h"
 #include "plan/problem_sink.h"
-#include "problem_codes.h"
 #include "registry/registry_checks.h"
+#include "store/file_reader.h"
 
 namespace rankd::engine {
 namespace {

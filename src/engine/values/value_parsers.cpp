@@ -1,4 +1,4 @@
-#include "rankd/engine/value_parsers.h"
+#include "rankd/engine/values/value_parsers.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -21,8 +21,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "rankd/engine/candidates.h"
-#include "rankd/engine/program.h"
+#include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/vm/program.h"
 
 namespace rankd::engine::vm {
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "rankd/engine/plan_store.h"
+#include "rankd/engine/store/plan_store.h"
 
 namespace rankd::service {
 

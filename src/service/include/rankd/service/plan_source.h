@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/compiled_plan.h"
-#include "rankd/engine/endpoints.h"
+#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/sources/endpoints.h"
 
 namespace rankd::service {
 

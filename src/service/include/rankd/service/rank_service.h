@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/compiled_plan.h"
-#include "rankd/engine/ranker.h"
+#include "rankd/engine/api/ranker.h"
+#include "rankd/engine/plan/compiled_plan.h"
 #include "rankd/http/router.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/shards.h"

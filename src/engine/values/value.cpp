@@ -1,4 +1,4 @@
-#include "rankd/engine/value.h"
+#include "rankd/engine/values/value.h"
 
 namespace rankd::engine {
 

@@ -14,10 +14,10 @@
 #include <string_view>
 #include <vector>
 
-#include "rankd/engine/compiled_plan.h"
-#include "rankd/engine/endpoints.h"
-#include "rankd/engine/error_code.h"
-#include "rankd/engine/executor.h"
+#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/exec/executor.h"
+#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/task.h"
 

@@ -1,11 +1,11 @@
-#include "file_reader.h"
+#include "store/file_reader.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <system_error>
 
-#include "problem_codes.h"
+#include "plan/problem_codes.h"
 
 namespace rankd::engine {
 

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "rankd/engine/arena.h"
-#include "rankd/engine/value.h"
+#include "rankd/engine/columns/arena.h"
+#include "rankd/engine/values/value.h"
 
 namespace rankd::engine {
 

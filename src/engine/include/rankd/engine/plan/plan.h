@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/value.h"
+#include "rankd/engine/values/value.h"
 
 namespace rankd::engine {
 
@@ -138,6 +138,10 @@ struct Plan {
 };
 
 std::string_view OpName(Op op) noexcept;
+// True when a node of `op` reads the request's viewer_id (the op table's entry says).
+bool OpReadsViewer(Op op) noexcept;
+// True when a node of the plan reads the request's viewer_id.
+bool ReadsViewer(const Plan& plan) noexcept;
 std::string_view ExprOpName(ExprOp op) noexcept;
 std::string_view PredOpName(PredOp op) noexcept;
 

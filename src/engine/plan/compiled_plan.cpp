@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "ops/op_table.h"
-#include "rankd/engine/compiled_plan.h"
+#include "rankd/engine/plan/compiled_plan.h"
 
 namespace rankd::engine {
 namespace {
@@ -87,7 +87,7 @@ CompiledPlan::CompiledPlan(std::shared_ptr<const Plan> plan,
       nodes_(std::move(nodes)),
       outputs_(std::move(outputs)),
       regex_flags_(std::move(regex_flags)) {
-  for (const CompiledNode& n : nodes_) reads_viewer_ |= n.node->op == Op::kViewer;
+  reads_viewer_ = ReadsViewer(*plan_);
 }
 
 std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan,

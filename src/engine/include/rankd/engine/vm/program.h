@@ -28,12 +28,12 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/arena.h"
-#include "rankd/engine/candidates.h"
-#include "rankd/engine/column.h"
-#include "rankd/engine/plan.h"
-#include "rankd/engine/registry.h"
-#include "rankd/engine/value.h"
+#include "rankd/engine/columns/arena.h"
+#include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/columns/column.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/registry/registry.h"
+#include "rankd/engine/values/value.h"
 
 namespace re2 {
 class RE2;

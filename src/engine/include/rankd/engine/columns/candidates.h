@@ -13,8 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "rankd/engine/arena.h"
-#include "rankd/engine/column.h"
+#include "rankd/engine/columns/arena.h"
+#include "rankd/engine/columns/column.h"
 
 namespace rankd::engine {
 

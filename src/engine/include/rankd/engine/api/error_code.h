@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace rankd::engine {
@@ -28,6 +29,12 @@ struct ErrorCodeInfo {
   ErrorCode code;
   std::string_view wire_name;
   int http_status;
+};
+
+// An error a request (or an endpoint) answers with: its code and a message for people.
+struct RankError {
+  ErrorCode code = ErrorCode::kInternal;
+  std::string message;
 };
 
 // Every code, in the order of the enum.

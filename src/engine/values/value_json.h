@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "json/value.h"
-#include "rankd/engine/value.h"
+#include "rankd/engine/values/value.h"
 
 namespace rankd::engine {
 

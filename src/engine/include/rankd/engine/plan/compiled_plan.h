@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/plan.h"
-#include "rankd/engine/plan_store.h"
-#include "rankd/engine/program.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/registry/registry.h"
+#include "rankd/engine/store/plan_store.h"
+#include "rankd/engine/vm/program.h"
 
 namespace rankd::engine {
 

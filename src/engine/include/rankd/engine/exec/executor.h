@@ -33,11 +33,11 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/arena.h"
-#include "rankd/engine/candidates.h"
-#include "rankd/engine/compiled_plan.h"
-#include "rankd/engine/error_code.h"
-#include "rankd/engine/program.h"
+#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/columns/arena.h"
+#include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/vm/program.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/task.h"
 

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/plan.h"
-#include "rankd/engine/registry.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/registry/registry.h"
 
 namespace rankd::engine {
 

@@ -1,4 +1,4 @@
-#include "value_json.h"
+#include "values/value_json.h"
 
 #include <cmath>
 

@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <span>
 
-#include "rankd/engine/arena.h"
-#include "rankd/engine/candidates.h"
-#include "rankd/engine/plan.h"
-#include "rankd/engine/program.h"
+#include "rankd/engine/columns/arena.h"
+#include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/plan/plan.h"
+#include "rankd/engine/vm/program.h"
 #include "rankd/runtime/cancellation.h"
 
 namespace rankd::engine {

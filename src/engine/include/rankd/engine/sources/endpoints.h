@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rankd/engine/registry.h"
+#include "rankd/engine/registry/registry.h"
 #include "rankd/redis/client_metrics.h"
 #include "rankd/redis/connection.h"
 #include "rankd/runtime/clock.h"

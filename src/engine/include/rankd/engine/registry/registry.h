@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "rankd/engine/value.h"
+#include "rankd/engine/values/value.h"
 
 namespace rankd::engine {
 

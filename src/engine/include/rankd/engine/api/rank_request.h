@@ -1,5 +1,5 @@
-// The ranking request and response (docs/engine.md, "Requests and responses"): parsing a
-// request body, binding its params to a plan, and writing the response or the error as JSON.
+// A ranking request (docs/engine.md, "Requests"): parsing its body, and binding its params to
+// the plan it names. Implemented by api/rank_request.cpp.
 //
 // Plain functions and data; no thread affinity.
 #pragma once
@@ -11,18 +11,12 @@
 #include <string_view>
 #include <vector>
 
-#include "rankd/engine/compiled_plan.h"
-#include "rankd/engine/error_code.h"
-#include "rankd/engine/executor.h"
-#include "rankd/engine/program.h"
-#include "rankd/engine/value.h"
+#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/values/value.h"
+#include "rankd/engine/vm/program.h"
 
 namespace rankd::engine {
-
-struct RankError {
-  ErrorCode code = ErrorCode::kInternal;
-  std::string message;
-};
 
 // A request_id is at most this many bytes, each printable ASCII (0x20 to 0x7E): it is echoed in
 // responses, headers and log lines.
@@ -54,14 +48,5 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body);
 // invalid_param naming the param.
 std::expected<ParamBinding, RankError> BindParams(const CompiledPlan& plan,
                                                   const std::vector<RequestParam>& overrides);
-
-// The response of an executed request (`result` without error) as JSON into `out`.
-void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
-                       const ExecutionResult& result, bool explain);
-// An error body, the one form of every error rankd answers with:
-// {"request_id": ..., "error": {"code": ..., "message": ...}}, without request_id when it is
-// nullopt (the errors of endpoints that take no request_id).
-void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id,
-                    const RankError& error);
 
 }  // namespace rankd::engine

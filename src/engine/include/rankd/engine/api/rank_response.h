@@ -1,0 +1,27 @@
+// A ranking response and the error body (docs/engine.md, "Responses", "Errors", "Explain"), as
+// JSON. Implemented by api/rank_response.cpp.
+//
+// Plain functions; no thread affinity.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/exec/executor.h"
+#include "rankd/engine/plan/compiled_plan.h"
+
+namespace rankd::engine {
+
+// The response of an executed request (`result` without error) as JSON into `out`.
+void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
+                       const ExecutionResult& result, bool explain);
+
+// An error body, the one form of every error rankd answers with:
+// {"request_id": ..., "error": {"code": ..., "message": ...}}, without request_id when it is
+// nullopt (the errors of endpoints that take no request_id).
+void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id,
+                    const RankError& error);
+
+}  // namespace rankd::engine
