@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,8 +52,10 @@ using testing::X;
 constexpr int kNodeTimeoutMs = 100;
 // The request's deadline: far above the node's timeout, so a stall ends at the node's own.
 constexpr auto kDeadline = 5s;
-// How long the endpoints get to be up again after a fault (a dropped connection reconnects
-// after its first backoff, 10-20 ms).
+// How long the endpoints get to be up again after a fault. A dropped connection reconnects after
+// its first backoff (10-20 ms), and while it is down its commands fail at once (connection.h):
+// with one connection per endpoint, a request in that window fails, so the next request waits
+// for the endpoints to be up.
 constexpr auto kReadyWait = 5s;
 // The row of the plan's other branch, which answers whatever the faulted node does.
 constexpr std::int64_t kOtherId = 999;
@@ -254,12 +257,19 @@ struct FaultCase {
   Scheduler scheduler;
 };
 
-std::string CaseName(const ::testing::TestParamInfo<FaultCase>& info) {
-  const FaultCase& c = info.param;
+// wave_fault_policy_scheduler, e.g. follow_users_dropped_skip_sync.
+std::string Describe(const FaultCase& c) {
   return std::string(c.wave->name) + "_" + std::string(FaultName(c.fault)) + "_" +
          (c.policy == OnError::kFail ? "fail" : "skip") + "_" +
          (c.scheduler == Scheduler::kAsync ? "async" : "sync");
 }
+
+std::string CaseName(const ::testing::TestParamInfo<FaultCase>& info) {
+  return Describe(info.param);
+}
+
+// GoogleTest prints a failing case's parameter with this (not as bytes).
+void PrintTo(const FaultCase& c, std::ostream* os) { *os << Describe(c); }
 
 // The node's id in the plans: its op's name.
 std::string NodeId(const Wave& w) { return std::string(OpName(w.op)); }
