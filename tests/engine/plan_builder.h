@@ -77,8 +77,10 @@ inline NodeParams Fanout(std::int64_t n) {
   return p;
 }
 
-// The keys, key schemas and endpoints of registry/*.toml, both endpoints at `address`.
-inline std::shared_ptr<const Registry> ExampleRegistry(const std::string& address) {
+// The keys, key schemas and endpoints of registry/*.toml, both endpoints at `address`, each a
+// pool of `pool_size` connections.
+inline std::shared_ptr<const Registry> ExampleRegistry(const std::string& address,
+                                                       int pool_size = 2) {
   std::vector<KeyDef> keys;
   std::int64_t next = 1;
   const auto key = [&](std::string name, ValueType type, bool writable = false) {
@@ -96,7 +98,7 @@ inline std::shared_ptr<const Registry> ExampleRegistry(const std::string& addres
   key("final_score", ValueType::kFloat, true);
   EndpointTarget target;
   target.address = address;
-  target.pool_size = 2;
+  target.pool_size = pool_size;
   target.connect_timeout_ms = 1000;
   target.command_timeout_ms = 2000;
   std::vector<EndpointDef> endpoints = {{"graph", target, target, target},
