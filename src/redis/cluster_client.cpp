@@ -70,11 +70,6 @@ std::vector<NodeAddress> ReloadCandidates(
 
 }  // namespace detail
 
-std::size_t ClusterBatch::error_count() const noexcept {
-  return static_cast<std::size_t>(std::count_if(items_.begin(), items_.end(),
-                                                [](const Item& i) { return i.error.has_value(); }));
-}
-
 ClusterClient::ClusterClient(ClusterOptions options) : options_(std::move(options)) {
   if (options_.seeds.empty()) throw std::invalid_argument("redis::ClusterClient: no seed nodes");
   if (rt::EventLoop::Current() == nullptr) {
@@ -278,21 +273,20 @@ rt::Task<Reply> ClusterClient::CallEncoded(std::string key, std::string command,
   co_return builder.Take();
 }
 
-rt::Task<void> ClusterClient::RunNodeBatch(ClusterBatch* batch, int node,
-                                           std::vector<std::size_t> indexes,
+rt::Task<void> ClusterClient::RunNodeBatch(Batch* batch, int node, std::vector<std::size_t> indexes,
                                            ClusterCallOptions options) {
   std::vector<std::size_t> retry;
   if (node >= 0) {
     Pool* pool = nullptr;
     if (options.read_only && options_.read_from_replicas) {
-      pool = PoolForSlot(HashSlot(batch->items_[indexes.front()].key), true);
+      pool = PoolForSlot(HashSlot(batch->items()[indexes.front()].key), true);
     } else {
       const ClusterNode& n = map_.nodes()[static_cast<std::size_t>(node)];
       pool = &PoolFor(n.host, n.port);
     }
     Pipeline p;
     for (std::size_t i : indexes)
-      p.AddEncodedTarget(batch->items_[i].target, batch->items_[i].command);
+      p.AddEncodedTarget(batch->items()[i].target, batch->items()[i].command);
     bool failed = false;
     try {
       co_await pool->Execute(p, options.call);
@@ -319,14 +313,14 @@ rt::Task<void> ClusterClient::RunNodeBatch(ClusterBatch* batch, int node,
       if (IsRetryable(classified.kind)) {
         retry.push_back(i);
       } else {
-        batch->items_[i].error = *error;
+        batch->items()[i].error = *error;
       }
     }
   } else {
     retry = std::move(indexes);
   }
   for (std::size_t i : retry) {
-    ClusterBatch::Item& item = batch->items_[i];
+    Batch::Item& item = batch->items()[i];
     try {
       co_await ExecuteTarget(item.key, item.target, item.command, options);
     } catch (const ServerReplyError& e) {
@@ -335,12 +329,12 @@ rt::Task<void> ClusterClient::RunNodeBatch(ClusterBatch* batch, int node,
   }
 }
 
-rt::Task<void> ClusterClient::Execute(ClusterBatch& batch, ClusterCallOptions options) {
-  if (batch.items_.empty()) co_return;
-  for (auto& item : batch.items_) item.error.reset();
+rt::Task<void> ClusterClient::Execute(Batch& batch, ClusterCallOptions options) {
+  if (batch.items().empty()) co_return;
+  for (auto& item : batch.items()) item.error.reset();
   std::vector<std::string_view> keys;
-  keys.reserve(batch.items_.size());
-  for (const auto& item : batch.items_) keys.push_back(item.key);
+  keys.reserve(batch.items().size());
+  for (const auto& item : batch.items()) keys.push_back(item.key);
   std::vector<NodeBatch> groups = SplitByNode(map_, keys);
   rt::TaskScope scope;
   for (NodeBatch& g : groups) {
@@ -357,7 +351,7 @@ rt::Task<std::vector<std::optional<std::string>>> ClusterClient::MGet(
   for (std::size_t i = 0; i < keys.size(); ++i) by_slot[HashSlot(keys[i])].push_back(i);
   std::vector<MgetScatterSink> sinks;
   sinks.reserve(by_slot.size());
-  ClusterBatch batch;
+  Batch batch;
   std::vector<std::string> commands;
   for (auto& [slot, indexes] : by_slot) {
     std::string command;
@@ -366,13 +360,13 @@ rt::Task<std::vector<std::optional<std::string>>> ClusterClient::MGet(
     for (std::size_t i : indexes) writer.Arg(keys[i]);
     const std::string& first_key = keys[indexes.front()];
     sinks.emplace_back(&out, indexes);
-    batch.items_.push_back(ClusterBatch::Item{
+    batch.items().push_back(Batch::Item{
         first_key, std::move(command),
         detail::ReplyTarget{&sinks.back(), &detail::ParseInto<MgetScatterSink>}, std::nullopt});
   }
   options.read_only = true;
   co_await Execute(batch, options);
-  for (const auto& item : batch.items_) {
+  for (const auto& item : batch.items()) {
     if (item.error) throw ServerReplyError(*item.error);
   }
   co_return out;

@@ -125,6 +125,15 @@ rt::Task<void> Pool::Execute(Pipeline& pipeline, CallOptions options) {
   co_await PickConnection().Execute(pipeline, Remaining(options, deadline));
 }
 
+rt::Task<void> Pool::Execute(Batch& batch, CallOptions options) {
+  if (batch.empty()) co_return;
+  Pipeline pipeline;
+  for (const Batch::Item& item : batch.items())
+    pipeline.AddEncodedTarget(item.target, item.command);
+  co_await Execute(pipeline, options);
+  for (std::size_t i = 0; i < batch.size(); ++i) batch.items()[i].error = pipeline.error(i);
+}
+
 rt::Task<Reply> Pool::CallEncoded(std::string command, CallOptions options) {
   ReplyBuilder builder;
   co_await Execute(builder, std::move(command), options);

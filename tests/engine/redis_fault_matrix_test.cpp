@@ -274,18 +274,19 @@ void PrintTo(const FaultCase& c, std::ostream* os) { *os << Describe(c); }
 // The node's id in the plans: its op's name.
 std::string NodeId(const Wave& w) { return std::string(OpName(w.op)); }
 
-// The wave's plan, with `policy` and the timeout on the faulted node; `then_vm` (fetch_features)
+// The wave's plan, with `policy` and `timeout_ms` on the faulted node; `then_vm` (fetch_features)
 // puts a vm that reads the fetched key likes between the node and the sort.
-std::shared_ptr<const Plan> WavePlan(const Wave& w, OnError policy, bool then_vm = false) {
+std::shared_ptr<const Plan> WavePlan(const Wave& w, OnError policy, bool then_vm,
+                                     std::optional<int> timeout_ms) {
   const std::string node = NodeId(w);
   PlanBuilder b("fault_matrix");
   if (w.op == Op::kViewer) {
-    b.Add(node, w.op, {}, w.params, policy, kNodeTimeoutMs);
+    b.Add(node, w.op, {}, w.params, policy, timeout_ms);
   } else {
     NodeParams ids;
     ids.ids = w.input_ids;
     b.Add("ids", Op::kFixedSource, {}, ids);
-    b.Add(node, w.op, {"ids"}, w.params, policy, kNodeTimeoutMs);
+    b.Add(node, w.op, {"ids"}, w.params, policy, timeout_ms);
   }
   std::string last = node;
   if (then_vm) {
@@ -388,8 +389,11 @@ class RedisFaultMatrixTest : public ::testing::TestWithParam<FaultCase> {
     }
   }
 
+  // The requests before and after the fault run `quiet` (no node timeout: a loaded machine may
+  // take long, never too long); the faulted one runs `faulted` (a stall's: the node timeout).
   static rt::Task<CaseRun> Drive(RedisFaultMatrixTest* self, const FaultCase* c,
-                                 std::shared_ptr<const CompiledPlan> plan) {
+                                 std::shared_ptr<const CompiledPlan> quiet,
+                                 std::shared_ptr<const CompiledPlan> faulted) {
     EndpointSet endpoints(ResolveEndpoints(*self->registry_, Environment::kTest, {}));
     co_await endpoints.Start(2s);
     ExecuteOptions options;
@@ -397,20 +401,24 @@ class RedisFaultMatrixTest : public ::testing::TestWithParam<FaultCase> {
     options.scheduler = c->scheduler;
     const RequestInputs inputs{{}, 1};
     CaseRun run;
-    run.before = co_await ExecutePlan(plan, inputs, endpoints, options);
+    run.before = co_await ExecutePlan(quiet, inputs, endpoints, options);
     self->Inject(*c->wave, c->fault);
-    run.faulted = co_await ExecutePlan(plan, inputs, endpoints, options);
+    run.faulted = co_await ExecutePlan(faulted, inputs, endpoints, options);
     self->Clear(c->fault);
     run.ready_again = co_await WaitUntilReady(endpoints, kReadyWait);
-    run.after = co_await ExecutePlan(plan, inputs, endpoints, options);
+    run.after = co_await ExecutePlan(quiet, inputs, endpoints, options);
     run.metrics = endpoints.Find(c->wave->endpoint)->metrics();
     co_return run;
   }
 
-  CaseRun RunCase(const FaultCase& c, std::shared_ptr<const Plan> plan) {
-    auto compiled = CompilePlan(std::move(plan), registry_);
+  CaseRun RunCase(const FaultCase& c, bool then_vm = false) {
+    auto quiet = CompilePlan(WavePlan(*c.wave, c.policy, then_vm, std::nullopt), registry_);
+    auto faulted =
+        c.fault == Fault::kStall
+            ? CompilePlan(WavePlan(*c.wave, c.policy, then_vm, kNodeTimeoutMs), registry_)
+            : quiet;
     rt::EventLoop loop;
-    return loop.RunUntilComplete(Drive(this, &c, std::move(compiled)));
+    return loop.RunUntilComplete(Drive(this, &c, std::move(quiet), std::move(faulted)));
   }
 
   std::vector<std::int64_t> OutputIds(const ExecutionResult& r) const {
@@ -477,9 +485,8 @@ TEST_P(RedisFaultMatrixTest, FaultHasTheDocumentedOutcomeAndTheNextRequestAnswer
   const FaultCase& c = GetParam();
   const Wave& w = *c.wave;
   const std::string node = NodeId(w);
-  const auto plan = WavePlan(w, c.policy);
-  const CaseRun run = RunCase(c, plan);
-  const auto compiled = CompilePlan(plan, registry_);
+  const CaseRun run = RunCase(c);
+  const auto compiled = CompilePlan(WavePlan(w, c.policy, false, std::nullopt), registry_);
   const std::size_t at = NodeIndex(*compiled, node);
 
   {
@@ -560,7 +567,7 @@ using RedisFaultMatrixVmTest = RedisFaultMatrixTest;
 TEST_P(RedisFaultMatrixVmTest, AVmReadsTheKeysOfADegradedFetchFeaturesAsNull) {
   const FaultCase& c = GetParam();
   const Wave& w = *c.wave;
-  const CaseRun run = RunCase(c, WavePlan(w, c.policy, /*then_vm=*/true));
+  const CaseRun run = RunCase(c, /*then_vm=*/true);
   const auto scores = [](std::vector<double> v) {
     std::vector<Scalar> out(v.begin(), v.end());
     out.emplace_back();  // 999's

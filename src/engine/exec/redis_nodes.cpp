@@ -38,7 +38,7 @@ const Column& IdColumn(const CandidateSet& rows, const Registry& registry) {
 
 // Sends `batch` on the schema's endpoint and turns every failure into an UpstreamError naming the
 // endpoint (the node's own timeout and the request's deadline cancel: they pass through).
-rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, RedisBatch& batch) {
+rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, redis::Batch& batch) {
   if (batch.empty()) co_return;
   const std::string& name = schema.schema->endpoint;
   if (schema.endpoint >= node.endpoints.size()) {
@@ -48,7 +48,7 @@ rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, RedisBatch& batc
   node.report.redis_commands += batch.size();
   // The round trips the endpoint started count however the call ends (a timeout cancels it).
   struct CountRoundTrips {
-    const RedisBatch& batch;
+    const redis::Batch& batch;
     NodeReport& report;
     ~CountRoundTrips() { report.redis_batches += batch.round_trips(); }
   } count{batch, node.report};
@@ -88,7 +88,7 @@ rt::Task<void> FetchHashes(NodeContext& node, CandidateSet& rows, HashRead read)
   const Column& ids = IdColumn(rows, reg);
   DecodeCounts counts;
   ReplyProblem problem;
-  RedisBatch batch;
+  redis::Batch batch;
   std::vector<HashFieldsSink> hash_sinks;
   std::vector<FieldValuesSink> field_sinks;
   if (read == HashRead::kAllFields) {
@@ -103,11 +103,11 @@ rt::Task<void> FetchHashes(NodeContext& node, CandidateSet& rows, HashRead read)
     if (read == HashRead::kAllFields) {
       hash_sinks.emplace_back(c.field_names, columns, row, &arena, &counts, &problem);
       std::string command = HashCommand(key);
-      batch.Add(std::move(key), std::move(command), hash_sinks.back());
+      batch.AddEncoded(std::move(key), hash_sinks.back(), std::move(command));
     } else {
       field_sinks.emplace_back(columns, row, &arena, &counts, &problem);
       std::string command = FieldsCommand(key, c.field_names);
-      batch.Add(std::move(key), std::move(command), field_sinks.back());
+      batch.AddEncoded(std::move(key), field_sinks.back(), std::move(command));
     }
   }
   co_await Send(node, c.hash, batch);
@@ -131,13 +131,13 @@ rt::Task<CandidateSet*> ReadIdLists(NodeContext& node) {
   ReplyProblem problem;
   std::vector<IdListSink> sinks;
   sinks.reserve(n);
-  RedisBatch batch;
+  redis::Batch batch;
   const Column& input_ids = IdColumn(input, reg);
   for (std::size_t r = 0; r < n; ++r) {
     sinks.emplace_back(ids + r * fanout, static_cast<std::size_t>(fanout), &counts, &problem);
     std::string key = c.list.schema->KeyFor(input_ids.ints()[input.row(r)]);
     std::string command = ListCommand(key, fanout);
-    batch.Add(std::move(key), std::move(command), sinks.back());
+    batch.AddEncoded(std::move(key), sinks.back(), std::move(command));
   }
   co_await Send(node, c.list, batch);
   node.report.reply_bytes += counts.reply_bytes;

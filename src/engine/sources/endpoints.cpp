@@ -61,15 +61,10 @@ class SingleEndpoint final : public Endpoint {
     co_await pool_->WaitUntilUp(timeout);
   }
 
-  rt::Task<void> Execute(RedisBatch& batch) override {
+  rt::Task<void> Execute(redis::Batch& batch) override {
     if (batch.empty()) co_return;
-    redis::Pipeline pipeline;
-    for (const RedisBatch::Item& item : batch.items())
-      pipeline.AddEncodedTarget(item.target, item.command);
     batch.add_round_trips(1);
-    co_await pool_->Execute(pipeline, call_);
-    for (std::size_t i = 0; i < batch.items().size(); ++i)
-      batch.items()[i].error = pipeline.error(i);
+    co_await pool_->Execute(batch, call_);
   }
 
   bool reachable() const override { return !pool_->known_down(); }
@@ -109,16 +104,10 @@ class ClusterEndpoint final : public Endpoint {
     co_await rt::WithTimeout(timeout, client_->Start());
   }
 
-  rt::Task<void> Execute(RedisBatch& batch) override {
+  rt::Task<void> Execute(redis::Batch& batch) override {
     if (batch.empty()) co_return;
-    redis::ClusterBatch cluster;
-    for (RedisBatch::Item& item : batch.items()) {
-      cluster.AddEncodedTarget(item.key, item.target, std::move(item.command));
-    }
     batch.add_round_trips(1);  // the nodes' pipelines go out together
-    co_await client_->Execute(cluster, call_);
-    for (std::size_t i = 0; i < batch.items().size(); ++i)
-      batch.items()[i].error = cluster.error(i);
+    co_await client_->Execute(batch, call_);
   }
 
   bool reachable() const override { return client_->slot_map().covers_all_slots(); }
@@ -217,14 +206,14 @@ OneByOneEndpoint::OneByOneEndpoint(Endpoint& inner) : Endpoint(inner.name()), in
 
 rt::Task<void> OneByOneEndpoint::Start(rt::Duration timeout) { return inner_.Start(timeout); }
 
-rt::Task<void> OneByOneEndpoint::Execute(RedisBatch& batch) {
-  for (RedisBatch::Item& item : batch.items()) {
-    RedisBatch one;
+rt::Task<void> OneByOneEndpoint::Execute(redis::Batch& batch) {
+  for (redis::Batch::Item& item : batch.items()) {
+    redis::Batch one;
     one.items().push_back(std::move(item));
     // The item goes back whatever happens, so the caller's batch stays whole.
     struct Restore {
-      RedisBatch::Item& to;
-      RedisBatch& from;
+      redis::Batch::Item& to;
+      redis::Batch& from;
       ~Restore() { to = std::move(from.items().front()); }
     } restore{item, one};
     batch.add_round_trips(1);

@@ -85,7 +85,7 @@ TEST_P(ClusterClientTest, MultiKeyReadsAreSplitByNodeWithoutCrossSlot) {
     // 300 keys written by a batch: one pipeline per node.
     std::vector<std::string> keys;
     for (int i = 0; i < 300; ++i) keys.push_back("key:" + std::to_string(i));
-    ClusterBatch sets;
+    Batch sets;
     std::vector<StringSink> set_sinks(keys.size());
     for (std::size_t i = 0; i < keys.size(); ++i) {
       sets.Add(keys[i], set_sinks[i], "SET", keys[i], "value:" + std::to_string(i));
@@ -217,7 +217,7 @@ TEST_P(ClusterClientTest, LiveReshardUnderReadTrafficHasZeroFailedReads) {
     RunOnLoop([&]() -> rt::Task<void> {
       ClusterClient client(Options(nullptr));
       co_await client.Start();
-      ClusterBatch sets;
+      Batch sets;
       std::vector<NullSink> sinks(kKeys);
       for (int i = 0; i < kKeys; ++i) {
         const std::string key = "rk:" + std::to_string(i);
@@ -273,7 +273,7 @@ TEST_P(ClusterClientTest, LiveReshardUnderReadTrafficHasZeroFailedReads) {
         ++failed;
         if (first_failure.empty()) first_failure = std::string("MGet: ") + e.what();
       }
-      ClusterBatch gets;
+      Batch gets;
       std::vector<StringSink> sinks(keys.size());
       for (std::size_t k = 0; k < keys.size(); ++k) gets.Add(keys[k], sinks[k], "GET", keys[k]);
       try {

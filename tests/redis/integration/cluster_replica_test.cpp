@@ -192,7 +192,7 @@ TEST_P(ClusterReplicaTest, ReadOnlyCallsAreServedByTheReplicas) {
     for (int i = 0; i < kKeys; ++i) {
       EXPECT_EQ(values[static_cast<std::size_t>(i)], std::optional<std::string>(ValueOf(i)));
     }
-    ClusterBatch gets;
+    Batch gets;
     std::vector<StringSink> sinks(keys.size());
     for (std::size_t i = 0; i < keys.size(); ++i) gets.Add(keys[i], sinks[i], "GET", keys[i]);
     ClusterCallOptions read_only;
@@ -222,7 +222,7 @@ TEST_P(ClusterReplicaTest, WritesGoToTheMastersWithReplicaReadsOn) {
     co_await client.Start();
     // Plain calls, then a batch of INCRs (not read_only either).
     co_await WriteKeys(client);
-    ClusterBatch incrs;
+    Batch incrs;
     std::vector<NullSink> sinks(kKeys);
     for (int i = 0; i < kKeys; ++i) {
       const std::string key = "counter:" + std::to_string(i);

@@ -9,7 +9,7 @@
 // little and retry, up to max_redirects times. Error replies reach no sink, so a sink only ever
 // sees the final reply.
 //
-// Batches (ClusterBatch, MGet) are split by owning node (SplitByNode) and sent as one pipeline
+// Batches (Batch, MGet) are split by owning node (SplitByNode) and sent as one pipeline
 // per node, every node's pipeline at once; a command that is redirected is retried on its own.
 // MGet sends one MGET per slot (a multi-key command must stay in one slot: no CROSSSLOT), all of
 // one node's MGETs in the same pipeline.
@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "rankd/redis/batch.h"
 #include "rankd/redis/connection.h"
 #include "rankd/redis/pool.h"
 #include "rankd/redis/slot_map.h"
@@ -61,39 +62,6 @@ struct ClusterOptions {
 struct ClusterCallOptions {
   CallOptions call;
   bool read_only = false;  // may be served by a replica when read_from_replicas is on
-};
-
-// Per-key commands to run across the cluster; each decodes into its own sink.
-// Thread affinity: the thread that fills and awaits it; sinks must outlive the call.
-class ClusterBatch {
- public:
-  template <class Sink, class... Args>
-  void Add(std::string_view key, Sink& sink, const Args&... args) {
-    std::string command;
-    AppendCommand(command, args...);
-    items_.push_back(Item{std::string(key), std::move(command),
-                          detail::ReplyTarget{&sink, &detail::ParseInto<Sink>}, std::nullopt});
-  }
-  // `encoded` is one complete command (AppendCommand / CommandWriter) on `key`, whose reply goes
-  // to a sink type-erased already (callers that build commands for several clients).
-  void AddEncodedTarget(std::string_view key, detail::ReplyTarget target, std::string encoded) {
-    items_.push_back(Item{std::string(key), std::move(encoded), target, std::nullopt});
-  }
-  std::size_t size() const noexcept { return items_.size(); }
-  // After the call: the server's final error reply to command i, if any.
-  const std::optional<std::string>& error(std::size_t i) const { return items_.at(i).error; }
-  std::size_t error_count() const noexcept;
-  void Clear() noexcept { items_.clear(); }
-
- private:
-  friend class ClusterClient;
-  struct Item {
-    std::string key;
-    std::string command;
-    detail::ReplyTarget target;
-    std::optional<std::string> error;
-  };
-  std::vector<Item> items_;
 };
 
 namespace detail {
@@ -149,7 +117,7 @@ class ClusterClient {
   rt::Task<Reply> CallEncoded(std::string key, std::string command, ClusterCallOptions options);
 
   // Every command of `batch`, one pipeline per node, all nodes at once.
-  rt::Task<void> Execute(ClusterBatch& batch, ClusterCallOptions options = {});
+  rt::Task<void> Execute(Batch& batch, ClusterCallOptions options = {});
   // The values of `keys` (nullopt: missing), via one MGET per slot, one pipeline per node.
   rt::Task<std::vector<std::optional<std::string>>> MGet(std::span<const std::string> keys,
                                                          ClusterCallOptions options = {});
@@ -157,7 +125,7 @@ class ClusterClient {
  private:
   rt::Task<void> ExecuteTarget(std::string key, detail::ReplyTarget target, std::string command,
                                ClusterCallOptions options);
-  rt::Task<void> RunNodeBatch(ClusterBatch* batch, int node, std::vector<std::size_t> indexes,
+  rt::Task<void> RunNodeBatch(Batch* batch, int node, std::vector<std::size_t> indexes,
                               ClusterCallOptions options);
   // The pool serving `slot` (its primary, or a replica for reads); nullptr when uncovered.
   Pool* PoolForSlot(std::uint16_t slot, bool read_only);

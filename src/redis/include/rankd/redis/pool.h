@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rankd/redis/batch.h"
 #include "rankd/redis/connection.h"
 #include "rankd/runtime/cancellation.h"
 #include "rankd/runtime/task.h"
@@ -76,6 +77,9 @@ class Pool {
     co_await PickConnection().Execute(sink, command, Remaining(options, deadline));
   }
   rt::Task<void> Execute(Pipeline& pipeline, CallOptions options = {});
+  // Every command of `batch` as one pipeline on one connection (the keys are not needed);
+  // each command's error reply goes to its item. Errors as Connection::Execute.
+  rt::Task<void> Execute(Batch& batch, CallOptions options = {});
   template <class... Args>
   rt::Task<Reply> Call(const Args&... args) {
     std::string command;

@@ -5,7 +5,8 @@
 // client per endpoint (a redis::Pool for a single server, a redis::ClusterClient for a cluster)
 // on its own loop, so nothing on the request path is shared between shards.
 //
-// A node sends its commands as one RedisBatch: every command at once (the client pipelines them,
+// A node sends its commands as one redis::Batch (the batch type from the engine to the socket,
+// rankd/redis/batch.h): every command at once (the client pipelines them,
 // per node of a cluster). The sync baseline scheduler sends through OneByOneEndpoint decorators
 // instead, which send one command at a time, each awaited before the next.
 //
@@ -23,8 +24,8 @@
 #include <vector>
 
 #include "rankd/engine/registry/registry.h"
+#include "rankd/redis/batch.h"
 #include "rankd/redis/client_metrics.h"
-#include "rankd/redis/connection.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/task.h"
 
@@ -47,41 +48,6 @@ std::optional<EndpointOverride> ParseEndpointOverride(std::string_view text, std
 std::map<std::string, EndpointTarget> ResolveEndpoints(
     const Registry& registry, Environment env, const std::vector<EndpointOverride>& overrides);
 
-// Commands for one endpoint, each on a key, with its own reply target.
-class RedisBatch {
- public:
-  void Add(std::string key, std::string encoded, redis::detail::ReplyTarget target) {
-    items_.push_back(Item{std::move(key), std::move(encoded), target, std::nullopt});
-  }
-  template <class Sink>
-  void Add(std::string key, std::string encoded, Sink& sink) {
-    Add(std::move(key), std::move(encoded),
-        redis::detail::ReplyTarget{&sink, &redis::detail::ParseInto<Sink>});
-  }
-  std::size_t size() const noexcept { return items_.size(); }
-  bool empty() const noexcept { return items_.empty(); }
-  // After the call: the server's error reply to command i, if it sent one.
-  const std::optional<std::string>& error(std::size_t i) const { return items_.at(i).error; }
-  // How many round trips the call started (one for a pipelined batch, one per command sent one
-  // at a time; counted as each starts, so a call cut short counts what it sent); explain
-  // reports it.
-  std::uint64_t round_trips() const noexcept { return round_trips_; }
-  void add_round_trips(std::uint64_t n) noexcept { round_trips_ += n; }
-
-  // For Endpoint implementations: the commands, their sinks, and where their errors go.
-  struct Item {
-    std::string key;
-    std::string command;
-    redis::detail::ReplyTarget target;
-    std::optional<std::string> error;
-  };
-  std::vector<Item>& items() noexcept { return items_; }
-
- private:
-  std::vector<Item> items_;
-  std::uint64_t round_trips_ = 0;
-};
-
 class Endpoint {
  public:
   virtual ~Endpoint() = default;
@@ -91,7 +57,7 @@ class Endpoint {
   // trips. Server error replies are recorded per command; a failed connection throws
   // redis::ConnectionError, the endpoint's command timeout rt::DeadlineExceeded, cancellation
   // rt::CancelledError.
-  virtual rt::Task<void> Execute(RedisBatch& batch) = 0;
+  virtual rt::Task<void> Execute(redis::Batch& batch) = 0;
   // False while every connection is known to be down.
   virtual bool reachable() const = 0;
   // True while it can serve now: a connection is up (a single server), or the slot map covers
@@ -116,7 +82,7 @@ class OneByOneEndpoint final : public Endpoint {
  public:
   explicit OneByOneEndpoint(Endpoint& inner);
   rt::Task<void> Start(rt::Duration timeout) override;
-  rt::Task<void> Execute(RedisBatch& batch) override;
+  rt::Task<void> Execute(redis::Batch& batch) override;
   bool reachable() const override { return inner_.reachable(); }
   bool ready() const override { return inner_.ready(); }
   std::size_t in_flight() const override { return inner_.in_flight(); }
