@@ -33,19 +33,18 @@ std::int64_t ThreadCpuNanos() {
 Request::Request(std::shared_ptr<const CompiledPlan> plan, RequestInputs inputs,
                  const EndpointSet& endpoints, ExecuteOptions options, rt::CancelToken parent)
     : plan_(std::move(plan)),
-      inputs_(std::move(inputs)),
       endpoints_(options.scheduler == Scheduler::kSync ? endpoints.one_by_one()
                                                        : endpoints.pipelined()),
       options_(options),
       start_ns_(rt::MonotonicNanos()),
       deadline_ns_(start_ns_ + options.deadline.count()),
-      arenas_(std::make_shared<std::deque<Arena>>()),
+      memory_(std::make_shared<Memory>(std::move(inputs))),
       nodes_(plan_->nodes().size()),
       unfinished_(plan_->nodes().size()),
       scope_(parent) {
-  arenas_->emplace_back(kNodeArenaBytes);  // the request's own (degraded and empty results)
+  memory_->arenas.emplace_back(kNodeArenaBytes);  // the request's own (degraded and empty results)
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    nodes_[i].arena = &arenas_->emplace_back(kNodeArenaBytes);
+    nodes_[i].arena = &memory_->arenas.emplace_back(kNodeArenaBytes);
     nodes_[i].inputs_left = plan_->nodes()[i].inputs.size();
   }
 }
@@ -106,7 +105,7 @@ rt::Task<void> Request::RunNode(std::size_t i) {
   const Node& node = *c.node;
   NodeState& st = nodes_[i];
   st.report.start_us = NowUs();
-  NodeContext context{*plan_, c, {}, *st.arena, inputs_, endpoints_, st.report};
+  NodeContext context{*plan_, c, {}, *st.arena, memory_->inputs, endpoints_, st.report};
   for (std::size_t k = 0; k < c.inputs.size(); ++k) {
     context.inputs[k] = nodes_[c.inputs[k]].rows;
     st.report.rows_in += context.inputs[k]->size();
@@ -255,7 +254,7 @@ void Request::ResolveAtDeadline() {
 
 const CandidateSet* Request::EmptyRows(std::size_t i) {
   const Registry& reg = plan_->registry();
-  Arena& arena = arenas_->front();
+  Arena& arena = memory_->arenas.front();
   CandidateSet* rows = CandidateSet::Make(arena, reg.keys().size(), 0);
   for (const KeyRef& key : plan_->nodes()[i].output_keys)
     rows->set_column(key.slot, Column::Make(arena, key.type, 0));
@@ -264,7 +263,7 @@ const CandidateSet* Request::EmptyRows(std::size_t i) {
 
 const CandidateSet* Request::DegradedRows(std::size_t i) {
   const CompiledNode& c = plan_->nodes()[i];
-  Arena& arena = arenas_->front();
+  Arena& arena = memory_->arenas.front();
   const CandidateSet* rows = nullptr;
   switch (c.op->degrade) {
     case ops::DegradeRule::kNoRows:
@@ -315,7 +314,7 @@ ExecutionResult Request::TakeResult() {
       result.outputs.push_back(ExecutionResult::Output{&plan_->nodes()[out], nodes_[out].rows});
     }
   }
-  result.memory = arenas_;
+  result.memory = memory_;
   return result;
 }
 

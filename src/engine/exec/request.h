@@ -82,12 +82,18 @@ class Request {
   std::int64_t NowUs() const;
 
   std::shared_ptr<const CompiledPlan> plan_;
-  RequestInputs inputs_;
+  // What the result's rows may point into, kept alive with them: the arenas, and the request's
+  // inputs (a vm writing a string param makes a column whose values point into the param).
+  struct Memory {
+    explicit Memory(RequestInputs in) : inputs(std::move(in)) {}
+    RequestInputs inputs;
+    std::deque<Arena> arenas;
+  };
   std::span<Endpoint* const> endpoints_;  // as the scheduler sends
   ExecuteOptions options_;
   std::int64_t start_ns_;
   std::int64_t deadline_ns_;
-  std::shared_ptr<std::deque<Arena>> arenas_;
+  std::shared_ptr<Memory> memory_;
   std::vector<NodeState> nodes_;
   std::size_t unfinished_;
   std::optional<ExecutionError> error_;

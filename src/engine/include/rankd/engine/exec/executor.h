@@ -94,7 +94,8 @@ struct ExecutionResult {
   // Per compiled node, in CompiledPlan::nodes order.
   std::vector<NodeReport> nodes;
   std::int64_t elapsed_us = 0;
-  // The memory the rows live in.
+  // The memory the rows live in and may point into: the request's arenas and its inputs (a
+  // string param a vm wrote).
   std::shared_ptr<void> memory;
 };
 
