@@ -77,6 +77,30 @@ inline NodeParams Fanout(std::int64_t n) {
   return p;
 }
 
+// fetch_features of `keys` from hash schema `schema`.
+inline NodeParams FetchParams(std::string schema, std::vector<std::string> keys) {
+  NodeParams p;
+  p.schema = std::move(schema);
+  p.keys = std::move(keys);
+  return p;
+}
+
+// vm writing expression `expr` into `out_key`.
+inline NodeParams VmParams(std::string out_key, std::string expr) {
+  NodeParams p;
+  p.out_key = std::move(out_key);
+  p.expr = std::move(expr);
+  return p;
+}
+
+// topk by `by`.
+inline NodeParams TopkParams(std::string by, std::int64_t k) {
+  NodeParams p;
+  p.by = std::move(by);
+  p.k = k;
+  return p;
+}
+
 // The keys, key schemas and endpoints of registry/*.toml, both endpoints at `address`, each a
 // pool of `pool_size` connections.
 inline std::shared_ptr<const Registry> ExampleRegistry(const std::string& address,

@@ -116,9 +116,6 @@ std::shared_ptr<const CompiledPlan> ParamPlan() {
   static const std::shared_ptr<const Registry> registry = testing::ExampleRegistry("127.0.0.1:1");
   NodeParams ids;
   ids.ids = {3, 1, 2};
-  NodeParams vm;
-  vm.out_key = "final_score";
-  vm.expr = "e0";
   const auto param = [](std::string name, ValueType type, Scalar value,
                         std::optional<double> min = {}, std::optional<double> max = {}) {
     return PlanParam{std::move(name), type, std::move(value), min, max};
@@ -132,7 +129,7 @@ std::shared_ptr<const CompiledPlan> ParamPlan() {
                   .Expr("e0", X::If(P::Or({P::RegexParam(X::Str("Clip"), "pattern", "i"),
                                            P::RegexParam(X::Str("clip"), "pattern", "s")}),
                                     X::Param("weight"), X::Float(0)))
-                  .Add("score", Op::kVm, {"ids"}, vm)
+                  .Add("score", Op::kVm, {"ids"}, testing::VmParams("final_score", "e0"))
                   .Output("score")
                   .Build();
   return CompilePlan(std::move(plan), registry);
@@ -232,18 +229,12 @@ std::shared_ptr<const CompiledPlanStore> StoreOf(std::vector<std::shared_ptr<con
 std::shared_ptr<const Plan> ScorePlan() {
   NodeParams ids;
   ids.ids = {9007199254740993, -4, 0};
-  NodeParams vm;
-  vm.out_key = "final_score";
-  vm.expr = "e0";
-  NodeParams top;
-  top.by = "final_score";
-  top.k = 2;
   return PlanBuilder("score")
       .Param(PlanParam{"weight", ValueType::kFloat, 0.5, 0.0, 100.0})
       .Add("ids", Op::kFixedSource, {}, ids)
       .Expr("e0", X::Div(X::Param("weight"), X::Key("id")))
-      .Add("score", Op::kVm, {"ids"}, vm)
-      .Add("top", Op::kTopk, {"score"}, top)
+      .Add("score", Op::kVm, {"ids"}, testing::VmParams("final_score", "e0"))
+      .Add("top", Op::kTopk, {"score"}, testing::TopkParams("final_score", 2))
       .Output("top")
       .Build();
 }
