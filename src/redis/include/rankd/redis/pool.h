@@ -70,12 +70,7 @@ class Pool {
 
   // One encoded command into `sink`, through a permit. Errors as Connection::Execute.
   template <class Sink>
-  rt::Task<void> Execute(Sink& sink, std::string command, CallOptions options = {}) {
-    const std::int64_t deadline = DeadlineOf(options);
-    co_await Acquire(deadline);
-    Permit permit(this);
-    co_await PickConnection().Execute(sink, command, Remaining(options, deadline));
-  }
+  rt::Task<void> Execute(Sink& sink, std::string command, CallOptions options = {});
   rt::Task<void> Execute(Pipeline& pipeline, CallOptions options = {});
   // Every command of `batch` as one pipeline on one connection (the keys are not needed);
   // each command's error reply goes to its item. Errors as Connection::Execute.
@@ -144,5 +139,14 @@ class Pool::PermitAwaiter : private rt::Waiter {
   std::int64_t deadline_ns_;
   bool taken_ = false;  // the call resumed (with the permit, or with an error)
 };
+
+// Defined once PermitAwaiter is complete (clang needs it where the template is defined).
+template <class Sink>
+rt::Task<void> Pool::Execute(Sink& sink, std::string command, CallOptions options) {
+  const std::int64_t deadline = DeadlineOf(options);
+  co_await Acquire(deadline);
+  Permit permit(this);
+  co_await PickConnection().Execute(sink, command, Remaining(options, deadline));
+}
 
 }  // namespace rankd::redis
