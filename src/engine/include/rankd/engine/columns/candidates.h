@@ -15,6 +15,7 @@
 
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/column.h"
+#include "rankd/runtime/debug_check.h"
 
 namespace rankd::engine {
 
@@ -33,15 +34,24 @@ class CandidateSet {
   bool empty() const noexcept { return size() == 0; }
   // The physical row of logical row i.
   std::uint32_t row(std::size_t i) const noexcept {
+    RANKD_D_ASSERT(i < size());
     return selection_ != nullptr ? selection_[i] : static_cast<std::uint32_t>(i);
   }
   // Null when there is no selection (every physical row, in order).
   const std::uint32_t* selection() const noexcept { return selection_; }
 
   // The column of key slot `slot`, or null when the rows do not have that key.
-  const Column* column(std::size_t slot) const noexcept { return columns_[slot]; }
-  void set_column(std::size_t slot, const Column* column) noexcept { columns_[slot] = column; }
+  const Column* column(std::size_t slot) const noexcept {
+    RANKD_D_ASSERT(slot < slots_);
+    return columns_[slot];
+  }
+  void set_column(std::size_t slot, const Column* column) noexcept {
+    RANKD_D_ASSERT(slot < slots_);
+    RANKD_D_ASSERT(column == nullptr || column->size() >= physical_rows_);
+    columns_[slot] = column;
+  }
   void set_selection(const std::uint32_t* selection, std::size_t count) noexcept {
+    RANKD_D_ASSERT(count == 0 || selection != nullptr);
     selection_ = selection;
     selected_ = count;
   }

@@ -15,6 +15,7 @@
 
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/values/value.h"
+#include "rankd/runtime/debug_check.h"
 
 namespace rankd::engine {
 
@@ -46,11 +47,16 @@ class Column {
   const std::uint8_t* bools() const noexcept { return static_cast<const std::uint8_t*>(values_); }
   const StringRef* strings() const noexcept { return static_cast<const StringRef*>(values_); }
 
-  bool valid(std::size_t row) const noexcept { return (validity_[row >> 6] >> (row & 63)) & 1; }
+  bool valid(std::size_t row) const noexcept {
+    RANKD_D_ASSERT(row < rows_);
+    return (validity_[row >> 6] >> (row & 63)) & 1;
+  }
   void set_valid(std::size_t row) noexcept {
+    RANKD_D_ASSERT(row < rows_);
     validity_[row >> 6] |= std::uint64_t{1} << (row & 63);
   }
   void set_null(std::size_t row) noexcept {
+    RANKD_D_ASSERT(row < rows_);
     validity_[row >> 6] &= ~(std::uint64_t{1} << (row & 63));
   }
   const std::uint64_t* validity() const noexcept { return validity_; }
