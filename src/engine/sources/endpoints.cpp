@@ -238,6 +238,13 @@ EndpointSet::EndpointSet(const std::map<std::string, EndpointTarget>& targets) {
   }
 }
 
+EndpointSet::EndpointSet(std::vector<std::unique_ptr<Endpoint>> endpoints) {
+  for (std::unique_ptr<Endpoint>& endpoint : endpoints) {
+    const std::string name = endpoint->name();
+    endpoints_.emplace(name, std::move(endpoint));
+  }
+}
+
 rt::Task<void> EndpointSet::Start(rt::Duration timeout) {
   for (auto& [name, endpoint] : endpoints_) {
     std::string failure;

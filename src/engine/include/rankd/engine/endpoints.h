@@ -106,6 +106,8 @@ class Endpoint {
 class EndpointSet {
  public:
   explicit EndpointSet(const std::map<std::string, EndpointTarget>& targets);
+  // Given endpoints (tests: in-memory ones), each under its name().
+  explicit EndpointSet(std::vector<std::unique_ptr<Endpoint>> endpoints);
   // Connects every endpoint; throws the first failure (naming the endpoint).
   rt::Task<void> Start(rt::Duration timeout);
   // Null when there is no such endpoint.
