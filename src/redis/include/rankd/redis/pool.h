@@ -69,12 +69,7 @@ class Pool {
 
   // One encoded command into `sink`, through a permit. Errors as Connection::Execute.
   template <class Sink>
-  rt::Task<void> Execute(Sink& sink, std::string command, CallOptions options = {}) {
-    const std::int64_t deadline = DeadlineOf(options);
-    co_await Acquire(deadline);
-    Permit permit(this);
-    co_await PickConnection().Execute(sink, command, Remaining(options, deadline));
-  }
+  rt::Task<void> Execute(Sink& sink, std::string command, CallOptions options = {});
   rt::Task<void> Execute(Pipeline& pipeline, CallOptions options = {});
   template <class... Args>
   rt::Task<Reply> Call(const Args&... args) {
@@ -140,5 +135,14 @@ class Pool::PermitAwaiter : private rt::Waiter {
   std::int64_t deadline_ns_;
   bool taken_ = false;  // the call resumed (with the permit, or with an error)
 };
+
+// Defined once PermitAwaiter is complete (clang needs it where the template is defined).
+template <class Sink>
+rt::Task<void> Pool::Execute(Sink& sink, std::string command, CallOptions options) {
+  const std::int64_t deadline = DeadlineOf(options);
+  co_await Acquire(deadline);
+  Permit permit(this);
+  co_await PickConnection().Execute(sink, command, Remaining(options, deadline));
+}
 
 }  // namespace rankd::redis
