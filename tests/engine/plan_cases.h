@@ -43,7 +43,7 @@ namespace rankd::engine::testing {
 inline constexpr std::uint64_t kMaxRows = 256;
 // timeout_ms of nodes that must not time out: far above the microseconds they take, even on a
 // loaded machine.
-inline constexpr int kGenerousTimeoutMs = 5000;
+inline constexpr int kGenerousTimeoutMs = 3000;
 // timeout_ms of nodes that must time out: a stalled Redis node, a slow sleep or busy_cpu (which
 // takes kSlowOpMs, 50 times longer).
 inline constexpr int kShortTimeoutMs = 2;
