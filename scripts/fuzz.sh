@@ -39,11 +39,14 @@ for target in "${targets[@]}"; do
   if [ -d "$root/fuzz/corpus/$target" ]; then seeds=("$root/fuzz/corpus/$target"); fi
   dict=()
   if [ -f "$root/fuzz/$target.dict" ]; then dict=(-dict="$root/fuzz/$target.dict"); fi
+  # A target's own libFuzzer flags, one line in fuzz/<target>.flags (e.g. plan's -entropic=0).
+  flags=()
+  if [ -f "$root/fuzz/$target.flags" ]; then read -ra flags <"$root/fuzz/$target.flags"; fi
   log="$build/$target.log"
   echo "fuzz: $target for ${seconds}s"
   if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-    -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" "${flags[@]}" \
     "$corpus" "${seeds[@]}" >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^#[0-9]+ *DONE' "$log" | tail -2 | sed 's/^/  /'
   else
