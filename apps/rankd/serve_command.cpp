@@ -222,6 +222,9 @@ int RunServe(int argc, char** argv) {
   try {
     server = std::make_unique<http::Server>(shards, server_options, service.Routes());
     shards.Start();
+  } catch (const http::PortInUseError& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     return 1;

@@ -49,6 +49,7 @@ set(RANKD_ENGINE_EXEC_SOURCES
   api/rank_request.cpp
   api/rank_response.cpp
   api/ranker.cpp
+  api/request_ids.cpp
   exec/cpu_nodes.cpp
   exec/executor.cpp
   exec/redis_nodes.cpp

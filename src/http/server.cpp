@@ -309,8 +309,15 @@ Server::Server(rt::ShardSet& shards, ServerOptions options, Router router)
       options_.max_connections_per_shard, shards_.size(), options_.reserved_descriptors);
   max_open_per_shard_ = descriptors.connections_per_shard;
   rt::LogLine(descriptors.Describe(shards_.size()));
-  // Every shard binds the same port; the first picks it when the options say 0.
+  // Every shard binds the same port; the first picks it when the options say 0. SO_REUSEPORT
+  // would let another process's listeners share a taken port and half its traffic: a port
+  // something listens on already is refused first (two servers starting in the same instant
+  // could both pass this check; one started after another cannot).
   net::SocketAddress address = net::SocketAddress::Parse(options_.host, options_.port);
+  if (options_.port != 0 && net::TcpListener::InUse(address)) {
+    throw PortInUseError("port " + std::to_string(options_.port) + " on " + options_.host +
+                         " is in use by another process (is another rankd serve running?)");
+  }
   for (std::size_t i = 0; i < shards_.size(); ++i) {
     net::TcpListener listener = net::TcpListener::Bind(
         address, net::ListenOptions{.backlog = options_.backlog, .reuse_port = true});

@@ -199,6 +199,25 @@ TcpListener TcpListener::Bind(const SocketAddress& address, ListenOptions option
   return listener;
 }
 
+bool TcpListener::InUse(const SocketAddress& address) {
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) ThrowErrno(errno, "socket");
+  const TcpListener probe(fd);  // closes it
+  const int one = 1;
+  // SO_REUSEADDR as the real listeners have it, so TIME_WAIT leftovers do not count; a socket
+  // in LISTEN on the port still makes the bind fail.
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) {
+    ThrowErrno(errno, "setsockopt(SO_REUSEADDR)");
+  }
+  if (address.family() == AF_INET6 &&
+      ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) {
+    ThrowErrno(errno, "setsockopt(IPV6_V6ONLY)");
+  }
+  if (::bind(fd, address.sockaddr_ptr(), address.length()) == 0) return false;
+  if (errno == EADDRINUSE) return true;
+  ThrowErrno(errno, "bind " + address.ToString());
+}
+
 TcpListener::AcceptAwaiter::AcceptAwaiter(int fd) noexcept
     : io_([fd] {
         rt::IoOp op;

@@ -39,6 +39,10 @@ void EventLog::Request(const RequestLine& r) {
     line += ",\"code\":";
     engine::json::AppendJsonString(line, r.code);
   }
+  if (!r.trace_id.empty()) {
+    line += ",\"trace_id\":";
+    engine::json::AppendJsonString(line, r.trace_id);
+  }
   line += '}';
   Write(line);
 }

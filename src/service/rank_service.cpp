@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <set>
 #include <utility>
 
 #include "rankd/engine/api/rank_request.h"
@@ -239,7 +240,10 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
     // unanswered (the connection cancelled at the end of a drain).
     const InFlight admitted(shard.in_flight, *shard_metrics_[shard.shard]);
     try {
-      answer = co_await shard.ranker.Rank(request.body);
+      engine::Ranker::Headers headers;
+      if (request.HasHeader("x-request-id")) headers.request_id = request.Header("x-request-id");
+      headers.traceparent = request.Header("traceparent");
+      answer = co_await shard.ranker.Rank(request.body, headers);
     } catch (const std::exception& e) {
       answer = {};
       answer.error = engine::ErrorCode::kInternal;
@@ -260,7 +264,8 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
                   .status = status,
                   .code = answer.error ? engine::WireName(*answer.error) : std::string_view(),
                   .ms = seconds * 1000,
-                  .degraded = answer.degraded});
+                  .degraded = answer.degraded,
+                  .trace_id = answer.trace_id});
   }
   co_return http::Response::Text(status, std::move(answer.body), kJson);
 }
@@ -357,14 +362,28 @@ http::Response RankService::PlanArtifact(const http::Request& request) const {
 }
 
 http::Response RankService::Ready() const {
+  // Ready when every shard can reach every endpoint: a balancer that sends traffic on a 200 must
+  // not meet a shard still reconnecting. This shard's clients are asked directly; the others'
+  // through their last snapshot (at most 100 ms old: ProbeShard), under their locks.
   const ShardEngine& shard = shard_engines_->Get();
-  std::string down;
+  std::set<std::string> down;
   for (const std::unique_ptr<engine::Endpoint>& endpoint : shard.endpoints.all()) {
-    if (!endpoint->ready()) down += (down.empty() ? "" : ", ") + endpoint->name();
+    if (!endpoint->ready()) down.insert(endpoint->name());
+  }
+  for (std::size_t i = 0; i < shard_metrics_.size(); ++i) {
+    if (i == shard.shard) continue;
+    std::lock_guard lock(shard_metrics_[i]->mutex);
+    for (const std::unique_ptr<engine::Endpoint>& endpoint : shard.endpoints.all()) {
+      // A shard that has not taken its first snapshot yet is not ready either.
+      const auto it = shard_metrics_[i]->redis.find(endpoint->name());
+      if (it == shard_metrics_[i]->redis.end() || !it->second.ready) down.insert(endpoint->name());
+    }
   }
   if (!down.empty()) {
+    std::string names;
+    for (const std::string& name : down) names += (names.empty() ? "" : ", ") + name;
     std::string body = "{\"ready\":false,\"reason\":";
-    engine::json::AppendJsonString(body, "Redis endpoint(s) not connected: " + down);
+    engine::json::AppendJsonString(body, "Redis endpoint(s) not connected: " + names);
     body += '}';
     return http::Response::Text(503, std::move(body), kJson);
   }

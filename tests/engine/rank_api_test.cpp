@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <set>
 #include <string>
 
 #include "expr_builders.h"
@@ -11,6 +12,7 @@
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
 #include "rankd/engine/api/ranker.h"
+#include "rankd/engine/api/request_ids.h"
 #include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/event_loop.h"
 
@@ -197,6 +199,32 @@ TEST(CompiledPlanTest, KnowsEachParamsRegexFlagsAndWhetherItReadsTheViewer) {
   EXPECT_EQ(plan->regex_flags()[2], (std::vector<std::string>{"i", "s"}));
 }
 
+TEST(RequestIdsTest, MadeIdsShareAProcessPrefixAndNeverRepeat) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 1000; ++i) ids.insert(NextRequestId());
+  EXPECT_EQ(ids.size(), 1000u);
+  const std::string id = *ids.begin();
+  ASSERT_EQ(id.size() > 19, true) << id;
+  EXPECT_EQ(id.substr(0, 6), "rankd-");
+  for (const std::string& other : ids) EXPECT_EQ(other.substr(0, 19), id.substr(0, 19)) << other;
+  EXPECT_EQ(id.substr(0, 19).find_first_not_of("rankd-0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(RequestIdProblem(id, "request_id"), std::nullopt);
+}
+
+TEST(RequestIdsTest, TraceIdOfReadsAW3CTraceparent) {
+  EXPECT_EQ(TraceIdOf("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+            "4bf92f3577b34da6a3ce929d0e0e4736");
+  for (const std::string_view bad :
+       {"", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+        "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  // an unknown version
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  // upper case
+        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  // an all-zero trace id
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",  // an all-zero parent
+        "00-4bf92f3577b34da6a3ce929d0e0e473x-00f067aa0ba902b7-01"}) {
+    EXPECT_EQ(TraceIdOf(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(WriteErrorBodyTest, WritesTheCodesWireNameWithOrWithoutARequestId) {
   std::string with;
   WriteErrorBody(with, "r\"1", {ErrorCode::kUpstreamError, "node a: lost"});
@@ -273,6 +301,50 @@ TEST(RankerTest, ExplainListsEveryNodeAndTheTotals) {
         R"(,"elapsed_us":)"}) {
     EXPECT_NE(a.body.find(field), std::string::npos) << field << "\n" << a.body;
   }
+}
+
+// Runs one request with headers through a Ranker over `store`, with no endpoints.
+Ranker::Answer RankWith(std::shared_ptr<const CompiledPlanStore> store, std::string_view body,
+                        std::optional<std::string> request_id, std::string traceparent) {
+  rt::EventLoop loop;
+  return loop.RunUntilComplete([](std::shared_ptr<const CompiledPlanStore> s, std::string b,
+                                  std::optional<std::string> id,
+                                  std::string trace) -> rt::Task<Ranker::Answer> {
+    EndpointSet endpoints(std::vector<std::unique_ptr<Endpoint>>{});
+    Ranker ranker(std::move(s), endpoints, RankerOptions{});
+    Ranker::Headers headers;
+    if (id) headers.request_id = *id;
+    headers.traceparent = trace;
+    co_return co_await ranker.Rank(b, headers);
+  }(std::move(store), std::string(body), std::move(request_id), std::move(traceparent)));
+}
+
+TEST(RankerTest, TakesTheRequestIdHeaderWhenTheBodyHasNone) {
+  const auto store = StoreOf({ScorePlan()});
+  const std::string trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const Ranker::Answer header = RankWith(store, R"({"plan":"score"})", "h-1", trace);
+  EXPECT_FALSE(header.error);
+  EXPECT_EQ(header.request_id, "h-1");
+  EXPECT_EQ(header.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+  const Ranker::Answer body = RankWith(store, R"({"plan":"score","request_id":"b"})", "h-1", "");
+  EXPECT_EQ(body.request_id, "b");
+  EXPECT_EQ(body.trace_id, "");
+  const Ranker::Answer bad = RankWith(store, R"({"plan":"score"})", "h\x01", "bogus");
+  ASSERT_TRUE(bad.error);
+  EXPECT_EQ(*bad.error, ErrorCode::kBadRequest);
+  EXPECT_NE(bad.body.find("X-Request-Id must be printable ASCII"), std::string::npos) << bad.body;
+  EXPECT_EQ(bad.request_id.rfind("rankd-", 0), 0u);
+  EXPECT_EQ(bad.trace_id, "");
+}
+
+TEST(RankerTest, AnErrorAfterThePlanIsFoundKeepsThePlan) {
+  const auto store = StoreOf({ScorePlan()});
+  const Ranker::Answer a = Rank(store, R"({"plan":"score","params":{"weight":"x"}})");
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(*a.error, ErrorCode::kInvalidParam);
+  ASSERT_NE(a.compiled, nullptr);
+  EXPECT_EQ(a.compiled->plan().name, "score");
+  EXPECT_EQ(Rank(store, R"({"plan":"nope"})").compiled, nullptr);
 }
 
 TEST(RankerTest, AnswersEachRequestErrorWithItsCode) {

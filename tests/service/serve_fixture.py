@@ -82,19 +82,21 @@ class Server:
             time.sleep(0.02)
         raise AssertionError("no '%s' log line within %ss: %s" % (event, timeout, self.log[-5:]))
 
-    def request(self, method, path, body=None, timeout=10):
+    def request(self, method, path, body=None, timeout=10, headers=None):
         conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         try:
-            headers = {"Content-Type": "application/json"} if body is not None else {}
+            headers = dict(headers or {})
+            if body is not None:
+                headers["Content-Type"] = "application/json"
             conn.request(method, path, body=body, headers=headers)
             r = conn.getresponse()
             return r.status, r.getheader("Content-Type"), r.read().decode()
         finally:
             conn.close()
 
-    def rank(self, request, timeout=10):
+    def rank(self, request, timeout=10, headers=None):
         body = request if isinstance(request, str) else json.dumps(request)
-        status, _, text = self.request("POST", "/rank", body, timeout)
+        status, _, text = self.request("POST", "/rank", body, timeout, headers)
         return status, json.loads(text)
 
     def wait_ready(self, ready=True, timeout=10):

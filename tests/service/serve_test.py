@@ -11,6 +11,7 @@ exit status 2 for bad flags.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -79,6 +80,41 @@ class ServeTest(SharedServer):
         status, response = self.server.rank(
             json.dumps({"plan": "feed", "viewer_id": 1, "request_id": "r" * 128}))
         self.assertEqual((status, response["request_id"]), (200, "r" * 128))
+
+    def test_made_request_ids_never_repeat_across_shards_or_processes(self):
+        ids = []
+        for _ in range(200):  # a connection each: SO_REUSEPORT spreads them over both shards
+            status, response = self.server.rank({"plan": "no such plan"})
+            self.assertEqual(status, 404)
+            ids.append(response["request_id"])
+        self.assertEqual(len(set(ids)), len(ids))
+        prefixes = {re.fullmatch(r"(rankd-[0-9a-f]{12}-)[0-9]+", i).group(1) for i in ids}
+        self.assertEqual(len(prefixes), 1, prefixes)
+        other = json.loads(self.run_rankd(['{"plan": "no such plan"}'])[0])["request_id"]
+        self.assertRegex(other, r"^rankd-[0-9a-f]{12}-1$")
+        self.assertNotIn(other[:19], prefixes)  # another process, another prefix
+
+    def test_x_request_id_names_a_request_without_one_and_traceparent_reaches_the_log(self):
+        trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+        status, response = self.server.rank(
+            {"plan": "no such plan"},
+            headers={"X-Request-Id": "hdr-1", "traceparent": "00-%s-00f067aa0ba902b7-01" % trace})
+        self.assertEqual((status, response["request_id"]), (404, "hdr-1"))
+        deadline = time.time() + 10
+        lines = []
+        while not lines and time.time() < deadline:
+            lines = [e for e in self.server.drain_log() if e.get("request_id") == "hdr-1"]
+            time.sleep(0.02)
+        self.assertTrue(lines, "no request line for hdr-1")
+        self.assertEqual(lines[0]["trace_id"], trace)
+        # The body's request_id wins; a bad header is a bad request naming it.
+        status, response = self.server.rank({"plan": "feed", "viewer_id": 1, "request_id": "b"},
+                                            headers={"X-Request-Id": "hdr-2"})
+        self.assertEqual((status, response["request_id"]), (200, "b"))
+        status, response = self.server.rank({"plan": "feed", "viewer_id": 1},
+                                            headers={"X-Request-Id": "h" * 129})
+        self.assertEqual((status, response["error"]["code"]), (400, "bad_request"))
+        self.assertIn("X-Request-Id must be at most 128 bytes", response["error"]["message"])
 
     def test_every_error_code_has_its_status(self):
         cases = [
@@ -160,6 +196,8 @@ class MetricsTest(SharedServer):
             self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
         self.assertEqual(self.server.rank({"plan": "timeouts", "viewer_id": 1})[0], 200)
         self.assertEqual(self.server.rank({"plan": "no such plan"})[0], 404)
+        self.assertEqual(
+            self.server.rank({"plan": "feed", "viewer_id": 1, "params": {"zzz": 1}})[0], 400)
         families, after = self.scrape()
 
         for name, kind in [("rankd_requests", "counter"),
@@ -191,8 +229,10 @@ class MetricsTest(SharedServer):
         # A plan the store lacks is counted without its name: clients cannot add label values.
         grew("rankd_requests_total", 1, plan="", status="404", code="unknown_plan")
         self.assertFalse([k for k in after if ("plan", "no such plan") in k[1]])
-        grew("rankd_request_duration_seconds_count", 3, plan="feed")
-        grew("rankd_request_duration_seconds_bucket", 3, plan="feed", le="+Inf")
+        # An error after the plan is known is counted under its name.
+        grew("rankd_requests_total", 1, plan="feed", status="400", code="invalid_param")
+        grew("rankd_request_duration_seconds_count", 4, plan="feed")
+        grew("rankd_request_duration_seconds_bucket", 4, plan="feed", le="+Inf")
         for node in ("viewer", "follow", "media", "features", "score", "quality", "top"):
             grew("rankd_node_duration_seconds_count", 3, plan="feed", node=node)
         grew("rankd_node_degraded_total", 1, plan="timeouts", node="slow_ranker", reason="timeout")
@@ -337,6 +377,21 @@ class ServeFaultTest(unittest.TestCase):
         self.assertFalse(json.loads(text)["loaded"])
         self.assertIn("index.json", json.loads(text)["message"])
         self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+
+    def test_a_second_server_on_a_taken_port_exits_2_and_the_first_keeps_it(self):
+        self.server = Server(self.store, self.redis)
+        self.server.wait_ready()
+        endpoint = self.redis.address()
+        second = subprocess.run(
+            [RANKD, "serve", "--plans", self.store, "--registry", os.path.join(SOURCE, "registry"),
+             "--env", "test", "--endpoint", "graph=" + endpoint, "--endpoint",
+             "features=" + endpoint, "--port", str(self.server.port), "--shards", "2"],
+            capture_output=True, text=True, timeout=30)
+        self.assertEqual(second.returncode, 2, second.stderr)
+        self.assertIn("port %d on 127.0.0.1 is in use by another process" % self.server.port,
+                      second.stderr)
+        for _ in range(20):  # every connection still reaches the first server
+            self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
 
     def test_sigterm_under_load_answers_every_accepted_request(self):
         self.server = Server(self.store, self.redis)

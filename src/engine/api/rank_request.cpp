@@ -20,19 +20,20 @@ RankError InvalidParam(std::string message) {
   return RankError{ErrorCode::kInvalidParam, std::move(message)};
 }
 
-// Why `id` is not a request_id (kMaxRequestIdBytes of printable ASCII); nullopt when it is one.
-std::optional<std::string> RequestIdProblem(std::string_view id) {
+}  // namespace
+
+std::optional<std::string> RequestIdProblem(std::string_view id, std::string_view field) {
   if (id.size() > kMaxRequestIdBytes) {
-    return "request_id must be at most " + std::to_string(kMaxRequestIdBytes) + " bytes, not " +
-           std::to_string(id.size());
+    return std::string(field) + " must be at most " + std::to_string(kMaxRequestIdBytes) +
+           " bytes, not " + std::to_string(id.size());
   }
   for (std::size_t i = 0; i < id.size(); ++i) {
     const auto c = static_cast<unsigned char>(id[i]);
     if (c < 0x20 || c > 0x7e) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", c);
-      return "request_id must be printable ASCII (0x20 to 0x7E); byte " + std::to_string(i) +
-             " is " + hex;
+      return std::string(field) + " must be printable ASCII (0x20 to 0x7E); byte " +
+             std::to_string(i) + " is " + hex;
     }
   }
   return std::nullopt;
@@ -81,8 +82,6 @@ RequestParam ToParam(const json::Member& m) {
   return p;
 }
 
-}  // namespace
-
 std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
   std::expected<json::Value, json::ParseError> parsed = json::Parse(body);
   if (!parsed) {
@@ -128,7 +127,7 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
         return std::unexpected(
             BadRequest("request_id must be a string, not a " + std::string(TypeName(v))));
       }
-      if (std::optional<std::string> problem = RequestIdProblem(v.string()))
+      if (std::optional<std::string> problem = RequestIdProblem(v.string(), "request_id"))
         return std::unexpected(BadRequest(std::move(*problem)));
       request.request_id = v.string();
     } else {

@@ -1,9 +1,8 @@
 #include "rankd/engine/api/ranker.h"
 
-#include <cstdio>
-
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
+#include "rankd/engine/api/request_ids.h"
 
 namespace rankd::engine {
 
@@ -11,23 +10,32 @@ Ranker::Ranker(std::shared_ptr<const CompiledPlanStore> store, const EndpointSet
                RankerOptions options)
     : store_(std::move(store)), endpoints_(endpoints), options_(options) {}
 
-rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body) {
+rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
   Answer answer;
   const auto fail = [&answer](RankError error) {
     answer.error = error.code;
     WriteErrorBody(answer.body, answer.request_id, error);
   };
+  if (const std::optional<std::string_view> trace = TraceIdOf(headers.traceparent))
+    answer.trace_id = *trace;
   std::expected<RankRequest, RankError> request = ParseRankRequest(body);
-  // A request without an id gets one, so that its log line and its response can be matched.
+  std::optional<std::string> header_problem;
+  if (headers.request_id) header_problem = RequestIdProblem(*headers.request_id, "X-Request-Id");
+  // The body's request_id, else the header's, else one rankd makes: a log line and its response
+  // can always be matched.
   if (request && request->request_id) {
     answer.request_id = *request->request_id;
+  } else if (headers.request_id && !header_problem) {
+    answer.request_id = std::string(*headers.request_id);
   } else {
-    char id[32];
-    std::snprintf(id, sizeof id, "rankd-%llu", static_cast<unsigned long long>(++next_request_));
-    answer.request_id = id;
+    answer.request_id = NextRequestId();
   }
   if (!request) {
     fail(request.error());
+    co_return answer;
+  }
+  if (header_problem) {
+    fail(RankError{ErrorCode::kBadRequest, std::move(*header_problem)});
     co_return answer;
   }
   answer.plan = request->plan;
@@ -38,6 +46,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body) {
     fail(RankError{ErrorCode::kUnknownPlan, "no plan \"" + request->plan + "\" in the plan store"});
     co_return answer;
   }
+  answer.compiled = plan;  // what follows is counted under the plan's name
   if (plan->reads_viewer() && !request->viewer_id) {
     fail(RankError{ErrorCode::kBadRequest,
                    "viewer_id is required: plan " + request->plan + " reads the viewer"});
@@ -58,7 +67,6 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body) {
   // twice.
   RequestInputs inputs{std::move(*params), request->viewer_id};
   const ExecutionResult result = co_await ExecutePlan(plan, std::move(inputs), endpoints_, execute);
-  answer.compiled = plan;
   answer.nodes.reserve(result.nodes.size());
   for (std::size_t i = 0; i < result.nodes.size(); ++i) {
     const NodeReport& n = result.nodes[i];

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,12 @@ struct ServerStats {
 };
 
 class ShardState;
+
+// The port a Server is to listen on is taken by another process.
+class PortInUseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class Server {
  public:

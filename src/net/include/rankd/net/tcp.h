@@ -112,6 +112,10 @@ class TcpListener {
   // Binds and listens (port 0: an ephemeral port, see LocalAddress). Throws std::system_error
   // naming the address on failure.
   static TcpListener Bind(const SocketAddress& address, ListenOptions options = {});
+  // True when a socket is listening on `address` already: a bind without SO_REUSEPORT (what a
+  // set of SO_REUSEPORT listeners would silently share the port with) fails with EADDRINUSE.
+  // Binds nothing that stays. Throws std::system_error for any other failure.
+  static bool InUse(const SocketAddress& address);
 
   class AcceptAwaiter {
    public:

@@ -21,6 +21,7 @@ struct RequestLine {
   std::string_view code;  // the error code, empty when it ranked
   double ms = 0;
   std::size_t degraded = 0;
+  std::string_view trace_id;  // a W3C traceparent's trace id, empty when none came
 };
 
 class EventLog {

@@ -21,6 +21,9 @@ namespace rankd::engine {
 // A request_id is at most this many bytes, each printable ASCII (0x20 to 0x7E): it is echoed in
 // responses, headers and log lines.
 inline constexpr std::size_t kMaxRequestIdBytes = 128;
+// Why `id` is not a request id (kMaxRequestIdBytes of printable ASCII), naming it `field`
+// ("request_id", "X-Request-Id"); nullopt when it is one.
+std::optional<std::string> RequestIdProblem(std::string_view id, std::string_view field);
 
 // A param value as the request wrote it: an int64 for an integer literal within int64, a double
 // for any other number, a string, a bool.

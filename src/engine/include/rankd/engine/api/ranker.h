@@ -46,13 +46,22 @@ class Ranker {
     std::string body;
     std::optional<ErrorCode> error;  // nullopt when it ranked
     std::string request_id;
+    std::string trace_id;  // of a valid traceparent, else empty
     std::string plan;
     std::size_t degraded = 0;
-    // The plan it executed (null when the request failed before execution), and its nodes.
+    // The plan it named, once found in the store (null before), and its executed nodes.
     std::shared_ptr<const CompiledPlan> compiled;
     std::vector<NodeOutcome> nodes;
   };
-  rt::Task<Answer> Rank(std::string_view body);
+  // What a request carries besides its body (HTTP headers): a request id (X-Request-Id, used
+  // when the body has no request_id, with the same rules) and a W3C traceparent (its trace id
+  // goes to the answer for the log line).
+  struct Headers {
+    std::optional<std::string_view> request_id;
+    std::string_view traceparent;
+  };
+  rt::Task<Answer> Rank(std::string_view body, Headers headers);
+  rt::Task<Answer> Rank(std::string_view body) { return Rank(body, Headers{}); }
 
   void set_store(std::shared_ptr<const CompiledPlanStore> store) { store_ = std::move(store); }
   const std::shared_ptr<const CompiledPlanStore>& store() const noexcept { return store_; }
@@ -61,7 +70,6 @@ class Ranker {
   std::shared_ptr<const CompiledPlanStore> store_;
   const EndpointSet& endpoints_;
   RankerOptions options_;
-  std::uint64_t next_request_ = 0;
 };
 
 }  // namespace rankd::engine
