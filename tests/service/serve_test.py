@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -115,6 +116,19 @@ class ServeTest(SharedServer):
                                             headers={"X-Request-Id": "h" * 129})
         self.assertEqual((status, response["error"]["code"]), (400, "bad_request"))
         self.assertIn("X-Request-Id must be at most 128 bytes", response["error"]["message"])
+
+    def test_an_unknown_plan_named_in_raw_bytes_gets_a_json_404(self):
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as sock:
+            sock.sendall(b"GET /plans/caf\xc3\xa9\xff HTTP/1.1\r\nHost: x\r\n"
+                         b"Connection: close\r\n\r\n")
+            raw = b""
+            while chunk := sock.recv(65536):
+                raw += chunk
+        head, _, body = raw.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 404"), head)
+        error = json.loads(body.decode("utf-8"))["error"]  # valid UTF-8 and JSON
+        self.assertEqual(error["code"], "unknown_plan")
+        self.assertIn("caf\u00e9\ufffd", error["message"])
 
     def test_every_error_code_has_its_status(self):
         cases = [

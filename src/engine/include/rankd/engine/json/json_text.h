@@ -9,7 +9,9 @@
 
 namespace rankd::engine::json {
 
-// Appends `text` (UTF-8, lone surrogates as WTF-8) as a JSON string in double quotes.
+// Appends `text` (UTF-8, lone surrogates as WTF-8) as a JSON string in double quotes. Bytes that
+// are not UTF-8 (a stray continuation byte, an overlong form, a sequence cut short) are written
+// as \ufffd, so the result is valid JSON whatever the input.
 void AppendJsonString(std::string& out, std::string_view text);
 // `text` as a JSON string in double quotes, e.g. for messages.
 std::string QuoteJson(std::string_view text);

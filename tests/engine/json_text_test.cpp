@@ -1,0 +1,37 @@
+// JSON strings as rankd writes them (rankd/engine/json/json_text.h): JSON.stringify's escapes,
+// UTF-8 as itself, lone surrogates (WTF-8) as \udxxx, and bytes that are not UTF-8 as \ufffd, so
+// what rankd writes parses as JSON whatever a client sent.
+#include "rankd/engine/json/json_text.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "json/parser.h"
+
+namespace rankd::engine::json {
+namespace {
+
+TEST(JsonTextTest, EscapesAsJsonStringifyAndKeepsUtf8) {
+  EXPECT_EQ(QuoteJson("a\"b\\c\n\t\x01/"), R"("a\"b\\c\n\t\u0001/")");
+  EXPECT_EQ(QuoteJson("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  EXPECT_EQ(QuoteJson("\xed\xa0\x80"), R"("\ud800")");  // a lone surrogate (WTF-8)
+}
+
+TEST(JsonTextTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  EXPECT_EQ(QuoteJson("\xff"), R"("\ufffd")");
+  EXPECT_EQ(QuoteJson("a\x80z"), R"("a\ufffdz")");                  // a stray continuation byte
+  EXPECT_EQ(QuoteJson("\xc0\xaf"), R"("\ufffd\ufffd")");            // an overlong '/'
+  EXPECT_EQ(QuoteJson("\xe0\x80\xaf"), R"("\ufffd\ufffd\ufffd")");  // overlong, 3 bytes
+  EXPECT_EQ(QuoteJson("\xf4\x90\x80\x80"), R"("\ufffd\ufffd\ufffd\ufffd")");  // past U+10FFFF
+  EXPECT_EQ(QuoteJson("\xe2\x82"), R"("\ufffd\ufffd")");                      // cut short
+  EXPECT_EQ(QuoteJson("\xc3\xa9\xff\xc3\xa9"), "\"\xc3\xa9\\ufffd\xc3\xa9\"");
+  // Whatever the bytes, the result parses as JSON.
+  std::string all;
+  for (int b = 0; b < 256; ++b) all.push_back(static_cast<char>(b));
+  EXPECT_TRUE(Parse(QuoteJson(all + all.substr(128) + "\xed\xa0")).has_value());
+}
+
+}  // namespace
+}  // namespace rankd::engine::json
