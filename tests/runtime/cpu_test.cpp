@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <latch>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -151,10 +152,11 @@ TEST(DeadlineTest, TimeoutCancelsAnInFlightSleep) {
     EXPECT_LT(MillisSince(start), 500.0);  // well before the 1 s sleep
     EXPECT_GE(MillisSince(start), 10.0);
     // Work that finishes in time returns its value.
-    EXPECT_EQ(co_await WithTimeout(1s, []() -> Task<int> {
-                co_await SleepFor(1ms);
-                co_return 9;
-              }()),
+    EXPECT_EQ(co_await WithTimeout(1s,
+                                   []() -> Task<int> {
+                                     co_await SleepFor(1ms);
+                                     co_return 9;
+                                   }()),
               9);
   }());
 }
@@ -290,28 +292,31 @@ TEST(OffloadTest, ScopeDestroyedWhileJobRunsWaitsForIt) {
 // Jobs on one strand never overlap and run in submission order, even on a multi-thread pool.
 TEST(StrandTest, SerializesJobsInOrder) {
   EventLoop loop;
-  CpuPool pool(2);
-  Strand strand(pool);
+  // The pool goes first (its workers joined): a strand must outlive its drain job, which may
+  // still be leaving the strand when the last job's awaiter resumes.
+  std::optional<CpuPool> pool(std::in_place, 2);
+  Strand strand(*pool);
   std::vector<int> order;  // touched only by strand jobs: must not race (TSan checks)
   std::atomic<int> inside{0};
   std::atomic<int> overlaps{0};
-  loop.RunUntilComplete([](Strand* s, std::vector<int>* o, std::atomic<int>* in,
-                           std::atomic<int>* ov) -> Task<void> {
-    TaskScope scope;
-    for (int i = 0; i < 500; ++i) {
-      scope.Spawn([](Strand* ss, std::vector<int>* oo, std::atomic<int>* inn, std::atomic<int>* ovv,
-                     int n) -> Task<void> {
-        const int size = co_await OnStrand(*ss, [=] {
-          if (inn->fetch_add(1) != 0) ovv->fetch_add(1);
-          oo->push_back(n);
-          inn->fetch_sub(1);
-          return static_cast<int>(oo->size());
-        });
-        EXPECT_GE(size, 1);
-      }(s, o, in, ov, i));
-    }
-    co_await scope.Join();
-  }(&strand, &order, &inside, &overlaps));
+  loop.RunUntilComplete(
+      [](Strand* s, std::vector<int>* o, std::atomic<int>* in, std::atomic<int>* ov) -> Task<void> {
+        TaskScope scope;
+        for (int i = 0; i < 500; ++i) {
+          scope.Spawn([](Strand* ss, std::vector<int>* oo, std::atomic<int>* inn,
+                         std::atomic<int>* ovv, int n) -> Task<void> {
+            const int size = co_await OnStrand(*ss, [=] {
+              if (inn->fetch_add(1) != 0) ovv->fetch_add(1);
+              oo->push_back(n);
+              inn->fetch_sub(1);
+              return static_cast<int>(oo->size());
+            });
+            EXPECT_GE(size, 1);
+          }(s, o, in, ov, i));
+        }
+        co_await scope.Join();
+      }(&strand, &order, &inside, &overlaps));
+  pool.reset();
   EXPECT_EQ(overlaps.load(), 0);
   ASSERT_EQ(order.size(), 500u);
   for (int i = 0; i < 500; ++i) EXPECT_EQ(order[i], i);
@@ -319,8 +324,8 @@ TEST(StrandTest, SerializesJobsInOrder) {
 
 TEST(StrandTest, CancelledBeforeStartNeverRuns) {
   EventLoop loop;
-  CpuPool pool(1);
-  Strand strand(pool);
+  std::optional<CpuPool> pool(std::in_place, 1);  // goes first, as above
+  Strand strand(*pool);
   std::latch release(1);
   std::atomic<bool> second_ran{false};
   loop.RunUntilComplete([](Strand* s, std::latch* rel, std::atomic<bool>* ran) -> Task<void> {
@@ -335,6 +340,7 @@ TEST(StrandTest, CancelledBeforeStartNeverRuns) {
     rel->count_down();
     co_await scope.Join();
   }(&strand, &release, &second_ran));
+  pool.reset();
   EXPECT_FALSE(second_ran.load());
 }
 
