@@ -170,7 +170,7 @@ int RunServe(int argc, char** argv) {
                     flags->engine.endpoints};
   options.ranker.default_deadline = std::chrono::milliseconds(flags->engine.deadline_ms);
   options.ranker.scheduler = flags->engine.scheduler;
-  options.max_in_flight_per_shard = flags->max_in_flight;
+  options.admission.max_in_flight = flags->max_in_flight;
   service::LoadedStore loaded;
   try {
     loaded = service::LoadFromSource(options.source);

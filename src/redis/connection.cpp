@@ -168,10 +168,11 @@ bool Connection::Submit(detail::CallWaiter* waiter, std::string_view bytes,
                         const detail::ReplyTarget* targets, std::size_t count) {
   if (state_ == ConnectionState::kDown || closing_) return false;
   waiter->first_seq_ = head_seq_ + entries_.size();
+  const std::int64_t now = loop_->turn_now_ns();
   waiter->count_ = count;
   waiter->remaining_ = count;
   for (std::size_t i = 0; i < count; ++i) {
-    entries_.push_back(Entry{waiter, targets[i], static_cast<std::uint32_t>(i)});
+    entries_.push_back(Entry{waiter, targets[i], static_cast<std::uint32_t>(i), now});
   }
   out_.append(bytes);
   out_commands_ += count;

@@ -1,5 +1,6 @@
 #include "rankd/service/metrics.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -102,6 +103,7 @@ struct Totals {
   std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> node_degraded;
   std::map<std::string, EndpointMetrics, std::less<>> redis;
   std::vector<std::size_t> in_flight;
+  std::array<std::uint64_t, kShedReasons> shed{};
   std::vector<double> loop_lag_seconds;
 };
 
@@ -134,8 +136,10 @@ Totals Sum(const std::vector<ShardMetrics*>& shards) {
       AddClient(into.client, e.client);
       into.in_flight += e.in_flight;
       into.ready = into.ready || e.ready;
+      into.queue_delay_seconds = std::max(into.queue_delay_seconds, e.queue_delay_seconds);
     }
     t.in_flight.push_back(shard->in_flight);
+    for (std::size_t r = 0; r < kShedReasons; ++r) t.shed[r] += shard->shed[r];
     t.loop_lag_seconds.push_back(shard->loop_lag_seconds);
   }
   return t;
@@ -196,6 +200,13 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
     Sample(out, "rankd_requests_in_flight", {{"shard", shard}},
            static_cast<std::uint64_t>(t.in_flight[i]));
   }
+  Family(out, "rankd_requests_shed_total", "counter",
+         "Ranking requests refused by admission (503 overloaded), by reason: in_flight (the "
+         "shard's --max_in_flight) or redis_behind (a Redis endpoint the plan reads is behind).");
+  for (std::size_t r = 0; r < kShedReasons; ++r) {
+    Sample(out, "rankd_requests_shed_total",
+           {{"reason", ShedReasonName(static_cast<ShedReason>(r))}}, t.shed[r]);
+  }
   Family(out, "rankd_node_duration_seconds", "histogram",
          "Time from a node's start to its end, by plan and node.");
   for (const auto& [key, h] : t.node_seconds) {
@@ -232,6 +243,12 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
   for (const auto& [name, e] : t.redis) {
     Sample(out, "rankd_redis_in_flight", {{"endpoint", name}},
            static_cast<std::uint64_t>(e.in_flight));
+  }
+  Family(out, "rankd_redis_queue_delay_seconds", "gauge",
+         "How long the oldest command due on the endpoint has waited (the most of any shard, at "
+         "its last request or probe); admission refuses requests while it is over its target.");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_redis_queue_delay_seconds", {{"endpoint", name}}, e.queue_delay_seconds);
   }
   Family(out, "rankd_redis_reconnects_total", "counter",
          "Redis connections made again after they were lost, by endpoint.");

@@ -48,12 +48,24 @@ void SnapshotEndpoints(const engine::EndpointSet& endpoints, ShardMetrics& metri
     e.client = endpoint->metrics();
     e.in_flight = endpoint->in_flight();
     e.ready = endpoint->ready();
+    const std::int64_t oldest = endpoint->oldest_due_ns();
+    const std::int64_t now = rt::MonotonicNanos();
+    e.queue_delay_seconds =
+        oldest != 0 && oldest < now ? static_cast<double>(now - oldest) / 1e9 : 0;
+  }
+}
+
+void SnapshotAdmission(const ShardAdmission& admission, ShardMetrics& metrics) {
+  metrics.in_flight = admission.in_flight();
+  for (std::size_t r = 0; r < kShedReasons; ++r) {
+    metrics.shed[r] = admission.shed(static_cast<ShedReason>(r));
   }
 }
 
 // Every 100 ms: how late the shard's loop woke (its lag), and the Redis counters of an idle
 // shard (a busy one refreshes them with every request).
-rt::Task<void> ProbeShard(const engine::EndpointSet& endpoints, ShardMetrics& metrics) {
+rt::Task<void> ProbeShard(const engine::EndpointSet& endpoints, const ShardAdmission& admission,
+                          ShardMetrics& metrics) {
   constexpr auto kPeriod = std::chrono::milliseconds(100);
   for (;;) {
     const auto start = std::chrono::steady_clock::now();
@@ -63,27 +75,9 @@ rt::Task<void> ProbeShard(const engine::EndpointSet& endpoints, ShardMetrics& me
     std::lock_guard lock(metrics.mutex);
     metrics.loop_lag_seconds = lag > 0 ? lag : 0;
     SnapshotEndpoints(endpoints, metrics);
+    SnapshotAdmission(admission, metrics);
   }
 }
-
-// A request counted in its shard's in-flight total (and gauge) for as long as it lives.
-class InFlight {
- public:
-  InFlight(std::size_t& count, ShardMetrics& metrics) : count_(count), metrics_(metrics) {
-    Publish(++count_);
-  }
-  ~InFlight() { Publish(--count_); }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-
- private:
-  void Publish(std::size_t n) {
-    std::lock_guard lock(metrics_.mutex);
-    metrics_.in_flight = n;
-  }
-  std::size_t& count_;
-  ShardMetrics& metrics_;
-};
 
 // An error of an endpoint other than /rank (no request_id), with its code's status.
 http::Response JsonError(engine::ErrorCode code, std::string message) {
@@ -101,24 +95,38 @@ double NextUniform(std::uint64_t& state) noexcept {
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
+// Each endpoint's command timeout, in the EndpointSet's (name) order.
+std::vector<rt::Duration> CommandTimeouts(
+    const std::map<std::string, engine::EndpointTarget>& targets) {
+  std::vector<rt::Duration> timeouts;
+  for (const auto& [name, target] : targets) {
+    timeouts.push_back(std::chrono::milliseconds(target.command_timeout_ms));
+  }
+  return timeouts;
+}
+
 }  // namespace
 
-// One shard's engine: its Redis clients, its Ranker, its admission count.
+// One shard's engine: its Redis clients, its Ranker and its admission.
 // Thread affinity: the shard's loop. Ownership: owns the clients and the connect task.
 struct RankService::ShardEngine {
   ShardEngine(const std::map<std::string, engine::EndpointTarget>& targets,
               std::shared_ptr<const engine::CompiledPlanStore> store, std::uint64_t version,
-              const engine::RankerOptions& options, std::size_t index)
+              const engine::RankerOptions& options, const AdmissionOptions& admission_options,
+              std::size_t index)
       : endpoints(targets),
+        admission(endpoints, CommandTimeouts(targets), admission_options),
         ranker(std::move(store), endpoints, options),
         store_version(version),
         random_state(0x5eed0000u + index),
-        shard(index) {}
+        shard(index) {
+    ranker.set_admission(&admission);
+  }
 
   engine::EndpointSet endpoints;
+  ShardAdmission admission;
   engine::Ranker ranker;
   std::uint64_t store_version;
-  std::size_t in_flight = 0;
   std::uint64_t random_state;
   std::size_t shard;
   rt::TaskScope background;  // last: destroyed (its tasks cancelled) before the clients
@@ -140,12 +148,13 @@ RankService::RankService(rt::ShardSet& shards, ServiceOptions options, LoadedSto
     std::uint64_t version = 0;
     Current(&store, &version);
     auto engine = std::make_unique<ShardEngine>(endpoints_, std::move(store), version,
-                                                options_.ranker, shard.index);
+                                                options_.ranker, options_.admission, shard.index);
     for (const std::unique_ptr<engine::Endpoint>& endpoint : engine->endpoints.all()) {
       engine->background.Spawn(
           ConnectEndpoint(*endpoint, options_.connect_timeout, log_, shard.index));
     }
-    engine->background.Spawn(ProbeShard(engine->endpoints, *shard_metrics_[shard.index]));
+    engine->background.Spawn(
+        ProbeShard(engine->endpoints, engine->admission, *shard_metrics_[shard.index]));
     return engine;
   });
 }
@@ -227,36 +236,29 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   ShardEngine& shard = shard_engines_->Get();
   const auto start = std::chrono::steady_clock::now();
   engine::Ranker::Answer answer;
-  if (shard.in_flight >= options_.max_in_flight_per_shard) {
-    answer.error = engine::ErrorCode::kOverloaded;
-    engine::WriteErrorBody(
-        answer.body, std::string_view(),
-        {*answer.error, "shard " + std::to_string(shard.shard) + " is ranking " +
-                            std::to_string(shard.in_flight) +
-                            " requests, its limit (--max_in_flight); retry later"});
-  } else {
-    Refresh(shard);
-    // Holds the request's admission until it is answered, or until its frame is destroyed
-    // unanswered (the connection cancelled at the end of a drain).
-    const InFlight admitted(shard.in_flight, *shard_metrics_[shard.shard]);
-    try {
-      engine::Ranker::Headers headers;
-      if (request.HasHeader("x-request-id")) headers.request_id = request.Header("x-request-id");
-      headers.traceparent = request.Header("traceparent");
-      answer = co_await shard.ranker.Rank(request.body, headers);
-    } catch (const std::exception& e) {
-      answer = {};
-      answer.error = engine::ErrorCode::kInternal;
-      engine::WriteErrorBody(answer.body, std::string_view(), {*answer.error, e.what()});
-    }
+  Refresh(shard);
+  try {
+    // The Ranker asks the shard's admission once the plan is known; an admitted request holds
+    // it until answered, or until its frame is destroyed unanswered (the connection cancelled
+    // at the end of a drain).
+    engine::Ranker::Headers headers;
+    if (request.HasHeader("x-request-id")) headers.request_id = request.Header("x-request-id");
+    headers.traceparent = request.Header("traceparent");
+    answer = co_await shard.ranker.Rank(request.body, headers);
+  } catch (const std::exception& e) {
+    answer = {};
+    answer.error = engine::ErrorCode::kInternal;
+    engine::WriteErrorBody(answer.body, std::string_view(), {*answer.error, e.what()});
   }
   const int status = answer.error ? engine::HttpStatus(*answer.error) : 200;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Count(shard.shard, answer, status, seconds);
   {
-    std::lock_guard lock(shard_metrics_[shard.shard]->mutex);
-    SnapshotEndpoints(shard.endpoints, *shard_metrics_[shard.shard]);
+    ShardMetrics& m = *shard_metrics_[shard.shard];
+    std::lock_guard lock(m.mutex);
+    SnapshotEndpoints(shard.endpoints, m);
+    SnapshotAdmission(shard.admission, m);
   }
   if (status != 200 || log_.Sampled(NextUniform(shard.random_state))) {
     log_.Request({.request_id = answer.request_id,
@@ -267,7 +269,11 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
                   .degraded = answer.degraded,
                   .trace_id = answer.trace_id});
   }
-  co_return http::Response::Text(status, std::move(answer.body), kJson);
+  http::Response response = http::Response::Text(status, std::move(answer.body), kJson);
+  // A shed request may come back in a second: by then the queue it met has drained or the
+  // requests holding the shard's slots have ended (their deadlines are shorter).
+  if (answer.error == engine::ErrorCode::kOverloaded) response.AddHeader("Retry-After", "1");
+  co_return response;
 }
 
 void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer, int status,
@@ -279,7 +285,10 @@ void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer,
   ShardMetrics& m = *shard_metrics_[shard];
   std::lock_guard lock(m.mutex);
   ++FindOrAdd(m.requests, std::tuple(plan, status, code));
-  if (answer.compiled) FindOrAdd(m.request_seconds, plan).Observe(seconds);
+  // Requests that ran: a shed one's microseconds would hide the latency of those admitted.
+  if (answer.compiled && answer.error != engine::ErrorCode::kOverloaded) {
+    FindOrAdd(m.request_seconds, plan).Observe(seconds);
+  }
   for (const engine::Ranker::NodeOutcome& node : answer.nodes) {
     if (node.duration_us >= 0) {
       FindOrAdd(m.node_seconds, std::tuple(plan, node.node))

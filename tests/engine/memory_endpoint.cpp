@@ -7,6 +7,7 @@
 
 #include "rankd/redis/client_errors.h"
 #include "rankd/redis/reply_parser.h"
+#include "rankd/runtime/clock.h"
 #include "rankd/runtime/sleep.h"
 
 namespace rankd::engine::testing {
@@ -212,6 +213,11 @@ rt::Task<void> MemoryEndpoint::Execute(redis::Batch& batch) {
   if (batch.empty()) co_return;
   batch.add_round_trips(1);
   const InFlight in_flight(&in_flight_);
+  struct Started {  // in started_ while the batch is executed
+    std::multiset<std::int64_t>* set;
+    std::multiset<std::int64_t>::iterator at;
+    ~Started() { set->erase(at); }
+  } const started{&started_, started_.insert(rt::MonotonicNanos())};
   co_await rt::Yield();
   co_await ApplyFaults(batch);
   for (redis::Batch::Item& item : batch.items()) Reply(item);

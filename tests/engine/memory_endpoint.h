@@ -17,6 +17,7 @@
 // must outlive it.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "memory_store.h"
@@ -33,6 +34,7 @@ class MemoryEndpoint final : public Endpoint {
   bool reachable() const override { return true; }
   bool ready() const override { return true; }
   std::size_t in_flight() const override { return in_flight_; }
+  std::int64_t oldest_due_ns() const override { return started_.empty() ? 0 : *started_.begin(); }
 
   // Commands answered so far.
   std::size_t commands() const noexcept { return commands_; }
@@ -45,6 +47,7 @@ class MemoryEndpoint final : public Endpoint {
 
   MemoryStore* store_;
   std::size_t in_flight_ = 0;
+  std::multiset<std::int64_t> started_;  // when each batch being executed started
   std::size_t commands_ = 0;
 };
 

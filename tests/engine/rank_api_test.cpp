@@ -319,6 +319,90 @@ Ranker::Answer RankWith(std::shared_ptr<const CompiledPlanStore> store, std::str
   }(std::move(store), std::string(body), std::move(request_id), std::move(traceparent)));
 }
 
+// An Admission that refuses every request, or admits each and counts its releases.
+class CountingAdmission final : public Admission {
+ public:
+  explicit CountingAdmission(bool refuse) : refuse_(refuse) {}
+  std::optional<RankError> Admit(const CompiledPlan& plan) override {
+    ++asked;
+    asked_plan = plan.plan().name;
+    if (refuse_) return RankError{ErrorCode::kOverloaded, "refused by the test"};
+    ++admitted;
+    return std::nullopt;
+  }
+  void Release() noexcept override { ++released; }
+
+  int asked = 0;
+  int admitted = 0;
+  int released = 0;
+  std::string asked_plan;
+
+ private:
+  bool refuse_;
+};
+
+// Runs one request through a Ranker over `store` that asks `admission`.
+Ranker::Answer RankAdmitted(std::shared_ptr<const CompiledPlanStore> store, std::string_view body,
+                            Admission* admission) {
+  rt::EventLoop loop;
+  return loop.RunUntilComplete([](std::shared_ptr<const CompiledPlanStore> s, std::string b,
+                                  Admission* a) -> rt::Task<Ranker::Answer> {
+    EndpointSet endpoints(std::vector<std::unique_ptr<Endpoint>>{});
+    Ranker ranker(std::move(s), endpoints, RankerOptions{});
+    ranker.set_admission(a);
+    co_return co_await ranker.Rank(b);
+  }(std::move(store), std::string(body), admission));
+}
+
+TEST(RankerTest, AsksAdmissionOnceThePlanIsKnownAndReleasesWhatItAdmitted) {
+  const auto store = StoreOf({ScorePlan()});
+  CountingAdmission refusing(true);
+  const Ranker::Answer shed =
+      RankAdmitted(store, R"({"plan":"score","request_id":"r-9"})", &refusing);
+  ASSERT_TRUE(shed.error);
+  EXPECT_EQ(*shed.error, ErrorCode::kOverloaded);
+  EXPECT_EQ(shed.request_id, "r-9");  // the refusal answers with the client's id
+  ASSERT_NE(shed.compiled, nullptr);  // and is counted under its plan
+  EXPECT_EQ(
+      shed.body,
+      R"({"request_id":"r-9","error":{"code":"overloaded","message":"refused by the test"}})");
+  EXPECT_TRUE(shed.nodes.empty());  // nothing ran
+  EXPECT_EQ(refusing.asked, 1);
+  EXPECT_EQ(refusing.asked_plan, "score");
+  EXPECT_EQ(refusing.released, 0);
+
+  CountingAdmission admitting(false);
+  EXPECT_FALSE(RankAdmitted(store, R"({"plan":"score"})", &admitting).error);
+  EXPECT_EQ(RankAdmitted(store, R"({"plan":"score","params":{"weight":-1}})", &admitting).error,
+            ErrorCode::kInvalidParam);  // refused before admission: not asked
+  EXPECT_EQ(admitting.asked, 1);
+  EXPECT_EQ(admitting.released, 1);
+  EXPECT_EQ(RankAdmitted(store, R"({"plan":"nope"})", &admitting).error, ErrorCode::kUnknownPlan);
+  EXPECT_EQ(admitting.asked, 1);
+}
+
+TEST(CompiledPlanTest, NeedsTheEndpointsItsFailNodesRead) {
+  const std::shared_ptr<const Registry> registry = testing::ExampleRegistry("127.0.0.1:1");
+  NodeParams features;
+  features.schema = "media_features";
+  features.keys = {"likes"};
+  const auto feed = [&](OnError features_policy) {
+    return CompilePlan(
+        PlanBuilder("feed")
+            .Add("viewer", Op::kViewer, {})
+            .Add("follow", Op::kFollow, {"viewer"}, testing::Fanout(5))
+            .Add("media", Op::kMedia, {"follow"}, testing::Fanout(4))
+            .Add("features", Op::kFetchFeatures, {"media"}, features, features_policy)
+            .Output("features")
+            .Build(),
+        registry);
+  };
+  // Endpoints in name order: features 0, graph 1.
+  EXPECT_EQ(feed(OnError::kFail)->endpoints_needed(), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(feed(OnError::kSkip)->endpoints_needed(), (std::vector<std::size_t>{1}));
+  EXPECT_TRUE(CompilePlan(ScorePlan(), registry)->endpoints_needed().empty());
+}
+
 TEST(RankerTest, TakesTheRequestIdHeaderWhenTheBodyHasNone) {
   const auto store = StoreOf({ScorePlan()});
   const std::string trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

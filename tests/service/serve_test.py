@@ -9,6 +9,7 @@ request; a broken store refused, the old one serving),
 SIGTERM under load answering every accepted request, the JSON log lines, the config file, and
 exit status 2 for bad flags.
 """
+import http.client
 import json
 import os
 import re
@@ -217,10 +218,12 @@ class MetricsTest(SharedServer):
         for name, kind in [("rankd_requests", "counter"),
                            ("rankd_request_duration_seconds", "histogram"),
                            ("rankd_requests_in_flight", "gauge"),
+                           ("rankd_requests_shed", "counter"),
                            ("rankd_node_duration_seconds", "histogram"),
                            ("rankd_node_degraded", "counter"),
                            ("rankd_redis_commands", "counter"), ("rankd_redis_errors", "counter"),
                            ("rankd_redis_in_flight", "gauge"), ("rankd_redis_reconnects", "counter"),
+                           ("rankd_redis_queue_delay_seconds", "gauge"),
                            ("rankd_redis_connect_failures", "counter"), ("rankd_redis_up", "gauge"),
                            ("rankd_event_loop_lag_seconds", "gauge"),
                            ("rankd_event_loop_stalls", "counter"), ("rankd_cpu_pool_queued", "gauge"),
@@ -309,13 +312,25 @@ class ServeFaultTest(unittest.TestCase):
         lock = threading.Lock()
         go = threading.Event()
 
-        def client():
+        def client(i):
             go.wait()
             start = time.time()
-            status, r = self.server.rank({"plan": "feed", "viewer_id": 1, "deadline_ms": 2000})
+            conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=10)
+            try:
+                conn.request("POST", "/rank", json.dumps(
+                    {"plan": "feed", "viewer_id": 1, "deadline_ms": 2000, "request_id": "c%d" % i}))
+                response = conn.getresponse()
+                r = json.loads(response.read())
+                retry_after = response.getheader("Retry-After")
+            finally:
+                conn.close()
             with lock:
-                results.append((status, r["error"]["code"], time.time() - start))
-        threads = [threading.Thread(target=client) for _ in range(16)]
+                results.append((response.status, r["error"]["code"], time.time() - start))
+                # A shed request keeps the client's request_id and says when to come back.
+                if r["error"]["code"] == "overloaded":
+                    shed_answers.append((r["request_id"] == "c%d" % i, retry_after))
+        shed_answers = []
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
         try:
             for t in threads:
                 t.start()
@@ -330,6 +345,10 @@ class ServeFaultTest(unittest.TestCase):
         self.assertTrue(refused, results)
         self.assertTrue(admitted, results)
         self.assertEqual({r[0] for r in refused}, {503})
+        self.assertEqual(set(shed_answers), {(True, "1")})
+        _, metrics = samples(self.server.request("GET", "/metrics")[2])
+        self.assertEqual(metrics[("rankd_requests_shed_total", (("reason", "in_flight"),))],
+                         len(refused))
         # Admitted ones failed on the stopped Redis: the endpoint's command timeout.
         self.assertEqual({(r[0], r[1]) for r in admitted}, {(502, "upstream_error")})
         status, r = self.server.rank({"plan": "feed", "viewer_id": 1})

@@ -57,6 +57,20 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
     fail(params.error());
     co_return answer;
   }
+  // Held from admission until the request is done, however it ends.
+  struct Admitted {
+    Admission* admission = nullptr;
+    ~Admitted() {
+      if (admission != nullptr) admission->Release();
+    }
+  } admitted;
+  if (admission_ != nullptr) {
+    if (std::optional<RankError> refused = admission_->Admit(*plan)) {
+      fail(std::move(*refused));
+      co_return answer;
+    }
+    admitted.admission = admission_;
+  }
   ExecuteOptions execute;
   execute.deadline = request->deadline_ms
                          ? rt::Duration(std::chrono::milliseconds(*request->deadline_ms))

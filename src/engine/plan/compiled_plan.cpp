@@ -88,6 +88,14 @@ CompiledPlan::CompiledPlan(std::shared_ptr<const Plan> plan,
       outputs_(std::move(outputs)),
       regex_flags_(std::move(regex_flags)) {
   reads_viewer_ = ReadsViewer(*plan_);
+  for (const CompiledNode& n : nodes_) {
+    if (n.node->on_error != OnError::kFail) continue;
+    for (const SchemaRef* ref : {&n.list, &n.hash}) {
+      if (ref->schema != nullptr) endpoints_needed_.push_back(ref->endpoint);
+    }
+  }
+  std::ranges::sort(endpoints_needed_);
+  endpoints_needed_.erase(std::ranges::unique(endpoints_needed_).begin(), endpoints_needed_.end());
 }
 
 std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan,

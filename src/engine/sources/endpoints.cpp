@@ -75,6 +75,7 @@ class SingleEndpoint final : public Endpoint {
     return false;
   }
   std::size_t in_flight() const override { return pool_->in_flight(); }
+  std::int64_t oldest_due_ns() const override { return pool_->oldest_due_ns(); }
 
  private:
   std::unique_ptr<redis::Pool> pool_;
@@ -113,6 +114,7 @@ class ClusterEndpoint final : public Endpoint {
   bool reachable() const override { return client_->slot_map().covers_all_slots(); }
   bool ready() const override { return reachable(); }
   std::size_t in_flight() const override { return client_->in_flight(); }
+  std::int64_t oldest_due_ns() const override { return client_->oldest_due_ns(); }
 
  private:
   std::unique_ptr<redis::ClusterClient> client_;

@@ -98,6 +98,15 @@ class ClusterClient {
     for (const auto& [name, pool] : pools_) n += pool->in_flight();
     return n;
   }
+  // When the oldest command due on any node's pool was queued (0: none is due).
+  std::int64_t oldest_due_ns() const noexcept {
+    std::int64_t oldest = 0;
+    for (const auto& [name, pool] : pools_) {
+      const std::int64_t t = pool->oldest_due_ns();
+      if (t != 0 && (oldest == 0 || t < oldest)) oldest = t;
+    }
+    return oldest;
+  }
   // The pool of host:port (created on first use).
   Pool& PoolFor(const std::string& host, std::uint16_t port, bool replica = false);
 

@@ -203,6 +203,11 @@ class Connection {
   const std::string& last_error() const noexcept { return last_error_; }
   // Commands whose replies are due (abandoned ones included until their replies arrive).
   std::size_t in_flight() const noexcept { return entries_.size(); }
+  // When the oldest of those commands was queued (the loop's turn time, on rt::MonotonicNanos's
+  // clock; 0 when none is due): how long Redis has kept this connection waiting.
+  std::int64_t oldest_due_ns() const noexcept {
+    return entries_.empty() ? 0 : entries_.front().submitted_ns;
+  }
   const ConnectionOptions& options() const noexcept { return options_; }
   // Resolves once the connection is up; throws ConnectionError naming the last failure when it
   // is not up within `timeout`.
@@ -275,7 +280,8 @@ class Connection {
   struct Entry {
     detail::CallWaiter* waiter;  // nullptr once the caller gave up: the reply is discarded
     detail::ReplyTarget target;
-    std::uint32_t index;  // the command's position in its call
+    std::uint32_t index;        // the command's position in its call
+    std::int64_t submitted_ns;  // the loop's turn time when it was queued
   };
   // From CallWaiter: queue the commands (false: the connection is down, the call failed).
   bool Submit(detail::CallWaiter* waiter, std::string_view bytes,

@@ -56,6 +56,15 @@ class Pool {
   // The connection the next call would use.
   Connection& PickConnection();
   std::size_t in_flight() const noexcept { return in_flight_; }
+  // When the oldest command due on any of its connections was queued (0: none is due).
+  std::int64_t oldest_due_ns() const noexcept {
+    std::int64_t oldest = 0;
+    for (const auto& c : connections_) {
+      const std::int64_t t = c->oldest_due_ns();
+      if (t != 0 && (oldest == 0 || t < oldest)) oldest = t;
+    }
+    return oldest;
+  }
   // Calls waiting for a permit (O(n); for tests and diagnostics).
   std::size_t waiting() const noexcept { return permit_waiters_.Count(); }
   const PoolOptions& options() const noexcept { return options_; }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "rankd/redis/client_metrics.h"
+#include "rankd/service/admission.h"
 
 namespace rankd::service {
 
@@ -45,6 +46,7 @@ struct EndpointMetrics {
   redis::ClientMetrics client;
   std::size_t in_flight = 0;
   bool ready = false;
+  double queue_delay_seconds = 0;  // how long its oldest due command has waited
 };
 
 struct ShardMetrics {
@@ -60,6 +62,7 @@ struct ShardMetrics {
       node_degraded;                                          // plan, node, reason
   std::map<std::string, EndpointMetrics, std::less<>> redis;  // by endpoint
   std::size_t in_flight = 0;
+  std::array<std::uint64_t, kShedReasons> shed{};  // requests refused by admission, by reason
   double loop_lag_seconds = 0;  // how late the shard's last lag probe woke
 };
 

@@ -10,9 +10,9 @@
 // request, and requests in flight finish on the store they started with. A store whose
 // endpoints differ from the running ones is refused (endpoints change with a restart).
 //
-// Admission: at most max_in_flight_per_shard requests rank at once on a shard; beyond them
-// /rank answers 503 overloaded at once, so a burst cannot push the admitted requests past their
-// deadlines.
+// Admission (admission.h): a request runs when its shard runs fewer than max_in_flight requests
+// and no Redis endpoint its plan reads is behind; otherwise /rank answers 503 overloaded at once,
+// with Retry-After, so that overload is shed in microseconds instead of timing out in Redis.
 //
 // Thread affinity: construction and destruction on the shard set's owner thread, with the set
 // not running; Reload from any thread (reloads are serialized); the routes run on the shards.
@@ -36,6 +36,7 @@
 #include "rankd/http/router.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/shards.h"
+#include "rankd/service/admission.h"
 #include "rankd/service/event_log.h"
 #include "rankd/service/metrics.h"
 #include "rankd/service/plan_source.h"
@@ -45,7 +46,7 @@ namespace rankd::service {
 struct ServiceOptions {
   PlanSource source;  // read again by Reload
   engine::RankerOptions ranker;
-  std::size_t max_in_flight_per_shard = 256;
+  AdmissionOptions admission;
   // How long a shard waits for each endpoint's first connection before it logs it unreachable
   // (the clients keep trying after that).
   rt::Duration connect_timeout = std::chrono::seconds(2);

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rankd/engine/api/admission.h"
 #include "rankd/engine/api/error_code.h"
 #include "rankd/engine/exec/executor.h"
 #include "rankd/engine/plan/compiled_plan.h"
@@ -64,12 +65,16 @@ class Ranker {
   rt::Task<Answer> Rank(std::string_view body) { return Rank(body, Headers{}); }
 
   void set_store(std::shared_ptr<const CompiledPlanStore> store) { store_ = std::move(store); }
+  // Asked before each request runs (null: every request runs); borrowed, must outlive the
+  // requests it admitted.
+  void set_admission(Admission* admission) noexcept { admission_ = admission; }
   const std::shared_ptr<const CompiledPlanStore>& store() const noexcept { return store_; }
 
  private:
   std::shared_ptr<const CompiledPlanStore> store_;
   const EndpointSet& endpoints_;
   RankerOptions options_;
+  Admission* admission_ = nullptr;
 };
 
 }  // namespace rankd::engine

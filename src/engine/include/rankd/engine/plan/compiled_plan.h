@@ -74,6 +74,10 @@ class CompiledPlan {
   const std::vector<std::size_t>& outputs() const noexcept { return outputs_; }
   // True when a node reads the viewer (a request must then carry viewer_id).
   bool reads_viewer() const noexcept { return reads_viewer_; }
+  // The endpoints its on_error: fail nodes read (indexes into the shard's EndpointSet,
+  // ascending, each once): those a request cannot be answered without, whose queues a server's
+  // admission looks at before running it (a skip node's endpoint being behind degrades it).
+  const std::vector<std::size_t>& endpoints_needed() const noexcept { return endpoints_needed_; }
   // Per declared param (Plan::params order): the flags of every regex predicate that uses it as
   // its pattern (a request's value must compile with each).
   const std::vector<std::vector<std::string>>& regex_flags() const noexcept { return regex_flags_; }
@@ -84,6 +88,7 @@ class CompiledPlan {
   std::vector<CompiledNode> nodes_;
   std::vector<std::size_t> outputs_;
   bool reads_viewer_ = false;
+  std::vector<std::size_t> endpoints_needed_;
   std::vector<std::vector<std::string>> regex_flags_;
 };
 

@@ -65,6 +65,9 @@ class Endpoint {
   virtual bool ready() const = 0;
   // Calls on its connections now (a node's batch counts as one).
   virtual std::size_t in_flight() const = 0;
+  // When the oldest command whose reply is due was queued (rt::MonotonicNanos's clock; 0 when none
+  // is): how far behind Redis is with this shard's commands (a server's admission reads it).
+  virtual std::int64_t oldest_due_ns() const = 0;
   const std::string& name() const noexcept { return name_; }
   redis::ClientMetrics& metrics() noexcept { return metrics_; }
 
@@ -86,6 +89,7 @@ class OneByOneEndpoint final : public Endpoint {
   bool reachable() const override { return inner_.reachable(); }
   bool ready() const override { return inner_.ready(); }
   std::size_t in_flight() const override { return inner_.in_flight(); }
+  std::int64_t oldest_due_ns() const override { return inner_.oldest_due_ns(); }
 
  private:
   Endpoint& inner_;

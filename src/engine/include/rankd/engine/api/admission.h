@@ -1,0 +1,27 @@
+// Admission: what a server puts between a parsed request and its execution (docs/operations.md,
+// "Overload"). The Ranker asks once the request's plan is found and its params are bound, so a
+// refused request is answered at once with its request_id and counted under its plan; an
+// admitted one is released when it is done, however it ends.
+//
+// Thread affinity: the Ranker's (its shard's loop). Ownership: the server owns it; a Ranker
+// borrows it (Ranker::set_admission).
+#pragma once
+
+#include <optional>
+
+#include "rankd/engine/api/error_code.h"
+
+namespace rankd::engine {
+
+class CompiledPlan;
+
+class Admission {
+ public:
+  virtual ~Admission() = default;
+  // Nullopt: `plan`'s request runs now, and Release is called once it is done. Otherwise the
+  // error it is answered with at once (503 overloaded, saying what is over its limit).
+  virtual std::optional<RankError> Admit(const CompiledPlan& plan) = 0;
+  virtual void Release() noexcept = 0;
+};
+
+}  // namespace rankd::engine
