@@ -94,8 +94,11 @@ CompiledPlan::CompiledPlan(std::shared_ptr<const Plan> plan,
       if (ref->schema != nullptr) endpoints_needed_.push_back(ref->endpoint);
     }
   }
-  std::ranges::sort(endpoints_needed_);
-  endpoints_needed_.erase(std::ranges::unique(endpoints_needed_).begin(), endpoints_needed_.end());
+  // Iterator algorithms, not std::ranges: clang 14 (the fuzz build) cannot compile ranges::unique
+  // with libstdc++ 12.
+  std::sort(endpoints_needed_.begin(), endpoints_needed_.end());
+  endpoints_needed_.erase(std::unique(endpoints_needed_.begin(), endpoints_needed_.end()),
+                          endpoints_needed_.end());
 }
 
 std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan,
