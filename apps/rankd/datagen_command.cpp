@@ -42,6 +42,18 @@ struct DatagenFlags {
   bool flush = false;
 };
 
+// `message` without the address `address`: the Redis client's errors name it, some more than once
+// (its own words and the connect error's), and datagen says it once, in front.
+std::string WithoutAddress(std::string message, const std::string& address) {
+  for (const std::string& form : {"redis " + address + ": ", "redis " + address + " ",
+                                  " to " + address, address + ": ", address}) {
+    for (std::size_t at = message.find(form); at != std::string::npos; at = message.find(form)) {
+      message.erase(at, form.size());
+    }
+  }
+  return message;
+}
+
 // Commands per pipelined batch, one batch in flight at a time.
 constexpr std::size_t kBatchCommands = 1024;
 
@@ -79,7 +91,7 @@ rt::Task<void> Send(redis::Connection& connection, redis::Pipeline& pipeline) {
   co_await connection.Execute(pipeline);
   for (std::size_t i = 0; i < pipeline.size(); ++i) {
     if (pipeline.error(i)) {
-      throw std::runtime_error("Redis refused a command: " + *pipeline.error(i));
+      throw std::runtime_error("a command was refused: " + *pipeline.error(i));
     }
   }
   pipeline.Clear();
@@ -143,8 +155,13 @@ int RunDatagen(int argc, char** argv) {
         rest.push_back(argv[i]);
       }
     }
+    static constexpr FlagSpec kDatagenFlags[] = {
+        {"--dataset", FlagType::kString},
+        {"--redis", FlagType::kString},
+        {"--seed", FlagType::kInteger},
+    };
     ForEachFlag(
-        static_cast<int>(rest.size()), rest.data(),
+        static_cast<int>(rest.size()), rest.data(), kDatagenFlags,
         [&](std::string_view name, std::string_view value) {
           if (name == "--dataset") {
             const auto spec = service::FindDataset(value);
@@ -182,8 +199,9 @@ int RunDatagen(int argc, char** argv) {
     rt::EventLoop loop;
     written = loop.RunUntilComplete(Write(flags));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s:%u: %s\n", argv[0], flags.host.c_str(),
-                 static_cast<unsigned>(flags.port), e.what());
+    const std::string address = flags.host + ":" + std::to_string(flags.port);
+    std::fprintf(stderr, "%s: redis %s: %s\n", argv[0], address.c_str(),
+                 WithoutAddress(e.what(), address).c_str());
     return 1;
   }
   const double seconds =

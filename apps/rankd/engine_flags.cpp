@@ -1,9 +1,41 @@
 #include "engine_flags.h"
 
 #include <charconv>
+#include <chrono>
+#include <stdexcept>
 #include <string>
 
+#include "rankd/runtime/cpu_pool.h"
+
 namespace rankd::cli {
+namespace {
+
+constexpr FlagSpec kEngineFlagList[] = {
+    {"--plans", FlagType::kString},
+    {"--registry", FlagType::kString},
+    {"--env", FlagType::kString},
+    {"--endpoint", FlagType::kString, true},
+    {"--scheduler", FlagType::kString},
+    {"--deadline_ms", FlagType::kInteger},
+    {"--node_timeout_ms", FlagType::kInteger},
+    {"--cpu_threads", FlagType::kInteger},
+};
+
+}  // namespace
+
+const std::span<const FlagSpec> kEngineFlagSpecs = kEngineFlagList;
+
+std::string_view FlagTypeText(FlagType type) noexcept {
+  switch (type) {
+    case FlagType::kString:
+      return "a string";
+    case FlagType::kInteger:
+      return "an integer";
+    case FlagType::kNumber:
+      return "a number";
+  }
+  return "a value";
+}
 
 const std::string_view kEngineFlagsHelp =
     "  --plans DIR        the plan store: DIR/index.json and its plans (rankc build --out DIR)\n"
@@ -14,7 +46,11 @@ const std::string_view kEngineFlagsHelp =
     "                     one endpoint's address (repeatable)\n"
     "  --scheduler S      async (default): nodes as soon as their inputs are done, commands\n"
     "                     pipelined; sync: one node and one Redis command at a time (baseline)\n"
-    "  --deadline_ms N    the deadline of a request without deadline_ms (default 100)\n";
+    "  --deadline_ms N    the deadline of a request without deadline_ms (default 100)\n"
+    "  --node_timeout_ms N\n"
+    "                     the timeout of a plan node without timeout_ms, from when its inputs\n"
+    "                     finished (default: none; the request's deadline bounds it)\n"
+    "  --cpu_threads N    the CPU pool's threads, for heavy plan steps (default: one per core)\n";
 
 std::int64_t ParseIntFlag(std::string_view name, std::string_view value, std::int64_t min,
                           std::int64_t max) {
@@ -52,6 +88,10 @@ bool ApplyEngineFlag(EngineFlags& flags, std::string_view name, std::string_view
     }
   } else if (name == "--deadline_ms") {
     flags.deadline_ms = ParseIntFlag(name, value, 1, 60000);
+  } else if (name == "--node_timeout_ms") {
+    flags.node_timeout_ms = ParseIntFlag(name, value, 1, 60000);
+  } else if (name == "--cpu_threads") {
+    flags.cpu_threads = static_cast<std::size_t>(ParseIntFlag(name, value, 1, 1024));
   } else {
     return false;
   }
@@ -63,7 +103,32 @@ void RequireEngineFlags(const EngineFlags& flags) {
   if (flags.registry.empty()) throw FlagError("--registry is required");
 }
 
-void ForEachFlag(int argc, char** argv,
+void ApplyCpuThreads(const EngineFlags& flags) {
+  try {
+    rt::CpuPool::SetDefaultThreads(flags.cpu_threads);
+  } catch (const std::logic_error& e) {
+    throw FlagError(std::string("--cpu_threads: ") + e.what());
+  }
+}
+
+engine::RankerOptions RankerOptionsOf(const EngineFlags& flags) {
+  engine::RankerOptions options;
+  options.default_deadline = std::chrono::milliseconds(flags.deadline_ms);
+  options.scheduler = flags.scheduler;
+  if (flags.node_timeout_ms) {
+    options.default_node_timeout = std::chrono::milliseconds(*flags.node_timeout_ms);
+  }
+  return options;
+}
+
+const FlagSpec* FindFlag(std::span<const FlagSpec> specs, std::string_view name) {
+  for (const FlagSpec& spec : specs) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+void ForEachFlag(int argc, char** argv, std::span<const FlagSpec> specs,
                  const std::function<bool(std::string_view, std::string_view)>& apply) {
   for (int i = 1; i < argc; ++i) {
     std::string_view name = argv[i];
@@ -74,6 +139,10 @@ void ForEachFlag(int argc, char** argv,
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
       has_value = true;
+    }
+    // Known before its value is looked for: `--bogus` alone is unknown, not missing a value.
+    if (FindFlag(specs, name) == nullptr) {
+      throw FlagError("unknown flag '" + std::string(name) + "'");
     }
     if (!has_value) {
       if (i + 1 >= argc) throw FlagError(std::string(name) + " needs a value");

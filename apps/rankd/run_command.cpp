@@ -25,7 +25,7 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: %s --plans DIR --registry DIR [--env dev|test|prod] [--endpoint NAME=HOST:PORT]...\n"
-    "       [--scheduler async|sync] [--deadline_ms N]\n"
+    "       [--scheduler async|sync] [--deadline_ms N] [--node_timeout_ms N] [--cpu_threads N]\n"
     "Reads ranking requests from stdin, one JSON object per line, and writes one response per\n"
     "line to stdout, in order (docs/engine.md). Exits 0 at the end of input; a bad request is a\n"
     "response, not an exit.\n";
@@ -36,10 +36,12 @@ using RunFlags = EngineFlags;
 std::optional<RunFlags> ParseFlags(int argc, char** argv) {
   RunFlags flags;
   try {
-    ForEachFlag(argc, argv, [&flags](std::string_view name, std::string_view value) {
-      return ApplyEngineFlag(flags, name, value);
-    });
+    ForEachFlag(argc, argv, kEngineFlagSpecs,
+                [&flags](std::string_view name, std::string_view value) {
+                  return ApplyEngineFlag(flags, name, value);
+                });
     RequireEngineFlags(flags);
+    ApplyCpuThreads(flags);
   } catch (const FlagError& e) {
     std::fprintf(stderr, "%s: %s (try %s --help)\n", argv[0], e.what(), argv[0]);
     return std::nullopt;
@@ -58,10 +60,7 @@ rt::Task<int> Serve(std::shared_ptr<const engine::CompiledPlanStore> store,
     std::fprintf(stderr, "%s: %s\n", command, e.what());
     co_return 1;
   }
-  engine::RankerOptions options;
-  options.default_deadline = std::chrono::milliseconds(flags.deadline_ms);
-  options.scheduler = flags.scheduler;
-  engine::Ranker ranker(std::move(store), endpoints, options);
+  engine::Ranker ranker(std::move(store), endpoints, RankerOptionsOf(flags));
   std::string line;
   std::string error_body;
   while (std::getline(std::cin, line)) {

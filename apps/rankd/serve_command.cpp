@@ -10,11 +10,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config_file.h"
 #include "engine_flags.h"
 #include "rankd/engine/json/json_text.h"
 #include "rankd/http/server.h"
+#include "rankd/runtime/cpu_pool.h"
 #include "rankd/runtime/log.h"
 #include "rankd/runtime/shards.h"
 #include "rankd/service/event_log.h"
@@ -44,6 +46,27 @@ constexpr std::string_view kServeFlagsHelp =
     "  --io_backend B     epoll (default) or io_uring\n"
     "  --config FILE      a TOML file whose keys are these flags without dashes\n"
     "                     (port = 8080, endpoint = [\"graph=127.0.0.1:6379\"]); flags win\n";
+
+constexpr FlagSpec kServeFlagList[] = {
+    {"--shards", FlagType::kInteger},    {"--host", FlagType::kString},
+    {"--port", FlagType::kInteger},      {"--max_in_flight", FlagType::kInteger},
+    {"--log_sample", FlagType::kNumber}, {"--drain_grace_ms", FlagType::kInteger},
+    {"--io_backend", FlagType::kString},
+};
+
+// The flags a config file may set: the engine's and serve's own.
+std::vector<FlagSpec> ConfigFlagSpecs() {
+  std::vector<FlagSpec> specs(kEngineFlagSpecs.begin(), kEngineFlagSpecs.end());
+  specs.insert(specs.end(), std::begin(kServeFlagList), std::end(kServeFlagList));
+  return specs;
+}
+
+// The flags of the command line: those and --config.
+std::vector<FlagSpec> CommandLineFlagSpecs() {
+  std::vector<FlagSpec> specs = ConfigFlagSpecs();
+  specs.push_back({"--config", FlagType::kString});
+  return specs;
+}
 
 struct ServeFlags {
   EngineFlags engine;
@@ -101,20 +124,23 @@ bool ApplyServeFlag(ServeFlags& flags, std::string_view name, std::string_view v
 std::optional<ServeFlags> ParseFlags(int argc, char** argv) {
   ServeFlags flags;
   try {
+    const std::vector<FlagSpec> command_line = CommandLineFlagSpecs();
     std::string config;
-    ForEachFlag(argc, argv, [&config](std::string_view name, std::string_view value) {
+    ForEachFlag(argc, argv, command_line, [&config](std::string_view name, std::string_view value) {
       if (name == "--config") config = value;
-      return true;  // every name is checked in the second pass
+      return true;  // every value is checked in the second pass
     });
     if (!config.empty()) {
-      ForEachConfigSetting(config, [&flags](std::string_view name, std::string_view value) {
-        return name != "--config" && ApplyServeFlag(flags, name, value);
-      });
+      ForEachConfigSetting(config, ConfigFlagSpecs(),
+                           [&flags](std::string_view name, std::string_view value) {
+                             return ApplyServeFlag(flags, name, value);
+                           });
     }
-    ForEachFlag(argc, argv, [&flags](std::string_view name, std::string_view value) {
+    ForEachFlag(argc, argv, command_line, [&flags](std::string_view name, std::string_view value) {
       return name == "--config" || ApplyServeFlag(flags, name, value);
     });
     RequireEngineFlags(flags.engine);
+    ApplyCpuThreads(flags.engine);
   } catch (const FlagError& e) {
     std::fprintf(stderr, "%s: %s (try %s --help)\n", argv[0], e.what(), argv[0]);
     return std::nullopt;
@@ -168,8 +194,7 @@ int RunServe(int argc, char** argv) {
   service::ServiceOptions options;
   options.source = {flags->engine.plans, flags->engine.registry, flags->engine.env,
                     flags->engine.endpoints};
-  options.ranker.default_deadline = std::chrono::milliseconds(flags->engine.deadline_ms);
-  options.ranker.scheduler = flags->engine.scheduler;
+  options.ranker = RankerOptionsOf(flags->engine);
   options.admission.max_in_flight = flags->max_in_flight;
   service::LoadedStore loaded;
   try {
@@ -231,8 +256,10 @@ int RunServe(int argc, char** argv) {
   }
   std::string fields = "\"url\":\"http://" + flags->host + ":" + std::to_string(server->port()) +
                        "\",\"port\":" + std::to_string(server->port()) +
-                       ",\"shards\":" + std::to_string(shards.size()) + ",\"io_backend\":\"" +
-                       std::string(rt::IoBackendName(server->backend())) + "\"";
+                       ",\"shards\":" + std::to_string(shards.size()) +
+                       ",\"cpu_threads\":" + std::to_string(rt::CpuPool::Default().threads()) +
+                       ",\"io_backend\":\"" + std::string(rt::IoBackendName(server->backend())) +
+                       "\"";
   log.Event("listening", fields);
 
   for (;;) {

@@ -86,7 +86,7 @@ test("expression and predicate tables must be complete and all used", () => {
   assert.match(issuesAfter((p) => (p.exprs["e0"] = { op: "add", args: [{ op: "key", key: "title" }, { op: "null" }] })).join("\n"), /expression e0: add needs numbers, but operand 1 is a string/);
   assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "eq", args: [{ op: "key", key: "title" }, { op: "key", key: "ctr" }] })).join("\n"), /predicate p0: eq compares a string with a float/);
   assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "in", arg: { op: "key", key: "ctr" }, type: "string", values: ["a"] })).join("\n"), /in tests a float against a list of string values/);
-  assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "regex", arg: { op: "key", key: "likes" }, pattern: "x", flags: "" })).join("\n"), /regex matches strings, but its operand is a int/);
+  assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "regex", arg: { op: "key", key: "likes" }, pattern: "x", flags: "" })).join("\n"), /regex matches strings, but its operand is an int/);
   assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "regex", arg: { op: "key", key: "title" }, param: "min_score", flags: "" })).join("\n"), /regex pattern param "min_score" must be a string param, but it is a float/);
   assert.match(issuesAfter((p) => (p.preds["p0"] = { op: "regex", arg: { op: "key", key: "title" }, pattern: "x", param: "blocklist_regex", flags: "" } as never)).join("\n"), /must match exactly one schema in oneOf/);
 });

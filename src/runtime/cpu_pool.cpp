@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 namespace rankd::rt {
 namespace {
@@ -9,6 +10,10 @@ namespace {
 // The worker index of the calling thread in the pool it belongs to, if any.
 thread_local const CpuPool* worker_pool = nullptr;
 thread_local std::size_t worker_index = 0;
+
+// The size Default() creates its pool with, and whether it has (SetDefaultThreads' check).
+std::atomic<std::size_t> default_threads{0};
+std::atomic<bool> default_created{false};
 
 }  // namespace
 
@@ -29,8 +34,18 @@ CpuPool::~CpuPool() {
 }
 
 CpuPool& CpuPool::Default() {
-  static CpuPool pool;
+  static CpuPool pool = [] {
+    default_created.store(true);
+    return CpuPool(default_threads.load());
+  }();
   return pool;
+}
+
+void CpuPool::SetDefaultThreads(std::size_t threads) {
+  if (default_created.load()) {
+    throw std::logic_error("the default CPU pool is already running: it cannot be resized");
+  }
+  default_threads.store(threads);
 }
 
 void CpuPool::Submit(PoolJob* job) {

@@ -66,7 +66,7 @@ TEST(ParseRankRequestTest, EveryMalformedFieldIsABadRequestNamingIt) {
   const std::pair<std::string_view, std::string_view> cases[] = {
       {R"({"plan":"feed",)", "byte 15"},
       {"", "byte 0"},
-      {"[1]", "must be a JSON object, not a array"},
+      {"[1]", "must be a JSON object, not an array"},
       {R"({"viewer_id":1})", "plan is required"},
       {R"({"plan":""})", "plan must be"},
       {R"({"plan":5})", "plan must be"},
@@ -81,7 +81,9 @@ TEST(ParseRankRequestTest, EveryMalformedFieldIsABadRequestNamingIt) {
       {R"({"plan":"p","deadline_ms":60001})", "deadline_ms"},
       {R"({"plan":"p","explain":1})", "explain must be true or false, not a number"},
       {R"({"plan":"p","request_id":7})", "request_id must be a string, not a number"},
-      {R"({"plan":"p","params":[]})", "params must be an object of param values, not a array"},
+      {R"({"plan":"p","explain":{}})", "explain must be true or false, not an object"},
+      {R"({"plan":"p","request_id":[]})", "request_id must be a string, not an array"},
+      {R"({"plan":"p","params":[]})", "params must be an object of param values, not an array"},
       {R"({"plan":"p","colour":1})", "unknown field \"colour\""},
       {R"({"plan":"p","plan":"p"})", "already has a member"},
       {R"({"plan":"p","viewer_id":1e999})", "float64"},
@@ -172,9 +174,9 @@ TEST(BindParamsTest, EveryBadOverrideIsAnInvalidParamNamingIt) {
   EXPECT_EQ(BindRefusal(*plan, Override("colour", 1.0, "number")),
             "plan params has no param \"colour\"");
   EXPECT_EQ(BindRefusal(*plan, Override("limit", 5.0, "number")),
-            "param limit is a int: expected an integer, got a number with a fraction or exponent");
+            "param limit is an int: expected an integer, got a number with a fraction or exponent");
   EXPECT_EQ(BindRefusal(*plan, Override("limit", std::string("5"), "string")),
-            "param limit is a int: expected an integer, got a string");
+            "param limit is an int: expected an integer, got a string");
   EXPECT_EQ(BindRefusal(*plan, Override("limit", std::int64_t{11}, "number")),
             "param limit must be >= 1 and <= 10");
   EXPECT_EQ(BindRefusal(*plan, Override("limit", std::int64_t{0}, "number")),

@@ -2,6 +2,7 @@
 // ("Canonical JSON and digests"); the engine reproduces both byte for byte.
 
 import { createHash } from "node:crypto";
+import { withArticle } from "./issues.js";
 
 /**
  * Canonical JSON: no whitespace, object keys sorted by UTF-16 code units
@@ -35,7 +36,7 @@ function write(v: unknown, path: string): string {
     case "object": {
       if (Array.isArray(v)) return "[" + v.map((x, i) => write(x, `${path}[${i}]`)).join(",") + "]";
       const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) throw new Error(`${path}: a ${proto?.constructor?.name ?? "non-plain"} object is not JSON`);
+      if (proto !== Object.prototype && proto !== null) throw new Error(`${path}: ${withArticle(proto?.constructor?.name ?? "non-plain")} object is not JSON`);
       const keys = Object.keys(v as object).sort();
       const parts: string[] = [];
       for (const k of keys) {
@@ -46,6 +47,6 @@ function write(v: unknown, path: string): string {
       return "{" + parts.join(",") + "}";
     }
     default:
-      throw new Error(`${path}: a ${typeof v} is not JSON`);
+      throw new Error(`${path}: ${withArticle(typeof v)} is not JSON`);
   }
 }

@@ -4,7 +4,7 @@
 // declared by the plan.
 
 import type { ExprJson, PlanJson, PredJson, ValueType } from "../authoring/json.js";
-import { pointerTo, type IssueCode, type Report } from "./issues.js";
+import { pointerTo, withArticle, type IssueCode, type Report } from "./issues.js";
 import { re2Error } from "./re2.js";
 import { valueProblem, type Registry } from "./registry.js";
 
@@ -124,7 +124,7 @@ export function exprType(e: ExprJson, c: TypeContext, at: TreeSite): Ty | undefi
         const t = sub(a, i);
         if (t === undefined) ok = false;
         else if (!isNum(t)) {
-          report(c, "type_mismatch", pointerTo(at.pointer, "args", i), `${where}: ${e.op} needs numbers, but operand ${i + 1} is a ${t}`);
+          report(c, "type_mismatch", pointerTo(at.pointer, "args", i), `${where}: ${e.op} needs numbers, but operand ${i + 1} is ${withArticle(t)}`);
           ok = false;
         }
       });
@@ -170,7 +170,7 @@ export function predCheck(p: PredJson, c: TypeContext, at: TreeSite): void {
       const ordered = p.op !== "eq" && p.op !== "ne";
       if (a !== "null" && b !== "null") {
         const comparable = (isNum(a) && isNum(b)) || a === b;
-        if (!comparable) report(c, "type_mismatch", at.pointer, `${where}: ${p.op} compares a ${a} with a ${b}`);
+        if (!comparable) report(c, "type_mismatch", at.pointer, `${where}: ${p.op} compares ${withArticle(a)} with ${withArticle(b)}`);
         else if (ordered && a === "bool") report(c, "type_mismatch", at.pointer, `${where}: ${p.op} cannot order bools; use eq or ne`);
       }
       return;
@@ -183,7 +183,7 @@ export function predCheck(p: PredJson, c: TypeContext, at: TreeSite): void {
       });
       if (t !== undefined && t !== "null") {
         const ok = p.type === "string" ? t === "string" : isNum(t);
-        if (!ok) report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: in tests a ${t} against a list of ${p.type} values`);
+        if (!ok) report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: in tests ${withArticle(t)} against a list of ${p.type} values`);
       }
       return;
     }
@@ -193,14 +193,14 @@ export function predCheck(p: PredJson, c: TypeContext, at: TreeSite): void {
       return;
     case "regex": {
       const t = exprType(p.arg, c, below(at, "arg"));
-      if (t !== undefined && t !== "string" && t !== "null") report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: regex matches strings, but its operand is a ${t}`);
+      if (t !== undefined && t !== "string" && t !== "null") report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: regex matches strings, but its operand is ${withArticle(t)}`);
       if ("pattern" in p) {
         const prob = regexProblem(p.pattern, p.flags);
         if (prob) report(c, "regex_invalid", pointerTo(at.pointer, "pattern"), `${where}: ${prob.message}`, prob.hint);
       } else {
         const ptr = pointerTo(at.pointer, "param");
         const r = paramType(p.param, where, c, ptr);
-        if (r && r !== "string") report(c, "type_mismatch", ptr, `${where}: regex pattern param "${p.param}" must be a string param, but it is a ${r}`);
+        if (r && r !== "string") report(c, "type_mismatch", ptr, `${where}: regex pattern param "${p.param}" must be a string param, but it is ${withArticle(r)}`);
         checkDeclared(p.param, where, c, ptr);
       }
       return;

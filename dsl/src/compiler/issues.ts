@@ -54,6 +54,11 @@ export interface PlanIssue {
 export type Report = (issue: PlanIssue) => void;
 
 /** `base` extended by `segments`, each escaped as RFC 6901 says (`~` → `~0`, `/` → `~1`). */
+/** A type's name with its indefinite article, as messages say it: "an int", "a float". */
+export function withArticle(name: string): string {
+  return (/^[aeiou]/i.test(name) ? "an " : "a ") + name;
+}
+
 export function pointerTo(base: string, ...segments: Array<string | number>): string {
   return base + segments.map((s) => "/" + String(s).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
 }

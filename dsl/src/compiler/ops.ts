@@ -31,7 +31,7 @@
 
 import type { NodeJson } from "../authoring/json.js";
 import { assignable, type Ty } from "./exprtypes.js";
-import type { IssueCode } from "./issues.js";
+import { withArticle, type IssueCode } from "./issues.js";
 import type { KeySchema, Registry } from "./registry.js";
 
 /** The static cost of one node: the most rows it can produce and Redis commands it can issue per request. */
@@ -190,7 +190,7 @@ export const OPS = {
       if (!k) c.report("key_unknown", "/params/out_key", `vm writes unknown key "${out}": it is not in the registry`);
       else if (!k.writable) c.report("key_not_writable", "/params/out_key", `vm cannot write key "${out}": the registry marks it read-only`, "write one of the registry's writable keys");
       const t = c.exprType(c.node.params["expr"] as string);
-      if (k && t && !assignable(t, k.type)) c.report("type_mismatch", "/params/expr", `vm cannot assign a ${t} expression to ${k.type} key "${out}"`);
+      if (k && t && !assignable(t, k.type)) c.report("type_mismatch", "/params/expr", `vm cannot assign ${withArticle(t)} expression to ${k.type} key "${out}"`);
     },
     explain: (p) => `${p["out_key"]} = ${p["expr"]}`,
   },
@@ -228,7 +228,7 @@ export const OPS = {
     check: (c) => {
       const by = c.node.params["by"] as string;
       const t = c.reg.keys.get(by)?.type;
-      if (t && t !== "int" && t !== "float") c.report("key_not_numeric", "/params/by", `topk ranks by a number, but key "${by}" is a ${t}`);
+      if (t && t !== "int" && t !== "float") c.report("key_not_numeric", "/params/by", `topk ranks by a number, but key "${by}" is ${withArticle(t)}`);
     },
     explain: (p) => `${p["by"]} k=${p["k"]}`,
   },

@@ -47,7 +47,7 @@ std::expected<std::int64_t, RankError> IntegerField(const json::Value& v, std::s
   const std::string range = std::to_string(min) + " to " + std::to_string(max);
   if (!v.is_number()) {
     return std::unexpected(BadRequest(std::string(field) + " must be an integer from " + range +
-                                      ", not a " + std::string(TypeName(v))));
+                                      ", not " + WithArticle(TypeName(v))));
   }
   const std::optional<std::int64_t> n = v.exact_integer();
   if (!n || *n < min || *n > max) {
@@ -90,7 +90,7 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
   const json::Value& doc = *parsed;
   if (!doc.is_object()) {
     return std::unexpected(
-        BadRequest("the request must be a JSON object, not a " + std::string(TypeName(doc))));
+        BadRequest("the request must be a JSON object, not " + WithArticle(TypeName(doc))));
   }
   RankRequest request;
   bool has_plan = false;
@@ -108,8 +108,8 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
       request.viewer_id = *id;
     } else if (m.name == "params") {
       if (!v.is_object()) {
-        return std::unexpected(BadRequest("params must be an object of param values, not a " +
-                                          std::string(TypeName(v))));
+        return std::unexpected(BadRequest("params must be an object of param values, not " +
+                                          WithArticle(TypeName(v))));
       }
       for (const json::Member& p : v.object()) request.params.push_back(ToParam(p));
     } else if (m.name == "deadline_ms") {
@@ -119,13 +119,13 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
     } else if (m.name == "explain") {
       if (!v.is_bool()) {
         return std::unexpected(
-            BadRequest("explain must be true or false, not a " + std::string(TypeName(v))));
+            BadRequest("explain must be true or false, not " + WithArticle(TypeName(v))));
       }
       request.explain = v.bool_value();
     } else if (m.name == "request_id") {
       if (!v.is_string()) {
         return std::unexpected(
-            BadRequest("request_id must be a string, not a " + std::string(TypeName(v))));
+            BadRequest("request_id must be a string, not " + WithArticle(TypeName(v))));
       }
       if (std::optional<std::string> problem = RequestIdProblem(v.string(), "request_id"))
         return std::unexpected(BadRequest(std::move(*problem)));
@@ -171,7 +171,7 @@ std::expected<ParamBinding, RankError> BindParams(const CompiledPlan& compiled,
           InvalidParam("plan " + plan.name + " has no param \"" + o.name + "\""));
     }
     const PlanParam& p = plan.params[slot];
-    const std::string what = "param " + o.name + " is a " + std::string(ValueTypeName(p.type));
+    const std::string what = "param " + o.name + " is " + WithArticle(ValueTypeName(p.type));
     Scalar value;
     switch (p.type) {
       case ValueType::kInt:
@@ -180,7 +180,7 @@ std::expected<ParamBinding, RankError> BindParams(const CompiledPlan& compiled,
               InvalidParam(what + ": expected an integer, got " +
                            (std::holds_alternative<double>(o.value)
                                 ? std::string("a number with a fraction or exponent")
-                                : "a " + o.json_type)));
+                                : WithArticle(o.json_type))));
         }
         value = o.value;
         break;
@@ -190,19 +190,21 @@ std::expected<ParamBinding, RankError> BindParams(const CompiledPlan& compiled,
         } else if (std::holds_alternative<double>(o.value)) {
           value = o.value;
         } else {
-          return std::unexpected(InvalidParam(what + ": expected a number, got a " + o.json_type));
+          return std::unexpected(
+              InvalidParam(what + ": expected a number, got " + WithArticle(o.json_type)));
         }
         break;
       case ValueType::kString:
         if (!std::holds_alternative<std::string>(o.value)) {
-          return std::unexpected(InvalidParam(what + ": expected a string, got a " + o.json_type));
+          return std::unexpected(
+              InvalidParam(what + ": expected a string, got " + WithArticle(o.json_type)));
         }
         value = o.value;
         break;
       case ValueType::kBool:
         if (!std::holds_alternative<bool>(o.value)) {
           return std::unexpected(
-              InvalidParam(what + ": expected true or false, got a " + o.json_type));
+              InvalidParam(what + ": expected true or false, got " + WithArticle(o.json_type)));
         }
         value = o.value;
         break;

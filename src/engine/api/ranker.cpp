@@ -77,6 +77,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
                          : options_.default_deadline;
   execute.scheduler = options_.scheduler;
   execute.offload_rows = options_.offload_rows;
+  execute.default_node_timeout = options_.default_node_timeout;
   // A named local, not a temporary in the co_await expression: g++ 12 destroys such temporaries
   // twice.
   RequestInputs inputs{std::move(*params), request->viewer_id};

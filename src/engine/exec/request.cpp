@@ -114,15 +114,21 @@ rt::Task<void> Request::RunNode(std::size_t i) {
   DegradeReason reason = DegradeReason::kNone;
   std::string message;
   ErrorCode fail_code = ErrorCode::kInternal;
+  // The node's own timeout wins over the default for nodes that declare none.
+  const std::optional<rt::Duration> timeout =
+      node.timeout_ms ? std::optional<rt::Duration>(std::chrono::milliseconds(*node.timeout_ms))
+                      : options_.default_node_timeout;
   try {
-    if (node.timeout_ms) {
-      rows = co_await rt::WithTimeout(std::chrono::milliseconds(*node.timeout_ms), Work(context));
+    if (timeout) {
+      rows = co_await rt::WithTimeout(*timeout, Work(context));
     } else {
       rows = co_await Work(context);
     }
   } catch (const rt::DeadlineExceeded&) {
     reason = DegradeReason::kTimeout;
-    message = "node " + node.id + " timed out after " + std::to_string(*node.timeout_ms) + " ms";
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        timeout.value_or(rt::Duration::zero()));
+    message = "node " + node.id + " timed out after " + std::to_string(ms.count()) + " ms";
     fail_code = ErrorCode::kDeadlineExceeded;
   } catch (const rt::CancelledError&) {
     co_return;  // the request settled (deadline, a failure, or the caller gave up)

@@ -15,9 +15,9 @@ std::optional<std::string> VerifyRows(const CompiledNode& node, const CandidateS
     const std::string& name = registry.keys()[key.slot].name;
     if (column == nullptr) return "its rows have no column for key \"" + name + "\"";
     if (column->type() != key.type) {
-      return "its column for key \"" + name + "\" is a " +
-             std::string(ValueTypeName(column->type())) + ", the key a " +
-             std::string(ValueTypeName(key.type));
+      return "its column for key \"" + name + "\" is " +
+             WithArticle(ValueTypeName(column->type())) + ", the key " +
+             WithArticle(ValueTypeName(key.type));
     }
     if (column->size() < rows.physical_rows()) {
       return "its column for key \"" + name + "\" has " + std::to_string(column->size()) +

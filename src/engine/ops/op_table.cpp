@@ -145,7 +145,7 @@ void CheckVm(OpCheck& c) {
   const std::optional<TreeType> type = c.ExprType(c.node().params.expr);
   if (key != nullptr && type && !Assignable(*type, key->type)) {
     c.Report(codes::kTypeMismatch, "/params/expr",
-             "vm cannot assign a " + std::string(TreeTypeName(*type)) + " expression to " +
+             "vm cannot assign " + WithArticle(TreeTypeName(*type)) + " expression to " +
                  std::string(ValueTypeName(key->type)) + " key \"" + out + "\"");
   }
 }
@@ -157,8 +157,8 @@ void CheckTopk(OpCheck& c) {
   const KeyDef* key = c.registry().FindKey(by);
   if (key != nullptr && key->type != ValueType::kInt && key->type != ValueType::kFloat) {
     c.Report(codes::kKeyNotNumeric, "/params/by",
-             "topk ranks by a number, but key \"" + by + "\" is a " +
-                 std::string(ValueTypeName(key->type)));
+             "topk ranks by a number, but key \"" + by + "\" is " +
+                 WithArticle(ValueTypeName(key->type)));
   }
 }
 

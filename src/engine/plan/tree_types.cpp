@@ -175,7 +175,7 @@ std::optional<TreeType> ExprType(const json::Value& e, TreeContext& c, const Tre
       c.problems.Add(codes::kTypeMismatch, json::PointerTo(json::PointerTo(at.pointer, "args"), i),
                      c.node,
                      at.where + ": " + op + " needs numbers, but operand " + std::to_string(i + 1) +
-                         " is a " + std::string(TreeTypeName(*t)));
+                         " is " + WithArticle(TreeTypeName(*t)));
       ok = false;
     }
   }
@@ -200,8 +200,8 @@ void CheckPred(const json::Value& p, TreeContext& c, const TreeSite& at) {
       const bool comparable = (IsNumeric(*a) && IsNumeric(*b)) || *a == *b;
       if (!comparable) {
         c.problems.Add(codes::kTypeMismatch, at.pointer, c.node,
-                       at.where + ": " + op + " compares a " + std::string(TreeTypeName(*a)) +
-                           " with a " + std::string(TreeTypeName(*b)));
+                       at.where + ": " + op + " compares " + WithArticle(TreeTypeName(*a)) +
+                           " with " + WithArticle(TreeTypeName(*b)));
       } else if (ordered && *a == TreeType::kBool) {
         c.problems.Add(codes::kTypeMismatch, at.pointer, c.node,
                        at.where + ": " + op + " cannot order bools; use eq or ne");
@@ -225,7 +225,7 @@ void CheckPred(const json::Value& p, TreeContext& c, const TreeSite& at) {
       const bool ok = type == "string" ? *t == TreeType::kString : IsNumeric(*t);
       if (!ok) {
         c.problems.Add(codes::kTypeMismatch, json::PointerTo(at.pointer, "arg"), c.node,
-                       at.where + ": in tests a " + std::string(TreeTypeName(*t)) +
+                       at.where + ": in tests " + WithArticle(TreeTypeName(*t)) +
                            " against a list of " + type + " values");
       }
     }
@@ -238,9 +238,9 @@ void CheckPred(const json::Value& p, TreeContext& c, const TreeSite& at) {
   // regex
   const std::optional<TreeType> t = ExprType(*p.Find("arg"), c, Below(at, "arg"));
   if (t && *t != TreeType::kString && *t != TreeType::kNull) {
-    c.problems.Add(codes::kTypeMismatch, json::PointerTo(at.pointer, "arg"), c.node,
-                   at.where + ": regex matches strings, but its operand is a " +
-                       std::string(TreeTypeName(*t)));
+    c.problems.Add(
+        codes::kTypeMismatch, json::PointerTo(at.pointer, "arg"), c.node,
+        at.where + ": regex matches strings, but its operand is " + WithArticle(TreeTypeName(*t)));
   }
   if (const json::Value* pattern = p.Find("pattern")) {
     if (const std::optional<std::string> problem =
@@ -256,7 +256,7 @@ void CheckPred(const json::Value& p, TreeContext& c, const TreeSite& at) {
   if (r && *r != ValueType::kString) {
     c.problems.Add(codes::kTypeMismatch, pointer, c.node,
                    at.where + ": regex pattern param \"" + param +
-                       "\" must be a string param, but it is a " + std::string(ValueTypeName(*r)));
+                       "\" must be a string param, but it is " + WithArticle(ValueTypeName(*r)));
   }
   CheckDeclared(param, at.where, c, pointer);
 }

@@ -149,7 +149,7 @@ Column* EvaluateExpr(const Program& program, const CandidateSet& rows, const Par
   if (scatter == nullptr) {
     throw std::invalid_argument(
         "an expression of type " + std::string(ValueTypeName(program.result_type)) +
-        " cannot be written to a " + std::string(ValueTypeName(out_type)) + " key");
+        " cannot be written to " + WithArticle(ValueTypeName(out_type)) + " key");
   }
   Evaluation eval(program, params, rows.size(), arena);
   const std::size_t total = rows.size();

@@ -322,6 +322,28 @@ TEST_P(ExecutorTest, AFailNodePastItsTimeoutFailsTheRequest) {
   EXPECT_TRUE(r.outputs.empty());
 }
 
+TEST_P(ExecutorTest, ANodeWithoutTimeoutMsGetsTheDefaultNodeTimeoutAndItsOwnWins) {
+  NodeParams sleep;
+  sleep.ms = 2000;
+  const auto plan = PlanBuilder()
+                        .Add("viewer", Op::kViewer, {})
+                        .Add("slow", Op::kSleep, {"viewer"}, sleep, OnError::kSkip)
+                        .Add("own", Op::kSleep, {"slow"}, sleep, OnError::kSkip, 20)
+                        .Output("own")
+                        .Build();
+  ExecuteOptions options = Options();
+  options.default_node_timeout = 60ms;
+  const auto start = std::chrono::steady_clock::now();
+  const ExecutionResult r = Run(plan, options);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);  // neither sleep ran out
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(Report(r, 1).reason, DegradeReason::kTimeout);
+  EXPECT_EQ(Report(r, 1).message, "node slow timed out after 60 ms");
+  EXPECT_EQ(Report(r, 2).reason, DegradeReason::kTimeout);
+  EXPECT_EQ(Report(r, 2).message, "node own timed out after 20 ms");
+  EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{1}));
+}
+
 TEST_P(ExecutorTest, AtTheDeadlineUnfinishedNodesTimeOutAndSkipNodesDegrade) {
   // Redis stalls: every Redis node is unfinished at the deadline.
   server_.Pause();

@@ -37,8 +37,12 @@ class CpuPool {
   CpuPool(const CpuPool&) = delete;
   CpuPool& operator=(const CpuPool&) = delete;
 
-  // The process-wide pool (one thread per core), created on first use.
+  // The process-wide pool, created on first use with SetDefaultThreads' size (default: one
+  // thread per core).
   static CpuPool& Default();
+  // Sizes the process-wide pool (0: one thread per core). Only before Default() is first used:
+  // afterwards it throws std::logic_error. Call from main's thread, before other threads start.
+  static void SetDefaultThreads(std::size_t threads);
 
   void Submit(PoolJob* job);
   std::size_t threads() const noexcept { return workers_.size(); }

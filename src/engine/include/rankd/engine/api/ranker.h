@@ -29,6 +29,8 @@ struct RankerOptions {
   rt::Duration default_deadline = std::chrono::milliseconds(100);
   Scheduler scheduler = Scheduler::kAsync;
   std::size_t offload_rows = kDefaultOffloadRows;
+  // The timeout of a node that declares no `timeout_ms` (ExecuteOptions::default_node_timeout).
+  std::optional<rt::Duration> default_node_timeout;
 };
 
 class Ranker {

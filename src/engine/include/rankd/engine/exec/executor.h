@@ -6,8 +6,9 @@
 // recommendation in two waves: the lists, then every followee's hash). CPU nodes over more than
 // `offload_rows` rows run on the CPU pool (over the node's own arena, resuming on the loop);
 // smaller ones inline. The request is a TaskScope: its deadline, a node's `timeout_ms` (from
-// when its inputs finished) and a failed `fail` node cancel the work under it — Redis calls are
-// abandoned, CPU work stops at its next check — they do not merely stop waiting for it.
+// when its inputs finished; for a node without one, ExecuteOptions::default_node_timeout if set)
+// and a failed `fail` node cancel the work under it — Redis calls are abandoned, CPU work stops at
+// its next check — they do not merely stop waiting for it.
 //
 // A `skip` node that fails or times out degrades by its op's degrade rule (the op table;
 // docs/plan-format.md, "Failure policy"): a follow, recommendation, media or fetch_list yields no
@@ -55,6 +56,10 @@ struct ExecuteOptions {
   rt::Duration deadline = std::chrono::milliseconds(100);
   Scheduler scheduler = Scheduler::kAsync;
   std::size_t offload_rows = kDefaultOffloadRows;
+  // The timeout of a node that declares no `timeout_ms` (counted, as a node's own, from when its
+  // inputs finished); nullopt: such a node runs until the request's deadline. A node's own
+  // `timeout_ms` wins.
+  std::optional<rt::Duration> default_node_timeout;
 };
 
 enum class NodeStatus : std::uint8_t { kNotRun, kOk, kDegraded, kFailed };

@@ -18,6 +18,10 @@ std::string_view ValueTypeName(ValueType type) noexcept;
 // "int", "float", "string", "bool"; nullopt for anything else.
 std::optional<ValueType> ParseValueType(std::string_view name) noexcept;
 
+// A type's name with its indefinite article, as messages say it: "an int", "a float",
+// "an array".
+std::string WithArticle(std::string_view name);
+
 // One value: null, an int64, a float64, a string or a bool.
 using Scalar = std::variant<std::monostate, std::int64_t, double, std::string, bool>;
 
