@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <exception>
+#include <string>
 #include <utility>
 
 #include "rankd/http/server.h"
@@ -145,9 +146,9 @@ void Connection::AppendHead(const Response& response, bool close) {
 }
 
 void Connection::AppendError(int status, std::string_view reason) {
-  Response r = Response::Static(status, reason, "text/plain; charset=utf-8");
+  const Response r = shard_.router->ErrorResponse(status, reason, nullptr);
   AppendHead(r, true);
-  out_.Append(reason);
+  out_.Append(r.body());
 }
 
 rt::Task<void> Connection::Run() {
@@ -248,7 +249,7 @@ Connection::NextStep Connection::AnswerBuffered() {
 Response Connection::HandlerFailed(const std::exception& e) {
   rt::LogLine(std::string("rankd http: handler for ") + std::string(request_.method) + " " +
               std::string(request_.path) + " failed: " + e.what());
-  return Response::Static(500, "internal error", "text/plain; charset=utf-8");
+  return shard_.router->ErrorResponse(500, "internal error", &request_);
 }
 
 Connection::NextStep Connection::FinishRequest(Response response) {
@@ -271,8 +272,18 @@ Connection::NextStep Connection::FinishRequest(Response response) {
 
 Response Connection::Respond(Router::Match& match) {
   if (match.sync != nullptr) return (*match.sync)(request_);
-  Response response =
-      Response::Static(match.status, ReasonPhrase(match.status), "text/plain; charset=utf-8");
+  // The path as the message shows it: the client's own, cut short.
+  constexpr std::size_t kShownPathBytes = 200;
+  std::string path(request_.path.substr(0, kShownPathBytes));
+  if (request_.path.size() > kShownPathBytes) path += "...";
+  std::string message;
+  if (match.allow.empty()) {
+    message = "nothing is served at " + path;
+  } else {
+    message = path + " does not accept " + std::string(request_.method) + " (it accepts " +
+              match.allow + ")";
+  }
+  Response response = shard_.router->ErrorResponse(match.status, message, &request_);
   if (!match.allow.empty()) response.AddHeader("Allow", std::move(match.allow));
   return response;
 }

@@ -1,8 +1,24 @@
 #include "rankd/http/router.h"
 
+#include <exception>
 #include <stdexcept>
+#include <string>
+
+#include "rankd/runtime/log.h"
 
 namespace rankd::http {
+
+Response Router::ErrorResponse(int status, std::string_view message, const Request* request) const {
+  if (error_responder_) {
+    try {
+      return error_responder_(status, message, request);
+    } catch (const std::exception& e) {
+      rt::LogLine("rankd http: the error responder failed for a " + std::to_string(status) + ": " +
+                  e.what());
+    }
+  }
+  return Response::Text(status, std::string(message));
+}
 
 void Router::AddRoute(std::string method, std::string_view pattern, AsyncHandler async,
                       SyncHandler sync) {

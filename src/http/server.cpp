@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,8 @@
 #include <cstring>
 
 #include <stdexcept>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "connection.h"
@@ -39,17 +42,41 @@ constexpr int kShedPerFailure = 64;
 // or any other error), the accept loop pauses this long.
 constexpr rt::Duration kAcceptBackoff = std::chrono::milliseconds(10);
 
+// The 503 that a shard at its connection limit answers (the router's error response, with
+// Retry-After), serialized once but for its Date: what goes before the date and after it.
+std::pair<std::string, std::string> SerializeOverloaded(const Router& router) {
+  const Response r =
+      router.ErrorResponse(503, "the server holds its limit of connections; retry later", nullptr);
+  std::string head =
+      "HTTP/1.1 503 " + std::string(ReasonPhrase(503)) + "\r\nServer: rankd\r\nDate: ";
+  std::string tail = "\r\n";
+  if (!r.content_type().empty()) tail += "Content-Type: " + std::string(r.content_type()) + "\r\n";
+  for (const auto& [name, value] : r.headers()) {
+    if (EqualsIgnoreCase(name, "content-length") || EqualsIgnoreCase(name, "date") ||
+        EqualsIgnoreCase(name, "connection") || EqualsIgnoreCase(name, "transfer-encoding") ||
+        EqualsIgnoreCase(name, "retry-after")) {
+      continue;
+    }
+    tail += name + ": " + value + "\r\n";
+  }
+  tail += "Retry-After: 1\r\nContent-Length: " + std::to_string(r.body().size()) +
+          "\r\nConnection: close\r\n\r\n" + std::string(r.body());
+  return {std::move(head), std::move(tail)};
+}
+
 // Writes the 503 that a shard at its connection limit answers, without blocking (the socket
 // buffer of a fresh connection takes it; best effort, the connection is closed next anyway).
-void SendOverloaded(int fd, DateCache& date) {
-  char response[256];
-  const std::string_view now = date.Now();
-  const int n = std::snprintf(response, sizeof response,
-                              "HTTP/1.1 503 Service Unavailable\r\nServer: rankd\r\nDate: %.*s\r\n"
-                              "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\n"
-                              "Connection: close\r\n\r\ntoo many connections\n",
-                              static_cast<int>(now.size()), now.data());
-  (void)::send(fd, response, static_cast<std::size_t>(n), MSG_DONTWAIT | MSG_NOSIGNAL);
+void SendOverloaded(int fd, ShardState& shard) {
+  const std::string_view now = shard.date.Now();
+  iovec parts[3] = {
+      {const_cast<char*>(shard.overloaded_head.data()), shard.overloaded_head.size()},
+      {const_cast<char*>(now.data()), now.size()},
+      {const_cast<char*>(shard.overloaded_tail.data()), shard.overloaded_tail.size()},
+  };
+  msghdr message{};
+  message.msg_iov = parts;
+  message.msg_iovlen = 3;
+  (void)::sendmsg(fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 int OpenSpareDescriptor() noexcept { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
@@ -65,7 +92,7 @@ bool ShedOneConnection(ShardState* shard) {
   (void)::close(shard->spare_fd);  // /dev/null: nothing to flush
   const int fd = ::accept4(shard->listener.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd >= 0) {
-    SendOverloaded(fd, shard->date);
+    SendOverloaded(fd, *shard);
     (void)::close(fd);  // closing is the point; a failed flush has no one to tell
   }
   shard->spare_fd = OpenSpareDescriptor();
@@ -116,7 +143,7 @@ rt::Task<void> AcceptConnections(ShardState* shard, rt::TaskScope* connections) 
     shard->accepted.Add();
     if (shard->open >= shard->max_open) {
       shard->rejected.Add();
-      SendOverloaded(stream.fd(), shard->date);
+      SendOverloaded(stream.fd(), *shard);
       stream.ShutdownWrite();
       continue;
     }
@@ -209,7 +236,9 @@ ShardState::ShardState(std::size_t index, const ServerOptions* server_options, c
       read_buffer_size(server_options->limits.max_header_bytes + 4096),
       max_open(max_open_connections),
       spare_fd(OpenSpareDescriptor()),
-      accept_failures(index) {}
+      accept_failures(index) {
+  std::tie(overloaded_head, overloaded_tail) = SerializeOverloaded(*routes);
+}
 
 ShardState::~ShardState() {
   if (spare_fd >= 0) (void)::close(spare_fd);  // /dev/null: nothing to flush

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "rankd/http/date_cache.h"
@@ -79,6 +80,9 @@ class ShardState {
   rt::IntrusiveList<Connection> connections;
   std::size_t open = 0;
   std::size_t max_open;  // beyond: 503 (the configured maximum, or less to fit the fd limit)
+  // The 503 answered to a connection over max_open, serialized but for its Date (written
+  // between the two).
+  std::string overloaded_head, overloaded_tail;
   // A descriptor held in reserve: out of descriptors, the shard closes it to accept one waiting
   // connection, answers it 503, closes it and opens the spare again (-1 while it cannot).
   int spare_fd = -1;

@@ -152,7 +152,8 @@ rt::Task<void> ClusterClient::RefreshSlotMap() {
   for (const auto& [host, port] : candidates) {
     if (co_await TryLoadFrom(host, port, &why)) co_return;
   }
-  throw ConnectionError("redis cluster: no node gave a slot map:" + why);
+  throw ConnectionError("redis cluster: no node gave a slot map:" + why,
+                        "has no node that gave a slot map");
 }
 
 void ClusterClient::RequestRefresh() {
@@ -200,6 +201,7 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
   const std::uint16_t slot = HashSlot(key);
   Pool* ask_pool = nullptr;
   std::string last_error;
+  bool last_was_connection = false;  // last_error is a connection's, not a server's reply
   ClientMetrics* metrics = options_.connection.metrics;
   // Set once a replica's connection failed this command: the primary serves it from then on.
   bool read_only = options.read_only;
@@ -209,8 +211,9 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
       co_await RefreshSlotMap();
       pool = PoolForSlot(slot, read_only);
       if (pool == nullptr) {
-        throw ConnectionError("redis cluster: slot " + std::to_string(slot) +
-                              " of key is not served");
+        throw ConnectionError(
+            "redis cluster: slot " + std::to_string(slot) + " of key is not served",
+            "serves no node for slot " + std::to_string(slot));
       }
     }
     Pipeline p;
@@ -223,6 +226,7 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
       co_await pool->Execute(p, options.call);
     } catch (const ConnectionError& e) {
       last_error = e.what();
+      last_was_connection = true;
       connection_failed = true;
     }
     if (connection_failed) {
@@ -242,6 +246,7 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
     const ServerError classified = ClassifyError(*error);
     if (!IsRetryable(classified.kind)) throw ServerReplyError(*error);
     last_error = *error;
+    last_was_connection = false;
     if (classified.redirect) {
       const Redirect& r = *classified.redirect;
       const std::string host =
@@ -260,8 +265,12 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
     RequestRefresh();
     co_await rt::SleepFor(std::chrono::milliseconds(10 * (attempt + 1)));
   }
-  throw ServerReplyError("redis cluster: gave up after " + std::to_string(options_.max_redirects) +
-                         " redirects; last: " + last_error);
+  const std::string gave_up = "redis cluster: gave up after " +
+                              std::to_string(options_.max_redirects) + " redirects; last: ";
+  if (last_was_connection) {
+    throw ConnectionError(gave_up + last_error, "lost its connection to a cluster node");
+  }
+  throw ServerReplyError(last_error, gave_up);
 }
 
 rt::Task<Reply> ClusterClient::CallEncoded(std::string key, std::string command,

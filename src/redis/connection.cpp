@@ -64,6 +64,7 @@ bool CallWaiter::Begin(Connection& conn, std::coroutine_handle<> handle, rt::Can
   if (!conn.Submit(this, bytes, targets, count)) {
     Complete();  // not resumed: await_suspend returns false
     result_ = CallResult::kConnectionLost;
+    summary_ = "is not connected (" + std::string(ConnectionStateName(conn.state_)) + ")";
     message_ = "redis " + conn.options_.host + ":" + std::to_string(conn.options_.port) +
                " is not connected (" + std::string(ConnectionStateName(conn.state_)) +
                (conn.last_error_.empty() ? "" : ": " + conn.last_error_) + ")";
@@ -82,16 +83,18 @@ void CallWaiter::ThrowIfFailed() const {
     case CallResult::kServerError:
       throw ServerReplyError(message_);
     case CallResult::kConnectionLost:
-      throw ConnectionError(message_);
+      throw ConnectionError(message_, summary_.empty() ? "lost its connection" : summary_);
     case CallResult::kProtocol:
       throw ProtocolError(message_);
   }
 }
 
-void CallWaiter::Finish(CallResult result, std::string_view message) noexcept {
+void CallWaiter::Finish(CallResult result, std::string_view message,
+                        std::string_view summary) noexcept {
   if (!pending()) return;
   result_ = result;
   if (!message.empty()) message_.assign(message);
+  if (!summary.empty()) summary_.assign(summary);
   conn_ = nullptr;
   Wake();
 }
@@ -123,7 +126,8 @@ Connection::Connection(ConnectionOptions options)
 
 Connection::~Connection() {
   closing_ = true;
-  FailAll(CallResult::kConnectionLost, "redis connection closed by its owner");
+  FailAll(CallResult::kConnectionLost, "redis connection closed by its owner",
+          "closed its connection (shutting down)");
   SetState(ConnectionState::kDown);
 }
 
@@ -143,9 +147,10 @@ rt::Task<void> Connection::WaitUntilUp(rt::Duration timeout) {
   }
   if (timed_out) {
     throw ConnectionError("redis " + options_.host + ":" + std::to_string(options_.port) +
-                          " not up within the timeout (" +
-                          std::string(ConnectionStateName(state_)) +
-                          (last_error_.empty() ? "" : ": " + last_error_) + ")");
+                              " not up within the timeout (" +
+                              std::string(ConnectionStateName(state_)) +
+                              (last_error_.empty() ? "" : ": " + last_error_) + ")",
+                          "did not connect within the timeout");
   }
 }
 
@@ -191,11 +196,12 @@ void Connection::Abandon(detail::CallWaiter* waiter) noexcept {
   waiter->conn_ = nullptr;
 }
 
-void Connection::FailAll(CallResult result, const std::string& message) noexcept {
+void Connection::FailAll(CallResult result, const std::string& message,
+                         std::string_view summary) noexcept {
   for (Entry& e : entries_) {
     if (e.waiter == nullptr || !e.waiter->pending()) continue;
     Metric(&ClientMetrics::errors_connection);
-    e.waiter->Finish(result, message);
+    e.waiter->Finish(result, message, summary);
   }
   head_seq_ += entries_.size();
   entries_.clear();
@@ -212,13 +218,14 @@ rt::Task<void> Connection::Supervise() {
     const SessionEnd end = co_await RunOnce();
     SetState(ConnectionState::kDown);
     if (end.cancelled && (closing_ || token.StopRequested())) {
-      FailAll(CallResult::kConnectionLost, "redis connection to " + name + " closed");
+      FailAll(CallResult::kConnectionLost, "redis connection to " + name + " closed",
+              "closed its connection (shutting down)");
       throw rt::CancelledError("redis connection to " + name + " closed");
     }
     last_error_ = "redis " + name + ": " + end.why;
     if (!end.was_up) Metric(&ClientMetrics::connect_failures);
-    FailAll(end.protocol_failure ? CallResult::kProtocol : CallResult::kConnectionLost,
-            last_error_);
+    FailAll(end.protocol_failure ? CallResult::kProtocol : CallResult::kConnectionLost, last_error_,
+            "lost its connection");
     protocol_error_.clear();
     if (end.was_up) failures = 0;
     co_await rt::SleepFor(ReconnectDelay(failures++));

@@ -72,7 +72,8 @@ rt::Task<void> Pool::WaitUntilUp(rt::Duration timeout) {
   if (timed_out) {
     throw ConnectionError(
         "redis pool " + options_.connection.host + ":" + std::to_string(options_.connection.port) +
-        ": no connection up within the timeout (" + connections_.front()->last_error() + ")");
+            ": no connection up within the timeout (" + connections_.front()->last_error() + ")",
+        "did not connect within the timeout");
   }
 }
 

@@ -4,14 +4,17 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
 #include "rankd/engine/json/json_text.h"
+#include "rankd/service/http_errors.h"
 
 namespace rankd::service {
 
@@ -35,7 +38,6 @@ std::string Json(std::string_view schema) {
   return "{\"application/json\":{\"schema\":" + std::string(schema) + "}}";
 }
 
-// What the HTTP layer answers on its own (docs/http.md): a short reason as plain text.
 constexpr std::string_view kPlainText = R"({"text/plain":{"schema":{"type":"string"}}})";
 
 // A /rank error answer whose code is one of `codes`.
@@ -46,17 +48,118 @@ std::string RankErrorWith(std::initializer_list<std::string_view> codes) {
          R"(,{"properties":{"error":{"properties":{"code":{"enum":[)" + list + "]}}}}}]}";
 }
 
-// A plain service error (the endpoints other than /rank) with code `code`.
-std::string ServiceErrorWith(std::string_view code) {
-  return R"({"allOf":[)" + Ref("ServiceError") +
-         R"(,{"properties":{"error":{"properties":{"code":{"const":)" + QuoteJson(code) + "}}}}}]}";
+std::string RankErrorWith(engine::ErrorCode code) {
+  return RankErrorWith({engine::WireName(code)});
 }
 
-// The answers every operation can get from the HTTP layer before a handler runs.
-std::string HttpLayerResponses(bool has_body) {
-  std::string out = ",\"431\":" + Response("The request head is over the limit", kPlainText);
-  if (has_body) out += ",\"413\":" + Response("The request body is over the limit", kPlainText);
-  return out;
+// A plain service error (the endpoints other than /rank) with code `code`.
+std::string ServiceErrorWith(engine::ErrorCode code) {
+  return R"({"allOf":[)" + Ref("ServiceError") +
+         R"(,{"properties":{"error":{"properties":{"code":{"const":)" +
+         QuoteJson(engine::WireName(code)) + "}}}}}]}";
+}
+
+// An error of the HTTP layer's own (request_id when the request had a valid X-Request-Id) with
+// the code of `status`.
+std::string HttpErrorWith(int status) {
+  const engine::ErrorCode code = HttpLayerErrorCode(status).value_or(engine::ErrorCode::kInternal);
+  return R"({"allOf":[)" + Ref("HttpError") +
+         R"(,{"properties":{"error":{"properties":{"code":{"const":)" +
+         QuoteJson(engine::WireName(code)) + "}}}}}]}";
+}
+
+// What the HTTP layer answers on its own (docs/http.md, docs/operations.md "Errors"), in the
+// order of their statuses: each is listed under components.responses, and those any request of
+// an operation may get are in the operation's responses too.
+struct HttpLayerError {
+  int status;
+  std::string_view name;  // of components.responses
+  std::string_view description;
+};
+constexpr HttpLayerError kHttpLayerErrors[] = {
+    {400, "BadRequest", "Malformed HTTP: the request line, a header, Content-Length or Host"},
+    {404, "NotFound", "No endpoint at the path"},
+    {405, "MethodNotAllowed", "The path's endpoint takes another method (Allow names it)"},
+    {411, "LengthRequired", "A chunked request body: send Content-Length"},
+    {413, "PayloadTooLarge", "The request body is over the limit"},
+    {417, "ExpectationFailed", "An Expect other than 100-continue"},
+    {431, "HeadersTooLarge", "The request head is over the limit"},
+    {500, "Internal", "An endpoint failed; the message says what"},
+    {501, "NotImplemented", "A transfer coding other than chunked"},
+    {503, "Overloaded", "The shard holds its limit of connections; retry after Retry-After"},
+    {505, "HttpVersionNotSupported", "Not HTTP/1.0 or HTTP/1.1"},
+};
+
+const HttpLayerError& FindHttpLayerError(int status) {
+  for (const HttpLayerError& e : kHttpLayerErrors) {
+    if (e.status == status) return e;
+  }
+  throw std::logic_error("no HTTP layer error " + std::to_string(status));
+}
+
+// The responses of one operation, by status: a description and the schemas a JSON body may have
+// (several: anyOf), or a media type map of its own.
+class Responses {
+ public:
+  Responses& Json(int status, std::string_view description, std::string schema) {
+    Entry& e = entries_[status];
+    e.description += (e.description.empty() ? "" : "; or ") + std::string(description);
+    e.schemas.push_back(std::move(schema));
+    return *this;
+  }
+  Responses& Content(int status, std::string_view description, std::string_view content) {
+    Entry& e = entries_[status];
+    e.description = description;
+    e.content = content;
+    return *this;
+  }
+  // What any request of the operation may get from the HTTP layer: malformed HTTP, a head (and,
+  // with `has_body`, a body) over the limit, a failed endpoint, a shard at its connection limit.
+  Responses& HttpLayer(bool has_body) {
+    for (const int status : {400, 413, 431, 500, 503}) {
+      if (status == 413 && !has_body) continue;
+      Json(status, FindHttpLayerError(status).description, HttpErrorWith(status));
+    }
+    return *this;
+  }
+  std::string Text() const {
+    std::string out = "{";
+    for (const auto& [status, e] : entries_) {
+      if (out.size() > 1) out += ',';
+      std::string content = e.content;
+      if (content.empty()) {
+        content = e.schemas.size() == 1 ? e.schemas[0] : "{\"anyOf\":[" + Join(e.schemas) + "]}";
+        content = "{\"application/json\":{\"schema\":" + content + "}}";
+      }
+      out += QuoteJson(std::to_string(status)) + ":" + Response(e.description, content);
+    }
+    return out + "}";
+  }
+
+ private:
+  struct Entry {
+    std::string description;
+    std::vector<std::string> schemas;
+    std::string content;
+  };
+  static std::string Join(const std::vector<std::string>& parts) {
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : ",") + p;
+    return out;
+  }
+  std::map<int, Entry> entries_;
+};
+
+// components.responses: every answer of the HTTP layer's own.
+std::string HttpLayerResponseComponents() {
+  std::string out;
+  for (const HttpLayerError& e : kHttpLayerErrors) {
+    if (!out.empty()) out += ',';
+    out += QuoteJson(e.name) + ":" +
+           Response(std::to_string(e.status) + " " + std::string(e.description),
+                    Json(HttpErrorWith(e.status)));
+  }
+  return "{" + out + "}";
 }
 
 void AppendNumber(std::string& out, double value) {
@@ -221,6 +324,9 @@ constexpr std::string_view kFixedSchemas = R"json(
   "error":{"$ref":"#/components/schemas/ErrorDetail"}}},
 "ServiceError":{"type":"object","additionalProperties":false,"required":["error"],"properties":{
   "error":{"$ref":"#/components/schemas/ErrorDetail"}}},
+"HttpError":{"type":"object","additionalProperties":false,"required":["error"],"properties":{
+  "request_id":{"type":"string","description":"the request's X-Request-Id, when it was parsed and had a valid one"},
+  "error":{"$ref":"#/components/schemas/ErrorDetail"}}},
 "Degraded":{"type":"object","additionalProperties":false,"required":["node","reason","message"],"properties":{
   "node":{"type":"string"},"reason":{"enum":["timeout","error"]},"message":{"type":"string"}}},
 "ExplainNode":{"type":"object","additionalProperties":false,
@@ -250,66 +356,69 @@ constexpr std::string_view kFixedSchemas = R"json(
 )json";
 
 std::string Paths() {
+  using engine::ErrorCode;
   std::string out = "{";
   out += R"("/rank":{"post":{"operationId":"rank","summary":"Rank for a request: docs/engine.md",)";
   out += R"("requestBody":{"required":true,"content":)" + Json(Ref("RankRequest")) + "},";
-  out += "\"responses\":{\"200\":" +
-         Response("The ranking (also a degraded one: see degraded)", Json(Ref("RankResponse")));
-  out += ",\"400\":" +
-         Response("A malformed request or param (or malformed HTTP, as plain text)",
-                  "{\"application/json\":{\"schema\":" +
-                      RankErrorWith({engine::WireName(engine::ErrorCode::kBadRequest),
-                                     engine::WireName(engine::ErrorCode::kInvalidParam)}) +
-                      "},\"text/plain\":{\"schema\":{\"type\":\"string\"}}}");
-  out += ",\"404\":" +
-         Response("No plan of that name in the store",
-                  Json(RankErrorWith({engine::WireName(engine::ErrorCode::kUnknownPlan)})));
-  out +=
-      ",\"500\":" + Response("An internal error, the message says what",
-                             Json(RankErrorWith({engine::WireName(engine::ErrorCode::kInternal)})));
-  out += ",\"502\":" +
-         Response("A Redis command of a node with on_error fail failed",
-                  Json(RankErrorWith({engine::WireName(engine::ErrorCode::kUpstreamError)})));
-  out += ",\"503\":" +
-         Response("The shard ranks its limit of requests; retry later",
-                  Json(RankErrorWith({engine::WireName(engine::ErrorCode::kOverloaded)})));
-  out += ",\"504\":" +
-         Response("A node with on_error fail, or the request, ran past its deadline",
-                  Json(RankErrorWith({engine::WireName(engine::ErrorCode::kDeadlineExceeded)})));
-  out += HttpLayerResponses(true) + "}}}";
+  out += "\"responses\":" +
+         Responses()
+             .Json(200, "The ranking (also a degraded one: see degraded)", Ref("RankResponse"))
+             .Json(400, "A malformed request or param",
+                   RankErrorWith({engine::WireName(ErrorCode::kBadRequest),
+                                  engine::WireName(ErrorCode::kInvalidParam)}))
+             .Json(404, "No plan of that name in the store", RankErrorWith(ErrorCode::kUnknownPlan))
+             .Json(500, "An internal error, the message says what",
+                   RankErrorWith(ErrorCode::kInternal))
+             .Json(502, "A Redis command of a node with on_error fail failed",
+                   RankErrorWith(ErrorCode::kUpstreamError))
+             .Json(503, "The shard ranks its limit of requests; retry later",
+                   RankErrorWith(ErrorCode::kOverloaded))
+             .Json(504, "A node with on_error fail, or the request, ran past its deadline",
+                   RankErrorWith(ErrorCode::kDeadlineExceeded))
+             .HttpLayer(true)
+             .Text() +
+         "}}";
 
   out +=
-      R"(,"/plans":{"get":{"operationId":"listPlans","summary":"The plans being served","responses":{"200":)" +
-      Response("The store's plans", Json(Ref("PlanList"))) + HttpLayerResponses(false) + "}}}";
+      R"(,"/plans":{"get":{"operationId":"listPlans","summary":"The plans being served","responses":)" +
+      Responses().Json(200, "The store's plans", Ref("PlanList")).HttpLayer(false).Text() + "}}";
   out += R"(,"/plans/{name}":{"get":{"operationId":"getPlan","summary":"A plan's artifact",)";
   out +=
       R"("parameters":[{"name":"name","in":"path","required":true,"schema":{"type":"string"}}],)";
-  out += "\"responses\":{\"200\":" + Response("The artifact", Json(Ref("PlanArtifact")));
-  out += ",\"404\":" +
-         Response("No plan of that name in the store",
-                  Json(ServiceErrorWith(engine::WireName(engine::ErrorCode::kUnknownPlan))));
-  out += HttpLayerResponses(false) + "}}}";
-  out += R"(,"/healthz":{"get":{"operationId":"health","summary":"Liveness","responses":{"200":)" +
-         Response("The process serves", Json(Ref("Health"))) + HttpLayerResponses(false) + "}}}";
-  out += R"(,"/readyz":{"get":{"operationId":"ready","summary":"Readiness","responses":{"200":)" +
-         Response("A store is loaded and every Redis endpoint is connected", Json(Ref("Ready")));
-  out += ",\"503\":" + Response("Not ready; the reason names the endpoints", Json(Ref("NotReady")));
-  out += HttpLayerResponses(false) + "}}}";
   out +=
-      R"(,"/metrics":{"get":{"operationId":"metrics","summary":"Prometheus metrics: docs/operations.md","responses":{"200":)" +
-      Response("Text exposition format 0.0.4", kPlainText) + HttpLayerResponses(false) + "}}}";
+      "\"responses\":" +
+      Responses()
+          .Json(200, "The artifact", Ref("PlanArtifact"))
+          .Json(404, "No plan of that name in the store", ServiceErrorWith(ErrorCode::kUnknownPlan))
+          .Json(404, FindHttpLayerError(404).description, HttpErrorWith(404))
+          .HttpLayer(false)
+          .Text() +
+      "}}";
+  out += R"(,"/healthz":{"get":{"operationId":"health","summary":"Liveness","responses":)" +
+         Responses().Json(200, "The process serves", Ref("Health")).HttpLayer(false).Text() + "}}";
+  out += R"(,"/readyz":{"get":{"operationId":"ready","summary":"Readiness","responses":)" +
+         Responses()
+             .Json(200, "A store is loaded and every Redis endpoint is connected", Ref("Ready"))
+             .Json(503, "Not ready; the reason names the endpoints", Ref("NotReady"))
+             .HttpLayer(false)
+             .Text() +
+         "}}";
   out +=
-      R"(,"/openapi.json":{"get":{"operationId":"openapi","summary":"This document","responses":{"200":)" +
-      Response("The document", Json(Ref("OpenApiDocument"))) + HttpLayerResponses(false) + "}}}";
+      R"(,"/metrics":{"get":{"operationId":"metrics","summary":"Prometheus metrics: docs/operations.md","responses":)" +
+      Responses().Content(200, "Text exposition format 0.0.4", kPlainText).HttpLayer(false).Text() +
+      "}}";
   out +=
-      R"(,"/admin/reload":{"post":{"operationId":"reload","summary":"Load the plan store again, from loopback only","responses":{"200":)" +
-      Response("The new store is served", Json(Ref("ReloadOutcome")));
-  out += ",\"403\":" +
-         Response("Not from a loopback address",
-                  Json(ServiceErrorWith(engine::WireName(engine::ErrorCode::kForbidden))));
-  out += ",\"422\":" +
-         Response("The store was refused; the old one keeps serving", Json(Ref("ReloadOutcome")));
-  out += HttpLayerResponses(true) + "}}}";
+      R"(,"/openapi.json":{"get":{"operationId":"openapi","summary":"This document","responses":)" +
+      Responses().Json(200, "The document", Ref("OpenApiDocument")).HttpLayer(false).Text() + "}}";
+  out +=
+      R"(,"/admin/reload":{"post":{"operationId":"reload","summary":"Load the plan store again, from loopback only","responses":)" +
+      Responses()
+          .Json(200, "The new store is served", Ref("ReloadOutcome"))
+          .Json(403, "Not from a loopback address", ServiceErrorWith(ErrorCode::kForbidden))
+          .Json(422, "The store was refused; the old one keeps serving", Ref("ReloadOutcome"))
+          .HttpLayer(true)
+          .Text() +
+      "}}";
   return out + "}";
 }
 
@@ -341,7 +450,7 @@ std::string OpenApiDocument(const engine::PlanStore& store) {
           : ",\"RankRequest\":{\"oneOf\":[" + request_refs + "]}";
   out += request_refs.empty() ? R"(,"RankResponse":{"not":{}})"
                               : ",\"RankResponse\":{\"oneOf\":[" + response_refs + "]}";
-  out += per_plan + "}}}";
+  out += per_plan + "},\"responses\":" + HttpLayerResponseComponents() + "}}";
   return out;
 }
 

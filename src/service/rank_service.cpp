@@ -14,6 +14,7 @@
 #include "rankd/runtime/offload.h"
 #include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task_scope.h"
+#include "rankd/service/http_errors.h"
 #include "rankd/service/openapi.h"
 
 namespace rankd::service {
@@ -219,6 +220,7 @@ RankService::ReloadOutcome RankService::Reload() {
 
 http::Router RankService::Routes() {
   http::Router router;
+  router.OnError(HttpErrorResponse);
   router.Post("/rank", [this](http::Request& request) { return Rank(request); });
   router.Get("/plans", [this](http::Request&) { return Plans(); });
   router.Get("/plans/:name", [this](http::Request& request) { return PlanArtifact(request); });

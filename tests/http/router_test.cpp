@@ -1,10 +1,11 @@
 // Router: literal and parameter segments, order, 404/405 with Allow, HEAD served by GET, bad
-// patterns; DateCache's IMF-fixdate.
+// patterns, the error responder; DateCache's IMF-fixdate.
 #include "rankd/http/router.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
 
 #include "rankd/http/date_cache.h"
 
@@ -76,6 +77,35 @@ TEST(RouterTest, RejectsBadPatterns) {
   EXPECT_THROW(router.Get("/users/:", handler), std::invalid_argument);
   EXPECT_THROW(router.Add("", "/x", handler), std::invalid_argument);
   EXPECT_EQ(router.size(), 0u);
+}
+
+TEST(RouterTest, ErrorResponsesAreTheRespondersOrElsePlainText) {
+  Router plain;
+  Response r = plain.ErrorResponse(404, "nothing is served at /x", nullptr);
+  EXPECT_EQ(r.status(), 404);
+  EXPECT_EQ(r.content_type(), "text/plain; charset=utf-8");
+  EXPECT_EQ(r.body(), "nothing is served at /x");
+
+  Router json;
+  json.OnError([](int status, std::string_view message, const Request* request) {
+    return Response::Text(status,
+                          std::to_string(status) + "|" + std::string(message) + "|" +
+                              (request != nullptr ? std::string(request->path) : "-"),
+                          "application/json");
+  });
+  Request req = Make("GET", "/x");
+  r = json.ErrorResponse(404, "nothing", &req);
+  EXPECT_EQ(r.content_type(), "application/json");
+  EXPECT_EQ(r.body(), "404|nothing|/x");
+  EXPECT_EQ(json.ErrorResponse(400, "bad", nullptr).body(), "400|bad|-");
+
+  // A responder that throws: the message as plain text after all.
+  Router failing;
+  failing.OnError(
+      [](int, std::string_view, const Request*) -> Response { throw std::runtime_error("no"); });
+  r = failing.ErrorResponse(431, "too large", nullptr);
+  EXPECT_EQ(r.status(), 431);
+  EXPECT_EQ(r.body(), "too large");
 }
 
 TEST(DateCacheTest, FormatsImfFixdate) {

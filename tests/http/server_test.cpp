@@ -1,6 +1,7 @@
 // The HTTP server over real loopback sockets, on both reactor backends: keep-alive,
 // pipelining, HEAD, Expect: 100-continue, every limit with its status, slow and vanishing
-// clients, malformed requests, graceful drain, and curl as a real client.
+// clients, malformed requests, the router's error responder answering every error of the
+// server's own, graceful drain, and curl as a real client.
 #include "rankd/http/server.h"
 
 #include <gtest/gtest.h>
@@ -78,6 +79,17 @@ class HttpServerTest : public ::testing::TestWithParam<IoBackend> {
     r.Get("/big",
           [this](Request&) { return Response::Static(200, big_body, "application/octet-stream"); });
     r.Get("/throws", [](Request&) -> Response { throw std::runtime_error("handler failure"); });
+    if (json_errors) {
+      // What the service's responder does, in short: the status, the message and the request's
+      // path (or "-" when it was not parsed) as a JSON body.
+      r.OnError([](int status, std::string_view message, const Request* request) {
+        return Response::Text(status,
+                              "{\"status\":" + std::to_string(status) + ",\"message\":\"" +
+                                  std::string(message) + "\",\"path\":\"" +
+                                  (request != nullptr ? std::string(request->path) : "-") + "\"}",
+                              "application/json");
+      });
+    }
     return r;
   }
 
@@ -119,6 +131,7 @@ class HttpServerTest : public ::testing::TestWithParam<IoBackend> {
     EXPECT_TRUE(c.WaitClosed()) << "the connection stays open after " << status;
   }
 
+  bool json_errors = false;  // Routes() sets an error responder
   std::atomic<int> echo_calls{0};
   std::atomic<bool> slow_started{false};
   std::atomic<bool> slow_finished{false};
@@ -312,6 +325,64 @@ TEST_P(HttpServerTest, MalformedRequestsGet400WithAReason) {
   EXPECT_EQ(c.Read()->status, 400);
   EXPECT_TRUE(c.WaitClosed());
   EXPECT_EQ(server->Stats().bad_requests, 10u);
+}
+
+TEST_P(HttpServerTest, TheRoutersErrorResponderAnswersEveryErrorOfTheServersOwn) {
+  json_errors = true;
+  ServerOptions o = Options();
+  o.limits.max_header_bytes = 4096;
+  o.limits.max_body_bytes = 1000;
+  const auto port = Start(o);
+  // Refused before a request was parsed: no request, and the connection closes.
+  ExpectRefused(port, "GET /a b HTTP/1.1\r\nHost: t\r\n\r\n", 400,
+                R"j({"status":400,"message":"malformed request line: bad version","path":"-"})j");
+  ExpectRefused(port, Post("/echo", std::string(1001, 'b')), 413,
+                R"j({"status":413,"message":"request body too large","path":"-"})j");
+  ExpectRefused(port, Get("/hello", "X-Big: " + std::string(5000, 'a') + "\r\n"), 431,
+                R"j({"status":431,"message":"request header fields too large","path":"-"})j");
+  ExpectRefused(port, "GET /hello HTTP/3.0\r\nHost: t\r\n\r\n", 505, R"("status":505)");
+  // No route, another method, a handler that threw: the request is known, the connection stays.
+  TestClient c;
+  ASSERT_EQ(c.Connect(port), 0);
+  auto r = c.RoundTrip(Get("/nope"));
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(r->Header("Content-Type"), "application/json");
+  EXPECT_EQ(r->body, R"j({"status":404,"message":"nothing is served at /nope","path":"/nope"})j");
+  r = c.RoundTrip(Post("/hello", "x"));
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->Header("Allow"), "GET, HEAD");
+  EXPECT_EQ(r->body,
+            R"j({"status":405,"message":"/hello does not accept POST (it accepts GET, HEAD)",)j"
+            R"j("path":"/hello"})j");
+  r = c.RoundTrip(Get("/throws"));
+  EXPECT_EQ(r->status, 500);
+  EXPECT_EQ(r->body, R"j({"status":500,"message":"internal error","path":"/throws"})j");
+  EXPECT_FALSE(r->HasHeader("Connection"));
+  EXPECT_EQ(c.RoundTrip(Get("/hello"))->body, "hello");
+}
+
+TEST_P(HttpServerTest, TheConnectionLimits503IsTheErrorRespondersWithRetryAfter) {
+  json_errors = true;
+  ServerOptions o = Options();
+  o.max_connections_per_shard = 1;
+  const auto port = Start(o);
+  TestClient c;
+  ASSERT_EQ(c.Connect(port), 0);
+  EXPECT_EQ(c.RoundTrip(Get("/hello"))->body, "hello");
+  // c holds the shard's one connection: the next is answered 503 with Retry-After.
+  TestClient extra;
+  ASSERT_EQ(extra.Connect(port), 0);
+  const auto r = extra.Read();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->Header("Content-Type"), "application/json");
+  EXPECT_EQ(r->Header("Retry-After"), "1");
+  EXPECT_EQ(r->Header("Connection"), "close");
+  ExpectStandardHeaders(*r);
+  EXPECT_EQ(r->body,
+            R"j({"status":503,"message":"the server holds its limit of connections; retry later",)j"
+            R"j("path":"-"})j");
+  EXPECT_TRUE(extra.WaitClosed());
 }
 
 TEST_P(HttpServerTest, SlowlorisIsDroppedAtTheHeaderTimeoutWhileOthersAreServed) {

@@ -6,7 +6,8 @@ schemathesis from PyPI, pinned in tests/service/requirements.txt; Debian's packa
 - The document is valid OpenAPI 3.1 (openapi-spec-validator), has every route, and describes each
   plan of the store: its params (types, bounds, defaults, which are RE2 patterns), whether
   viewer_id is required, its outputs' row keys with the registry's types.
-- Real answers of every endpoint and error validate against the document's schemas.
+- Real answers of every endpoint and error validate against the document's schemas, the HTTP
+  layer's own errors (components.responses, each with its code) included.
 - schemathesis, a bounded run from the document against the server (a fixed seed): no server
   error but 504 deadline_exceeded (the answer to a deadline_ms the client chose too short), every
   status, content type, header and body as documented, invalid requests rejected; the run ranked
@@ -146,6 +147,39 @@ class DocumentTest(SharedServer):
         # A mistaken validator would pass anything: a body the document does not allow fails.
         errors = list(self.schema("/rank", "post", 200).iter_errors({"plan": "feed"}))
         self.assertTrue(errors)
+
+    def test_the_http_layers_errors_are_listed_with_their_codes_and_conform(self):
+        responses = self.doc["components"]["responses"]
+        codes = {name: r["content"]["application/json"]["schema"]["allOf"][1]["properties"]
+                 ["error"]["properties"]["code"]["const"] for name, r in responses.items()}
+        self.assertEqual(codes, {
+            "BadRequest": "bad_request", "NotFound": "not_found",
+            "MethodNotAllowed": "method_not_allowed", "LengthRequired": "length_required",
+            "PayloadTooLarge": "payload_too_large", "ExpectationFailed": "expectation_failed",
+            "HeadersTooLarge": "headers_too_large", "Internal": "internal",
+            "NotImplemented": "not_implemented", "Overloaded": "overloaded",
+            "HttpVersionNotSupported": "http_version_not_supported"})
+
+        def validator(schema):
+            return Draft202012Validator(dict(schema, components=self.doc["components"]))
+
+        for method, path, name, status in (("GET", "/nope", "NotFound", 404),
+                                           ("POST", "/healthz", "MethodNotAllowed", 405)):
+            with self.subTest(path=path):
+                got, content_type, text = self.server.request(
+                    method, path, headers={"X-Request-Id": "openapi-1"})
+                self.assertEqual((got, content_type), (status, "application/json"), text)
+                body = json.loads(text)
+                self.assertEqual(body["request_id"], "openapi-1")
+                schema = responses[name]["content"]["application/json"]["schema"]
+                self.assertEqual([e.message for e in validator(schema).iter_errors(body)], [])
+        # A head over the limit: the operation's documented 431.
+        got, content_type, text = self.server.request(
+            "GET", "/healthz", headers={"X-Big": "a" * (32 * 1024)})
+        self.assertEqual((got, content_type), (431, "application/json"), text)
+        self.assertEqual(
+            [e.message for e in self.schema("/healthz", "get", 431).iter_errors(json.loads(text))],
+            [])
 
     def test_schemathesis_finds_nothing_against_the_live_server(self):
         with tempfile.TemporaryDirectory(prefix="rankd-schemathesis-") as folder:

@@ -3,14 +3,58 @@
 // endpoint (all at once, pipelined by the client; the sync scheduler's endpoints send them one at
 // a time) and decodes the replies straight into its columns.
 #include <algorithm>
+#include <cstdint>
+#include <map>
 
 #include "exec/node_context.h"
 #include "rankd/redis/client_errors.h"
 #include "rankd/redis/encoder.h"
+#include "rankd/redis/server_error.h"
+#include "rankd/runtime/clock.h"
+#include "rankd/runtime/log.h"
 #include "sources/reply_sinks.h"
 
 namespace rankd::engine {
 namespace {
+
+// What a client is told about an error reply: the server's message, but for a cluster
+// redirection (MOVED, ASK), whose target is a node's address, only its code.
+std::string ClientText(std::string_view server_message) {
+  const redis::ServerError e = redis::ClassifyError(server_message);
+  if (e.kind == redis::ErrorKind::kMoved || e.kind == redis::ErrorKind::kAsk) {
+    return std::string(e.code) + " (a cluster redirection)";
+  }
+  return std::string(server_message);
+}
+
+// A failed command's whole story (the server's address included) for the operator's log. The
+// same story of an endpoint is told at most once a second per shard, with the count of failures
+// it stands for, so an endpoint that is down does not write a line per request; a new one is told
+// at once.
+void LogRedisFailure(const std::string& endpoint, std::string_view detail) {
+  struct Throttle {
+    std::string detail;  // of the last line
+    std::int64_t logged_ns = 0;
+    std::uint64_t unlogged = 0;
+  };
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  thread_local std::map<std::string, Throttle, std::less<>> throttles;  // endpoints: a few
+  Throttle& t = throttles[endpoint];
+  const std::int64_t now = rt::MonotonicNanos();
+  if (t.detail == detail && now - t.logged_ns < kSecond) {
+    ++t.unlogged;
+    return;
+  }
+  std::string line = "Redis endpoint " + endpoint + ": " + std::string(detail);
+  if (t.unlogged > 0) {
+    line += " (and " + std::to_string(t.unlogged) + " failure" + (t.unlogged == 1 ? "" : "s") +
+            " not logged since the last line)";
+  }
+  t.detail.assign(detail);
+  t.logged_ns = now;
+  t.unlogged = 0;
+  rt::LogLine(line);
+}
 
 std::string ListCommand(const std::string& key, std::int64_t count) {
   std::string out;
@@ -37,7 +81,9 @@ const Column& IdColumn(const CandidateSet& rows, const Registry& registry) {
 }
 
 // Sends `batch` on the schema's endpoint and turns every failure into an UpstreamError naming the
-// endpoint (the node's own timeout and the request's deadline cancel: they pass through).
+// endpoint (the node's own timeout and the request's deadline cancel: they pass through). The
+// message reaches the client: it names the endpoint, never the server's address, which goes to the
+// log (LogRedisFailure).
 rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, redis::Batch& batch) {
   if (batch.empty()) co_return;
   const std::string& name = schema.schema->endpoint;
@@ -57,13 +103,20 @@ rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, redis::Batch& ba
     co_await endpoint.Execute(batch);
   } catch (const rt::DeadlineExceeded&) {
     failure = "Redis endpoint " + name + " did not answer within its command timeout";
+  } catch (const redis::ConnectionError& e) {  // and ProtocolError
+    LogRedisFailure(name, e.what());
+    failure = "Redis endpoint " + name + " " + e.summary();
+  } catch (const redis::ServerReplyError& e) {
+    LogRedisFailure(name, e.what());
+    failure = "Redis endpoint " + name + " answered " + ClientText(e.message());
   } catch (const redis::RedisError& e) {
-    failure = "Redis endpoint " + name + ": " + e.what();
+    LogRedisFailure(name, e.what());
+    failure = "Redis endpoint " + name + " failed";
   }
   if (!failure.empty()) throw UpstreamError(failure);
   for (std::size_t k = 0; k < batch.size(); ++k) {
     if (const std::optional<std::string>& error = batch.error(k)) {
-      throw UpstreamError("Redis endpoint " + name + " answered " + *error + " (key " +
+      throw UpstreamError("Redis endpoint " + name + " answered " + ClientText(*error) + " (key " +
                           batch.items()[k].key + ")");
     }
   }

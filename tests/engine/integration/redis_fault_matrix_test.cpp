@@ -11,6 +11,10 @@
 // plan answers by the degrade rules. Then, on the same endpoints, the same loop and the same
 // single connection per endpoint, the next request gets the full answer again.
 //
+// A failure's message reaches the client (the error, explain, the degraded list): it names the
+// endpoint by its registry name and never the server's address, which the log line of the failure
+// carries instead.
+//
 // The connection faults go through a FaultProxy (tests/support/fault_proxy.h) in front of the
 // server that fires on the wave's command, so each wave is faulted on its own and nothing waits
 // for a moment in time.
@@ -19,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -32,6 +37,7 @@
 #include "rankd/engine/exec/executor.h"
 #include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/log.h"
 #include "rankd/runtime/sleep.h"
 #include "redis_server.h"
 
@@ -474,7 +480,7 @@ std::string_view FaultText(Fault fault) {
     case Fault::kErrorReply:
       return "NOPERM";
     case Fault::kDroppedMidBatch:
-      return "closed the connection in the middle of a reply";
+      return "lost its connection";
     case Fault::kStall:
       return "timed out after";
   }
@@ -485,7 +491,26 @@ TEST_P(RedisFaultMatrixTest, FaultHasTheDocumentedOutcomeAndTheNextRequestAnswer
   const FaultCase& c = GetParam();
   const Wave& w = *c.wave;
   const std::string node = NodeId(w);
-  const CaseRun run = RunCase(c);
+  // The log lines written while the case runs.
+  struct CapturedLog {
+    std::mutex mutex;
+    std::vector<std::string> lines;
+    CapturedLog() {
+      rt::SetLogSink([this](std::string_view line) {
+        std::lock_guard lock(mutex);
+        lines.emplace_back(line);
+      });
+    }
+    ~CapturedLog() { rt::SetLogSink({}); }
+  };
+  std::vector<std::string> log;
+  CaseRun run;
+  {
+    CapturedLog captured;
+    run = RunCase(c);
+    std::lock_guard lock(captured.mutex);
+    log = captured.lines;
+  }
   const auto compiled = CompilePlan(WavePlan(w, c.policy, false, std::nullopt), registry_);
   const std::size_t at = NodeIndex(*compiled, node);
 
@@ -506,6 +531,22 @@ TEST_P(RedisFaultMatrixTest, FaultHasTheDocumentedOutcomeAndTheNextRequestAnswer
     // A stall ends at the node's timeout, not when the held replies come (after the request).
     EXPECT_LT(r.elapsed_us, 2'000'000);
     EXPECT_TRUE(Contains(report.message, text)) << report.message;
+    // The endpoint by its name; its address (the proxy's, the server's) only in the log.
+    if (!stall) {
+      EXPECT_TRUE(Contains(report.message, "Redis endpoint " + std::string(w.endpoint) + " "))
+          << report.message;
+    }
+    EXPECT_FALSE(Contains(report.message, "127.0.0.1")) << report.message;
+    EXPECT_FALSE(Contains(report.message, std::to_string(proxy_->port()))) << report.message;
+    EXPECT_FALSE(Contains(report.message, std::to_string(server_->port()))) << report.message;
+    if (c.fault == Fault::kDroppedMidBatch) {
+      bool logged = false;
+      for (const std::string& line : log) {
+        logged = logged || (Contains(line, "Redis endpoint " + std::string(w.endpoint) + ": ") &&
+                            Contains(line, proxy_->address()));
+      }
+      EXPECT_TRUE(logged) << "no log line names the endpoint and its address";
+    }
     if (c.policy == OnError::kFail) {
       ASSERT_TRUE(r.error);
       EXPECT_EQ(CodeOf(*r.error), stall ? "deadline_exceeded" : "upstream_error");

@@ -9,6 +9,12 @@
 // Resolution: a matching route answers; a path that matches under other methods only gives 405
 // with an Allow header; HEAD is served by the GET route (the server drops the body, keeps its
 // Content-Length); nothing matching gives 404.
+//
+// Errors of the server's own: what the server answers for a request no handler answers (404,
+// 405), one it cannot take (400, 411, 413, 417, 431, 501, 505 from the parser), a handler that
+// threw (500) and a connection over the shard's limit (503) is the router's ErrorResponder's
+// response, so that whoever defines the routes defines the one shape of their errors too
+// (rankd's service answers JSON error bodies). Without one, the message as plain text.
 // Thread affinity: built on one thread before the server starts, then read concurrently by every
 // shard (Dispatch is const and touches no shared mutable state). Ownership: owns its routes
 // and handlers.
@@ -30,6 +36,14 @@ namespace rankd::http {
 
 using AsyncHandler = std::function<rt::Task<Response>(Request&)>;
 using SyncHandler = std::function<Response(Request&)>;
+// The response to an error of the server's own: `status` (one of those above) and `message` (why,
+// for a person) from the server; `request` is the parsed request (404, 405, 500), else null (the
+// request could not be parsed, or there is none: a connection over the limit). Called from every
+// shard at once, so it must be safe to call concurrently; it may throw (the server then answers
+// the message as plain text). The server adds Allow to a 405 and Retry-After to its 503, and
+// closes the connection after anything but a 404, 405 or 500.
+using ErrorResponder =
+    std::function<Response(int status, std::string_view message, const Request* request)>;
 
 class Router {
  public:
@@ -54,6 +68,15 @@ class Router {
   Router& Post(std::string_view pattern, F&& handler) {
     return Add("POST", pattern, std::forward<F>(handler));
   }
+
+  // Sets how the server answers its own errors (see above).
+  Router& OnError(ErrorResponder responder) {
+    error_responder_ = std::move(responder);
+    return *this;
+  }
+  // The response to an error of the server's own: the ErrorResponder's, or `message` as plain
+  // text when there is none or it threw.
+  Response ErrorResponse(int status, std::string_view message, const Request* request) const;
 
   // The outcome of matching a request: a route's handlers, or a status to answer with.
   struct Match {
@@ -83,6 +106,7 @@ class Router {
   static bool PathMatches(const Route& route, std::string_view path, Request* request);
 
   std::vector<Route> routes_;
+  ErrorResponder error_responder_;
 };
 
 }  // namespace rankd::http

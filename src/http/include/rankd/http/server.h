@@ -7,9 +7,9 @@
 // the requests of one read go out in one write, in order), Content-Length bodies, Expect:
 // 100-continue, HEAD, Connection: close. Limits: header bytes (431), body bytes (413),
 // header-read, body-read, write and idle timeouts (a connection past its deadline is dropped,
-// so a slow client never holds a shard), connections per shard (503 beyond), malformed
-// requests (400 with a short reason). Every response carries Content-Length (except 204) and
-// Date.
+// so a slow client never holds a shard), connections per shard (503 beyond, with Retry-After),
+// malformed requests (400 with a short reason). The body of each of these answers is the
+// router's (Router::OnError). Every response carries Content-Length (except 204) and Date.
 //
 // Lifecycle: construct it before the shard set starts (it binds the listeners then, so the port
 // is known and a bind error surfaces at once); it serves from the moment the shards start.

@@ -13,6 +13,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "rankd/redis/server_error.h"
 
@@ -23,10 +24,19 @@ class RedisError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// what() of every error names the server's address (host:port), for the operator's log. Where a
+// message reaches someone who is not to see addresses (a client of rankd), it is made from what
+// the error says without one: a ServerReplyError's message() (the server's own words; a MOVED or
+// ASK names a node, so its kind() is said instead), a ConnectionError's summary().
 class ServerReplyError : public RedisError {
  public:
   explicit ServerReplyError(std::string message)
       : RedisError(message), message_(std::move(message)) {
+    kind_ = ClassifyError(message_).kind;
+  }
+  // The server's `message`, after `context` (what the client did about it) in what().
+  ServerReplyError(std::string message, std::string_view context)
+      : RedisError(std::string(context) + message), message_(std::move(message)) {
     kind_ = ClassifyError(message_).kind;
   }
   ErrorKind kind() const noexcept { return kind_; }
@@ -40,12 +50,20 @@ class ServerReplyError : public RedisError {
 
 class ConnectionError : public RedisError {
  public:
-  using RedisError::RedisError;
+  // `message` names the address; `summary` says what failed without it, as a predicate of the
+  // server ("is not connected (down)", "lost its connection").
+  explicit ConnectionError(const std::string& message, std::string summary = "failed to connect")
+      : RedisError(message), summary_(std::move(summary)) {}
+  const std::string& summary() const noexcept { return summary_; }
+
+ private:
+  std::string summary_;
 };
 
 class ProtocolError : public ConnectionError {
  public:
-  using ConnectionError::ConnectionError;
+  explicit ProtocolError(const std::string& message)
+      : ConnectionError(message, "sent a malformed reply") {}
 };
 
 }  // namespace rankd::redis

@@ -132,8 +132,10 @@ class CallWaiter : private rt::Waiter {
  private:
   friend class rankd::redis::Connection;
   static bool OnInterrupt(rt::Waiter* waiter, rt::WaitOutcome why) noexcept;
-  // Ends the call with `result` and queues the resumption (no-op unless pending).
-  void Finish(CallResult result, std::string_view message = {}) noexcept;
+  // Ends the call with `result` and queues the resumption (no-op unless pending). `summary`:
+  // a lost connection's ConnectionError::summary().
+  void Finish(CallResult result, std::string_view message = {},
+              std::string_view summary = {}) noexcept;
 
   Connection* conn_ = nullptr;   // while replies are due
   std::uint64_t first_seq_ = 0;  // sequence number of the call's first command
@@ -141,6 +143,7 @@ class CallWaiter : private rt::Waiter {
   std::size_t remaining_ = 0;
   CallResult result_ = CallResult::kOk;
   std::string message_;
+  std::string summary_;  // kConnectionLost: what failed, without the address
   std::vector<std::optional<std::string>>* item_errors_ = nullptr;  // pipelines
 };
 
@@ -288,7 +291,8 @@ class Connection {
               const detail::ReplyTarget* targets, std::size_t count);
   // The caller gave up: its remaining replies will be discarded.
   void Abandon(detail::CallWaiter* waiter) noexcept;
-  void FailAll(detail::CallResult result, const std::string& message) noexcept;
+  void FailAll(detail::CallResult result, const std::string& message,
+               std::string_view summary) noexcept;
 
   // How one connection's life ended.
   struct SessionEnd {

@@ -1,7 +1,8 @@
-// ErrorCode: every error a ranking request (or the service around it) can answer with, defined
-// once: its wire name (the `code` of an error body) and its HTTP status (docs/engine.md,
-// "Errors"; docs/operations.md, "POST /rank"). Code that fails a request names an ErrorCode, never
-// a string, so a misspelt code cannot compile.
+// ErrorCode: every error a ranking request (or the service around it, or the HTTP server under it)
+// can answer with, defined once: its wire name (the `code` of an error body) and its HTTP status
+// (docs/engine.md, "Errors"; docs/operations.md, "Errors"). Code that fails a request names an
+// ErrorCode, never a string, so a misspelt code cannot compile. The HTTP layer, which knows nothing
+// of the engine, answers its own errors by status; the service turns each into its code here.
 //
 // Plain data; any thread.
 #pragma once
@@ -23,6 +24,15 @@ enum class ErrorCode : std::uint8_t {
   kOverloaded,        // the server sheds the request
   kInternal,          // anything else
   kForbidden,         // an admin endpoint called from a peer that may not call it
+  // The HTTP layer's own answers, for requests no endpoint handles.
+  kNotFound,                 // no endpoint at the path
+  kMethodNotAllowed,         // the path's endpoint takes another method (Allow names it)
+  kPayloadTooLarge,          // the body is over the server's limit
+  kHeadersTooLarge,          // the request head is over the server's limit
+  kLengthRequired,           // a chunked body: send Content-Length
+  kExpectationFailed,        // an Expect other than 100-continue
+  kNotImplemented,           // a transfer coding the server does not take
+  kHttpVersionNotSupported,  // not HTTP/1.0 or HTTP/1.1
 };
 
 struct ErrorCodeInfo {
