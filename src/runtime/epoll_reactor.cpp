@@ -176,6 +176,7 @@ class EpollReactor final : public Reactor {
 
   PollResult Poll(std::int64_t timeout_ns) override {
     PollResult result;
+    if (!deferred_.empty()) BeginDispatch();
     result.completions += RunDeferred();
     if (result.completions > 0) timeout_ns = 0;
     epoll_event events[kMaxEvents];
@@ -184,6 +185,7 @@ class EpollReactor final : public Reactor {
       if (errno == EINTR) return result;
       throw std::system_error(errno, std::system_category(), "epoll_wait");
     }
+    if (n > 0) BeginDispatch();
     for (int i = 0; i < n; ++i) {
       if (events[i].data.u64 == kWakeToken) {
         std::uint64_t value;

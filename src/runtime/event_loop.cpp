@@ -55,6 +55,14 @@ EventLoop::EventLoop(EventLoopOptions options)
   std::string note;
   reactor_ = MakeReactor(options_.backend, &note);
   if (!note.empty()) LogLine("rankd: loop '" + options_.name + "': " + note);
+  // Completions resume their coroutines inside Poll: a turn starts there too, for the stall
+  // detector (RunTurns marks the loop as polling, not working, before it calls Poll).
+  reactor_->set_dispatch_hook(
+      [](void* loop) noexcept {
+        static_cast<EventLoop*>(loop)->turn_started_ns_.store(MonotonicNanos(),
+                                                              std::memory_order_relaxed);
+      },
+      this);
 }
 
 EventLoop::~EventLoop() {

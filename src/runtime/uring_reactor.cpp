@@ -207,6 +207,7 @@ class UringReactor final : public Reactor {
     EnsureEnabled();
     if (!wake_armed_) ArmWake();
     PollResult result;
+    if (!stash_.empty()) BeginDispatch();
     result.completions += DeliverStash(result);
     if (result.completions > 0) timeout_ns = 0;
 
@@ -226,6 +227,7 @@ class UringReactor final : public Reactor {
       throw std::system_error(-rc, std::system_category(), "io_uring_submit_and_wait");
     }
     // Deliver what is ready. Completions may start new ops (more SQEs, submitted next Poll).
+    if (io_uring_cq_ready(&ring_) > 0 || !stash_.empty()) BeginDispatch();
     unsigned head;
     io_uring_cqe* cqe;
     unsigned seen = 0;

@@ -193,7 +193,8 @@ RankService::ReloadOutcome RankService::Reload() {
           "them";
     } else {
       outcome.loaded = true;
-      outcome.message = std::to_string(loaded.store->store().plans().size()) + " plans, registry " +
+      const std::size_t plans = loaded.store->store().plans().size();
+      outcome.message = std::to_string(plans) + (plans == 1 ? " plan" : " plans") + ", registry " +
                         loaded.store->store().registry().digest();
       auto openapi = std::make_shared<const std::string>(OpenApiDocument(loaded.store->store()));
       std::lock_guard lock(store_mutex_);

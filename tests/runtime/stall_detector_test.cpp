@@ -1,5 +1,7 @@
 // The stall detector: one report per stuck turn, none for idle loops.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/io.h"
 #include "rankd/runtime/log.h"
 #include "rankd/runtime/sleep.h"
 #include "test_util.h"
@@ -93,6 +96,43 @@ TEST(StallDetectorTest, IdleLoopIsNotReported) {
     for (int i = 0; i < 5; ++i) co_await SleepFor(10ms);
   }());
   EXPECT_EQ(reports.load(), 0);
+}
+
+// An I/O completion resumes its coroutine inside the reactor's poll: work done there holds the
+// loop as much as work done in a turn, and is reported the same (on both backends).
+TEST(StallDetectorTest, ReportsWorkResumedByAnIoCompletionInsidePoll) {
+  for (const IoBackend backend : {IoBackend::kEpoll, IoBackend::kIoUring}) {
+    SCOPED_TRACE(backend == IoBackend::kEpoll ? "epoll" : "io_uring");
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
+    std::atomic<int> reports{0};
+    std::atomic<bool> waiting{false};
+    std::atomic<bool> done{false};
+    EventLoopOptions options;
+    options.backend = backend;
+    options.stall_threshold = 5ms;
+    options.on_stall = [&](std::string_view, Duration) { reports++; };
+    EventLoop loop(options);
+    loop.Start();
+    char byte = 0;
+    ASSERT_TRUE(loop.Post([&] {
+      loop.Spawn([](int fd, char* into, std::atomic<bool>* finished) -> Task<void> {
+        co_await Recv(fd, into, 1);
+        std::this_thread::sleep_for(60ms);  // holds the loop from inside the completion
+        *finished = true;
+      }(fds[0], &byte, &done));
+      waiting = true;  // the task is suspended in Recv (nothing to read yet)
+    }));
+    ASSERT_TRUE(WaitFor([&] { return waiting.load(); }));
+    ASSERT_EQ(::write(fds[1], "x", 1), 1);
+    ASSERT_TRUE(WaitFor([&] { return done.load(); }));
+    EXPECT_TRUE(WaitFor([&] { return reports.load() == 1; }));
+    loop.Stop();
+    loop.Join();
+    EXPECT_EQ(reports.load(), 1);
+    ::close(fds[0]);
+    ::close(fds[1]);
+  }
 }
 
 }  // namespace

@@ -82,6 +82,25 @@ class Reactor {
   virtual bool needs_poll() const noexcept = 0;
   // True when completions are waiting to be delivered (so the next Poll must not block).
   virtual bool has_ready_completions() const noexcept = 0;
+
+  // The loop's hook, called on the loop thread each time Poll starts running completions (those
+  // deferred from before, then those its wait returned): the coroutines they resume run inside
+  // Poll, and the loop's stall detector times that work from there.
+  using DispatchHook = void (*)(void* context) noexcept;
+  void set_dispatch_hook(DispatchHook hook, void* context) noexcept {
+    dispatch_hook_ = hook;
+    dispatch_context_ = context;
+  }
+
+ protected:
+  // Backends call it before running completions.
+  void BeginDispatch() noexcept {
+    if (dispatch_hook_ != nullptr) dispatch_hook_(dispatch_context_);
+  }
+
+ private:
+  DispatchHook dispatch_hook_ = nullptr;
+  void* dispatch_context_ = nullptr;
 };
 
 // Creates the epoll backend. Throws std::system_error if the kernel refuses.
