@@ -36,7 +36,8 @@ constexpr std::string_view kUsage =
 
 constexpr std::string_view kServeFlagsHelp =
     "  --shards N         event loops, each with its own Redis clients (default: one per core)\n"
-    "  --host ADDR        the address to listen on (default 127.0.0.1)\n"
+    "  --host ADDR        the address to listen on (default 127.0.0.1; :: listens on\n"
+    "                     IPv6 and IPv4)\n"
     "  --port N           the port (default 8080; 0 picks a free one)\n"
     "  --max_in_flight N  requests ranking at once per shard; beyond: 503 overloaded (default\n"
     "                     256)\n"

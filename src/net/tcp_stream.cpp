@@ -171,6 +171,21 @@ TcpListener& TcpListener::operator=(TcpListener&& other) noexcept {
   return *this;
 }
 
+namespace {
+
+// An IPv6 socket: the unspecified address (`::`) listens dual-stack, IPv4 clients too (as
+// 0.0.0.0 does for IPv4 alone); any other IPv6 address is IPv6 only.
+void SetV6Only(int fd, const SocketAddress& address) {
+  if (address.family() != AF_INET6) return;
+  const auto* v6 = reinterpret_cast<const sockaddr_in6*>(address.sockaddr_ptr());
+  const int v6_only = IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr) ? 0 : 1;
+  if (::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6_only, sizeof v6_only) != 0) {
+    ThrowErrno(errno, "setsockopt(IPV6_V6ONLY)");
+  }
+}
+
+}  // namespace
+
 TcpListener TcpListener::Bind(const SocketAddress& address, ListenOptions options) {
   const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) ThrowErrno(errno, "socket");
@@ -184,10 +199,7 @@ TcpListener TcpListener::Bind(const SocketAddress& address, ListenOptions option
   if (options.reuse_port && ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
     ThrowErrno(errno, "setsockopt(SO_REUSEPORT)");
   }
-  if (address.family() == AF_INET6 &&
-      ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) {
-    ThrowErrno(errno, "setsockopt(IPV6_V6ONLY)");
-  }
+  SetV6Only(fd, address);
   // Accepted sockets inherit TCP_NODELAY from the listener: set once here, not per connection.
   if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
     ThrowErrno(errno, "setsockopt(TCP_NODELAY)");
@@ -209,10 +221,7 @@ bool TcpListener::InUse(const SocketAddress& address) {
   if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) {
     ThrowErrno(errno, "setsockopt(SO_REUSEADDR)");
   }
-  if (address.family() == AF_INET6 &&
-      ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) {
-    ThrowErrno(errno, "setsockopt(IPV6_V6ONLY)");
-  }
+  SetV6Only(fd, address);
   if (::bind(fd, address.sockaddr_ptr(), address.length()) == 0) return false;
   if (errno == EADDRINUSE) return true;
   ThrowErrno(errno, "bind " + address.ToString());

@@ -426,6 +426,18 @@ class ServeFaultTest(unittest.TestCase):
         for _ in range(20):  # every connection still reaches the first server
             self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
 
+    def test_host_unspecified_ipv6_listens_dual_stack(self):
+        # --host :: takes IPv4 clients too, as 0.0.0.0 does for IPv4 alone.
+        self.server = Server(self.store, self.redis, "--host", "::")
+        for host in ("::1", "127.0.0.1"):
+            with self.subTest(host=host):
+                conn = http.client.HTTPConnection(host, self.server.port, timeout=10)
+                try:
+                    conn.request("GET", "/healthz")
+                    self.assertEqual(conn.getresponse().status, 200)
+                finally:
+                    conn.close()
+
     def test_sigterm_under_load_answers_every_accepted_request(self):
         self.server = Server(self.store, self.redis)
         self.server.wait_ready()
