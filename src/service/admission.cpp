@@ -1,6 +1,8 @@
 #include "rankd/service/admission.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -10,9 +12,17 @@
 namespace rankd::service {
 namespace {
 
-std::string Milliseconds(rt::Duration d) {
+// A limit shrinks by target / smallest sojourn, within these bounds: at least a tenth (a queue
+// just over its target), at most a half (a queue of twice the target or more).
+constexpr double kLeastDecrease = 0.9;
+constexpr double kMostDecrease = 0.5;
+// A limit that refused requests while every sojourn stayed under half the target grows by this
+// fraction of itself (at least one); under the target, by one.
+constexpr double kFastIncrease = 0.25;
+
+std::string Milliseconds(std::int64_t ns) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f", std::chrono::duration<double, std::milli>(d).count());
+  std::snprintf(text, sizeof text, "%.1f", static_cast<double>(ns) / 1e6);
   return text;
 }
 
@@ -22,8 +32,8 @@ std::string_view ShedReasonName(ShedReason reason) noexcept {
   switch (reason) {
     case ShedReason::kInFlight:
       return "in_flight";
-    case ShedReason::kRedisBehind:
-      return "redis_behind";
+    case ShedReason::kEndpointLimit:
+      return "endpoint_limit";
   }
   return "unknown";
 }
@@ -38,40 +48,56 @@ ShardAdmission::ShardAdmission(const engine::EndpointSet& endpoints,
   if (!(options_.queue_target_fraction > 0)) {
     throw std::invalid_argument("queue_target_fraction must be > 0");
   }
-  state_.resize(command_timeouts.size());
-  targets_.reserve(command_timeouts.size());
-  for (const rt::Duration timeout : command_timeouts) {
-    targets_.push_back(std::chrono::duration_cast<rt::Duration>(
-        std::chrono::duration<double, rt::Duration::period>(static_cast<double>(timeout.count()) *
-                                                            options_.queue_target_fraction)));
+  if (options_.initial_limit == 0) throw std::invalid_argument("initial_limit must be >= 1");
+  const double initial =
+      static_cast<double>(std::min(options_.initial_limit, options_.max_in_flight));
+  control_.resize(command_timeouts.size());
+  for (std::size_t i = 0; i < control_.size(); ++i) {
+    control_[i].target = std::chrono::duration_cast<rt::Duration>(
+        std::chrono::duration<double, rt::Duration::period>(
+            static_cast<double>(command_timeouts[i].count()) * options_.queue_target_fraction));
+    control_[i].limit = initial;
   }
 }
 
-rt::Duration ShardAdmission::QueueDelay(std::size_t i, std::int64_t now_ns) const noexcept {
-  const std::int64_t oldest = endpoints_.pipelined()[i]->oldest_due_ns();
-  if (oldest == 0 || oldest >= now_ns) return rt::Duration::zero();
-  return std::chrono::duration_cast<rt::Duration>(std::chrono::nanoseconds(now_ns - oldest));
+std::size_t ShardAdmission::limit(std::size_t i) const noexcept {
+  return static_cast<std::size_t>(control_[i].limit);
 }
 
-bool ShardAdmission::Behind(std::size_t i, std::int64_t now_ns, rt::Duration* delay) {
-  engine::Endpoint& endpoint = *endpoints_.pipelined()[i];
-  EndpointState& state = state_[i];
-  if (const std::uint64_t replies = endpoint.metrics().replies; replies != state.replies) {
-    state.replies = replies;
-    state.replied_at_ns = now_ns;
+void ShardAdmission::Observe(std::size_t i, std::int64_t now_ns) {
+  const engine::Endpoint& endpoint = *endpoints_.pipelined()[i];
+  EndpointControl& control = control_[i];
+  if (control.interval_start_ns != 0 &&
+      now_ns - control.interval_start_ns >= 2 * control.target.count()) {
+    Decide(control, endpoint);
+    control.interval_start_ns = 0;
   }
-  *delay = QueueDelay(i, now_ns);
-  if (*delay <= targets_[i]) {
-    state.over_since_ns = 0;
-    return false;
+  if (control.interval_start_ns == 0) {
+    control.interval_start_ns = now_ns;
+    control.replies_at_start = endpoint.metrics().replies;
+    control.min_delay_ns = -1;
+    control.max_delay_ns = 0;
+    control.refused = false;
   }
-  if (state.over_since_ns == 0) state.over_since_ns = now_ns;
-  const rt::Duration target = targets_[i];
-  const auto over_for = std::chrono::nanoseconds(now_ns - state.over_since_ns);
-  const auto since_reply = std::chrono::nanoseconds(now_ns - state.replied_at_ns);
-  // Over for less than a target's time: a burst being drained. No reply for as long: stalled,
-  // not busy (its commands time out).
-  return over_for >= target && since_reply <= target;
+  const std::int64_t delay = endpoint.queue_delay(now_ns).count();
+  control.min_delay_ns = control.min_delay_ns < 0 ? delay : std::min(control.min_delay_ns, delay);
+  control.max_delay_ns = std::max(control.max_delay_ns, delay);
+}
+
+void ShardAdmission::Decide(EndpointControl& control, const engine::Endpoint& endpoint) {
+  const std::int64_t target = control.target.count();
+  const bool replies_flowed = endpoint.metrics().replies != control.replies_at_start;
+  const double most = static_cast<double>(options_.max_in_flight);
+  if (control.min_delay_ns > target && replies_flowed) {
+    const double factor =
+        std::clamp(static_cast<double>(target) / static_cast<double>(control.min_delay_ns),
+                   kMostDecrease, kLeastDecrease);
+    control.limit = std::max(1.0, control.limit * factor);
+  } else if (control.refused && control.max_delay_ns <= target) {
+    const double step =
+        control.max_delay_ns <= target / 2 ? std::max(1.0, control.limit * kFastIncrease) : 1.0;
+    control.limit = std::min(most, control.limit + step);
+  }
 }
 
 std::optional<engine::RankError> ShardAdmission::AdmitAt(const engine::CompiledPlan& plan,
@@ -82,25 +108,48 @@ std::optional<engine::RankError> ShardAdmission::AdmitAt(const engine::CompiledP
                              "the shard is running " + std::to_string(in_flight_) +
                                  " requests, its limit (--max_in_flight); retry later"};
   }
-  for (const std::size_t i : plan.endpoints_needed()) {
-    RANKD_D_ASSERT(i < targets_.size());
-    rt::Duration delay{};
-    if (Behind(i, now_ns, &delay)) {
-      ++shed_[static_cast<std::size_t>(ShedReason::kRedisBehind)];
-      return engine::RankError{engine::ErrorCode::kOverloaded,
-                               "redis endpoint " + endpoints_.pipelined()[i]->name() +
-                                   " is behind: its oldest command has waited " +
-                                   Milliseconds(delay) + " ms, over the admission target of " +
-                                   Milliseconds(targets_[i]) + " ms; retry later"};
+  const std::span<const std::size_t> needed = plan.endpoints_needed();
+  for (const std::size_t i : needed) {
+    RANKD_D_ASSERT(i < control_.size());
+    Observe(i, now_ns);
+    EndpointControl& control = control_[i];
+    if (control.running >= limit(i)) {
+      control.refused = true;
+      ++shed_[static_cast<std::size_t>(ShedReason::kEndpointLimit)];
+      const engine::Endpoint& endpoint = *endpoints_.pipelined()[i];
+      return engine::RankError{
+          engine::ErrorCode::kOverloaded,
+          "redis endpoint " + endpoint.name() + " is at its limit of " + std::to_string(limit(i)) +
+              " requests on this shard: its oldest command has waited " +
+              Milliseconds(endpoint.queue_delay(now_ns).count()) + " ms (target " +
+              Milliseconds(control.target.count()) + " ms); retry later"};
     }
   }
+  for (const std::size_t i : needed) ++control_[i].running;
   ++in_flight_;
+  Verify();
   return std::nullopt;
 }
 
-void ShardAdmission::Release() noexcept {
+void ShardAdmission::ReleaseAt(const engine::CompiledPlan& plan, std::int64_t now_ns) noexcept {
   RANKD_D_ASSERT(in_flight_ > 0);
   --in_flight_;
+  for (const std::size_t i : plan.endpoints_needed()) {
+    RANKD_D_ASSERT(control_[i].running > 0);
+    --control_[i].running;
+    Observe(i, now_ns);
+  }
+  Verify();
+}
+
+void ShardAdmission::Verify() const noexcept {
+  if constexpr (!rt::kDebugChecks) return;
+  for ([[maybe_unused]] const EndpointControl& control : control_) {
+    RANKD_D_ASSERT(control.limit >= 1 &&
+                   control.limit <= static_cast<double>(options_.max_in_flight));
+    RANKD_D_ASSERT(control.running <= in_flight_);
+  }
+  RANKD_D_ASSERT(in_flight_ <= options_.max_in_flight);
 }
 
 }  // namespace rankd::service

@@ -137,6 +137,8 @@ Totals Sum(const std::vector<ShardMetrics*>& shards) {
       into.in_flight += e.in_flight;
       into.ready = into.ready || e.ready;
       into.queue_delay_seconds = std::max(into.queue_delay_seconds, e.queue_delay_seconds);
+      into.admission_limit += e.admission_limit;
+      into.admission_running += e.admission_running;
     }
     t.in_flight.push_back(shard->in_flight);
     for (std::size_t r = 0; r < kShedReasons; ++r) t.shed[r] += shard->shed[r];
@@ -202,7 +204,8 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
   }
   Family(out, "rankd_requests_shed_total", "counter",
          "Ranking requests refused by admission (503 overloaded), by reason: in_flight (the "
-         "shard's --max_in_flight) or redis_behind (a Redis endpoint the plan reads is behind).");
+         "shard's --max_in_flight) or endpoint_limit (a Redis endpoint the plan needs is at its "
+         "adaptive limit).");
   for (std::size_t r = 0; r < kShedReasons; ++r) {
     Sample(out, "rankd_requests_shed_total",
            {{"reason", ShedReasonName(static_cast<ShedReason>(r))}}, t.shed[r]);
@@ -246,9 +249,22 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
   }
   Family(out, "rankd_redis_queue_delay_seconds", "gauge",
          "How long the oldest command due on the endpoint has waited (the most of any shard, at "
-         "its last request or probe); admission refuses requests while it is over its target.");
+         "its last request or probe); admission's limit shrinks while it stays over its target.");
   for (const auto& [name, e] : t.redis) {
     Sample(out, "rankd_redis_queue_delay_seconds", {{"endpoint", name}}, e.queue_delay_seconds);
+  }
+  Family(out, "rankd_admission_limit", "gauge",
+         "Requests needing the endpoint that admission lets run at once, summed over the shards; "
+         "it adapts to the endpoint's queue delay.");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_admission_limit", {{"endpoint", name}},
+           static_cast<std::uint64_t>(e.admission_limit));
+  }
+  Family(out, "rankd_admission_running", "gauge",
+         "Requests needing the endpoint that run now, summed over the shards.");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_admission_running", {{"endpoint", name}},
+           static_cast<std::uint64_t>(e.admission_running));
   }
   Family(out, "rankd_redis_reconnects_total", "counter",
          "Redis connections made again after they were lost, by endpoint.");

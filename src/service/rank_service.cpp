@@ -42,21 +42,22 @@ rt::Task<void> ConnectEndpoint(engine::Endpoint& endpoint, rt::Duration timeout,
   }
 }
 
-// Copies each endpoint's client counters into the shard's metrics (under its lock).
-void SnapshotEndpoints(const engine::EndpointSet& endpoints, ShardMetrics& metrics) {
-  for (const std::unique_ptr<engine::Endpoint>& endpoint : endpoints.all()) {
-    EndpointMetrics& e = metrics.redis[endpoint->name()];
-    e.client = endpoint->metrics();
-    e.in_flight = endpoint->in_flight();
-    e.ready = endpoint->ready();
-    const std::int64_t oldest = endpoint->oldest_due_ns();
-    const std::int64_t now = rt::MonotonicNanos();
-    e.queue_delay_seconds =
-        oldest != 0 && oldest < now ? static_cast<double>(now - oldest) / 1e9 : 0;
+// Copies each endpoint's client counters and admission state into the shard's metrics (under
+// its lock).
+void SnapshotEndpoints(const engine::EndpointSet& endpoints, const ShardAdmission& admission,
+                       ShardMetrics& metrics) {
+  const std::int64_t now = rt::MonotonicNanos();
+  const std::span<const std::unique_ptr<engine::Endpoint>> all = endpoints.all();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const engine::Endpoint& endpoint = *all[i];
+    EndpointMetrics& e = metrics.redis[endpoint.name()];
+    e.client = endpoint.metrics();
+    e.in_flight = endpoint.in_flight();
+    e.ready = endpoint.ready();
+    e.queue_delay_seconds = std::chrono::duration<double>(endpoint.queue_delay(now)).count();
+    e.admission_limit = admission.limit(i);
+    e.admission_running = admission.running(i);
   }
-}
-
-void SnapshotAdmission(const ShardAdmission& admission, ShardMetrics& metrics) {
   metrics.in_flight = admission.in_flight();
   for (std::size_t r = 0; r < kShedReasons; ++r) {
     metrics.shed[r] = admission.shed(static_cast<ShedReason>(r));
@@ -75,8 +76,7 @@ rt::Task<void> ProbeShard(const engine::EndpointSet& endpoints, const ShardAdmis
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start - kPeriod).count();
     std::lock_guard lock(metrics.mutex);
     metrics.loop_lag_seconds = lag > 0 ? lag : 0;
-    SnapshotEndpoints(endpoints, metrics);
-    SnapshotAdmission(admission, metrics);
+    SnapshotEndpoints(endpoints, admission, metrics);
   }
 }
 
@@ -260,8 +260,7 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   {
     ShardMetrics& m = *shard_metrics_[shard.shard];
     std::lock_guard lock(m.mutex);
-    SnapshotEndpoints(shard.endpoints, m);
-    SnapshotAdmission(shard.admission, m);
+    SnapshotEndpoints(shard.endpoints, shard.admission, m);
   }
   if (status != 200 || log_.Sampled(NextUniform(shard.random_state))) {
     log_.Request({.request_id = answer.request_id,

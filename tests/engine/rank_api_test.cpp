@@ -330,14 +330,20 @@ class CountingAdmission final : public Admission {
     asked_plan = plan.plan().name;
     if (refuse_) return RankError{ErrorCode::kOverloaded, "refused by the test"};
     ++admitted;
+    admitted_plan = &plan;
     return std::nullopt;
   }
-  void Release() noexcept override { ++released; }
+  void Release(const CompiledPlan& plan) noexcept override {
+    ++released;
+    released_plan = &plan;
+  }
 
   int asked = 0;
   int admitted = 0;
   int released = 0;
   std::string asked_plan;
+  const CompiledPlan* admitted_plan = nullptr;
+  const CompiledPlan* released_plan = nullptr;
 
  private:
   bool refuse_;
@@ -379,6 +385,8 @@ TEST(RankerTest, AsksAdmissionOnceThePlanIsKnownAndReleasesWhatItAdmitted) {
             ErrorCode::kInvalidParam);  // refused before admission: not asked
   EXPECT_EQ(admitting.asked, 1);
   EXPECT_EQ(admitting.released, 1);
+  ASSERT_NE(admitting.admitted_plan, nullptr);
+  EXPECT_EQ(admitting.released_plan, admitting.admitted_plan);  // the plan it admitted
   EXPECT_EQ(RankAdmitted(store, R"({"plan":"nope"})", &admitting).error, ErrorCode::kUnknownPlan);
   EXPECT_EQ(admitting.asked, 1);
 }

@@ -1,6 +1,6 @@
 // ShardAdmission (src/service/include/rankd/service/admission.h): the hard cap on requests in
-// flight, and the refusal of requests whose needed Redis endpoint is busy and behind — over
-// endpoints whose queue and replies the test sets, so each rule is seen alone.
+// flight, and each endpoint's adaptive limit — over endpoints whose queue and replies the test
+// sets, so each rule is seen alone.
 #include "rankd/service/admission.h"
 
 #include <gtest/gtest.h>
@@ -74,9 +74,22 @@ class ShardAdmissionTest : public ::testing::Test {
         engine::testing::ExampleRegistry("127.0.0.1:1"));
   }
 
-  // Command timeouts 50 ms (features) and 20 ms (graph): targets 12.5 ms and 5 ms.
-  ShardAdmission Admission(std::size_t max_in_flight = 256) const {
-    return ShardAdmission(*endpoints_, {50ms, 20ms}, AdmissionOptions{max_in_flight, 0.25});
+  // viewer -> follow (graph): needs graph only.
+  std::shared_ptr<const engine::CompiledPlan> Follows() const {
+    return engine::CompilePlan(
+        engine::testing::PlanBuilder("follows")
+            .Add("viewer", Op::kViewer, {})
+            .Add("follow", Op::kFollow, {"viewer"}, engine::testing::Fanout(5))
+            .Output("follow")
+            .Build(),
+        engine::testing::ExampleRegistry("127.0.0.1:1"));
+  }
+
+  // Command timeouts 50 ms (features) and 20 ms (graph): targets 12.5 ms and 5 ms, control
+  // intervals 25 ms and 10 ms.
+  ShardAdmission Admission(std::size_t max_in_flight = 256, std::size_t initial_limit = 16) const {
+    return ShardAdmission(*endpoints_, {50ms, 20ms},
+                          AdmissionOptions{max_in_flight, 0.25, initial_limit});
   }
 
   std::unique_ptr<engine::EndpointSet> endpoints_;
@@ -84,10 +97,15 @@ class ShardAdmissionTest : public ::testing::Test {
   QueueEndpoint* graph_ = nullptr;
 };
 
+constexpr std::size_t kFeatures = 0;  // the endpoints in name order
+constexpr std::size_t kGraph = 1;
+
 TEST_F(ShardAdmissionTest, TargetsAreTheFractionOfEachCommandTimeout) {
   const ShardAdmission admission = Admission();
-  EXPECT_TRUE(admission.QueueTarget(0) == 12500us);
-  EXPECT_TRUE(admission.QueueTarget(1) == 5ms);
+  EXPECT_TRUE(admission.QueueTarget(kFeatures) == 12500us);
+  EXPECT_TRUE(admission.QueueTarget(kGraph) == 5ms);
+  EXPECT_EQ(admission.limit(kFeatures), 16u);
+  EXPECT_EQ(Admission(8).limit(kGraph), 8u);  // the initial limit is at most max_in_flight
 }
 
 TEST_F(ShardAdmissionTest, RefusesPastMaxInFlightUntilOneIsReleased) {
@@ -101,76 +119,155 @@ TEST_F(ShardAdmissionTest, RefusesPastMaxInFlightUntilOneIsReleased) {
   EXPECT_EQ(refused->code, engine::ErrorCode::kOverloaded);
   EXPECT_NE(refused->message.find("--max_in_flight"), std::string::npos) << refused->message;
   EXPECT_EQ(admission.shed(ShedReason::kInFlight), 1u);
-  admission.Release();
+  admission.ReleaseAt(*plan, At(0ms));
   EXPECT_FALSE(admission.AdmitAt(*plan, At(0ms)));
   EXPECT_EQ(admission.in_flight(), 2u);
 }
 
-TEST_F(ShardAdmissionTest, RefusesOnceANeededEndpointStaysBusyAndBehindForItsTarget) {
-  ShardAdmission admission = Admission();
+TEST_F(ShardAdmissionTest, RefusesPastANeededEndpointsLimitUntilOneIsReleased) {
+  ShardAdmission admission = Admission(256, 2);
   const auto plan = Feed(OnError::kFail);
-  // graph's target is 5 ms. Under it: admitted.
-  graph_->OldestQueuedAt(0ms);
-  graph_->Replied();
-  EXPECT_FALSE(admission.AdmitAt(*plan, At(3ms)));
-  // Over it (7 ms), replies coming: a queue, but not yet for a target's time.
-  graph_->Replied();
-  EXPECT_FALSE(admission.AdmitAt(*plan, At(7ms)));
-  graph_->Replied();
-  EXPECT_FALSE(admission.AdmitAt(*plan, At(11ms)));
-  // Over it since 7 ms, at 12 ms: for 5 ms, refused.
-  graph_->Replied();
-  const std::optional<engine::RankError> refused = admission.AdmitAt(*plan, At(12ms));
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(0ms)));
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(0ms)));
+  EXPECT_EQ(admission.running(kFeatures), 2u);
+  EXPECT_EQ(admission.running(kGraph), 2u);
+  features_->OldestQueuedAt(0ms);
+  const std::optional<engine::RankError> refused = admission.AdmitAt(*plan, At(3ms));
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->code, engine::ErrorCode::kOverloaded);
-  EXPECT_NE(refused->message.find("redis endpoint graph is behind"), std::string::npos)
-      << refused->message;
-  EXPECT_NE(refused->message.find("has waited 12.0 ms, over the admission target of 5.0 ms"),
-            std::string::npos)
-      << refused->message;
-  EXPECT_EQ(refused->message.find("127.0.0.1"), std::string::npos) << refused->message;
-  EXPECT_EQ(admission.shed(ShedReason::kRedisBehind), 1u);
-  EXPECT_EQ(admission.in_flight(), 3u);
-  // Caught up: admitted, and the next queue must persist a target's time again.
-  graph_->OldestQueuedAt(11ms);
-  EXPECT_FALSE(admission.AdmitAt(*plan, At(13ms)));
-  graph_->OldestQueuedAt(12ms);
-  graph_->Replied();
-  EXPECT_FALSE(admission.AdmitAt(*plan, At(20ms)));
+  EXPECT_EQ(refused->message,
+            "redis endpoint features is at its limit of 2 requests on this shard: its oldest "
+            "command has waited 3.0 ms (target 12.5 ms); retry later");
+  EXPECT_EQ(admission.shed(ShedReason::kEndpointLimit), 1u);
+  EXPECT_EQ(admission.in_flight(), 2u);
+  EXPECT_EQ(admission.running(kGraph), 2u);  // a refused request holds nothing
+  admission.ReleaseAt(*plan, At(4ms));
+  EXPECT_EQ(admission.running(kFeatures), 1u);
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(4ms)));
 }
 
-TEST_F(ShardAdmissionTest, AStalledEndpointIsNotBusyItsCommandsTimeOutInstead) {
+TEST_F(ShardAdmissionTest, AStandingQueueShrinksTheLimitInProportion) {
   ShardAdmission admission = Admission();
-  const auto plan = Feed(OnError::kFail);
+  const auto plan = Follows();
   graph_->OldestQueuedAt(0ms);
+  // An interval (10 ms) whose every sojourn is at least 20 ms, four times graph's target of
+  // 5 ms, while replies arrive: halved, the most one interval takes.
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(20ms)));
   graph_->Replied();
-  EXPECT_FALSE(admission.AdmitAt(*plan, At(6ms)));  // over since 6 ms; last reply at 6 ms
-  // Over for 34 ms, but no reply since 6 ms: stalled, not busy.
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(25ms)));
+  EXPECT_EQ(admission.limit(kGraph), 16u);
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(30ms)));  // the interval ends
+  EXPECT_EQ(admission.limit(kGraph), 8u);
+  EXPECT_EQ(admission.limit(kFeatures), 16u);  // not needed by the plan
+  // Over the target by a quarter at its least (6.25 ms): times 0.8.
+  graph_->OldestQueuedAt(28750us);
+  graph_->Replied();
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(35ms)));
   EXPECT_FALSE(admission.AdmitAt(*plan, At(40ms)));
-  EXPECT_EQ(admission.shed(ShedReason::kRedisBehind), 0u);
-  // Replies again: busy and behind.
+  EXPECT_EQ(admission.limit(kGraph), 6u);  // 6.4
+  // Barely over (5.5 ms): times 0.9, the least a decrease takes.
+  graph_->OldestQueuedAt(34500us);
   graph_->Replied();
-  EXPECT_TRUE(admission.AdmitAt(*plan, At(41ms)));
+  admission.ReleaseAt(*plan, At(40ms));
+  admission.ReleaseAt(*plan, At(50ms));    // a release samples and ends an interval too
+  EXPECT_EQ(admission.limit(kGraph), 5u);  // 5.76
+  EXPECT_EQ(admission.in_flight(), 3u);
+}
+
+TEST_F(ShardAdmissionTest, ABurstBeingDrainedIsNotAStandingQueue) {
+  ShardAdmission admission = Admission();
+  const auto plan = Follows();
+  graph_->OldestQueuedAt(0ms);
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(30ms)));  // 30 ms behind
+  graph_->Replied();
+  graph_->OldestQueuedAt(34ms);
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(35ms)));  // drained to 1 ms
+  graph_->OldestQueuedAt(0ms);
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(40ms)));
+  EXPECT_EQ(admission.limit(kGraph), 16u);
+}
+
+TEST_F(ShardAdmissionTest, AStalledEndpointKeepsItsLimitItsCommandsTimeOutInstead) {
+  ShardAdmission admission = Admission();
+  const auto plan = Follows();
+  graph_->OldestQueuedAt(0ms);
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(20ms)));
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(25ms)));
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(30ms)));  // no reply in the interval: stalled
+  EXPECT_EQ(admission.limit(kGraph), 16u);
+  graph_->Replied();  // replies again: busy and behind
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(40ms)));
+  EXPECT_EQ(admission.limit(kGraph), 8u);
+}
+
+TEST_F(ShardAdmissionTest, ALimitThatRefusesGrowsWhileTheQueueIsShort) {
+  ShardAdmission admission = Admission(256, 8);
+  const auto plan = Follows();
+  for (int i = 0; i < 8; ++i) EXPECT_FALSE(admission.AdmitAt(*plan, At(0ms)));
+  EXPECT_TRUE(admission.AdmitAt(*plan, At(1ms)));  // refused; graph's queue is empty
+  // The interval ends (10 ms): the queue stayed under half the target, so a quarter more.
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(10ms)));
+  EXPECT_EQ(admission.limit(kGraph), 10u);
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(11ms)));
+  // Refused again, a sojourn between half the target and the target: one more.
+  graph_->OldestQueuedAt(8ms);
+  EXPECT_TRUE(admission.AdmitAt(*plan, At(12ms)));  // 4 ms behind
+  graph_->OldestQueuedAt(std::nullopt);
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(20ms)));
+  EXPECT_EQ(admission.limit(kGraph), 11u);
+  EXPECT_EQ(admission.running(kGraph), 11u);
+  // No refusal in an interval: the limit held nothing back, so it holds.
+  admission.ReleaseAt(*plan, At(25ms));
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(30ms)));
+  EXPECT_EQ(admission.limit(kGraph), 11u);
+  EXPECT_EQ(admission.shed(ShedReason::kEndpointLimit), 2u);
+}
+
+TEST_F(ShardAdmissionTest, TheLimitStaysAtLeastOne) {
+  ShardAdmission admission = Admission(256, 2);
+  const auto plan = Follows();
+  graph_->OldestQueuedAt(0ms);
+  for (int t = 100; t <= 200; t += 10) {
+    graph_->Replied();
+    (void)admission.AdmitAt(*plan, At(std::chrono::milliseconds(t)));
+  }
+  EXPECT_EQ(admission.limit(kGraph), 1u);
+  while (admission.running(kGraph) > 0) admission.ReleaseAt(*plan, At(200ms));
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(200ms)));
+  EXPECT_TRUE(admission.AdmitAt(*plan, At(200ms)));
 }
 
 TEST_F(ShardAdmissionTest, AnEndpointOnlySkipNodesReadDoesNotRefuse) {
-  ShardAdmission admission = Admission();
-  features_->OldestQueuedAt(0ms);  // features' target is 12.5 ms
+  ShardAdmission admission = Admission(256, 2);
+  const auto failing = Feed(OnError::kFail);
+  const auto skipping = Feed(OnError::kSkip);  // its features node degrades instead
+  // A standing queue at features halves its limit to 1.
+  features_->OldestQueuedAt(0ms);
+  EXPECT_FALSE(admission.AdmitAt(*failing, At(30ms)));
   features_->Replied();
-  EXPECT_FALSE(admission.AdmitAt(*Feed(OnError::kFail), At(13ms)));
-  features_->Replied();
-  EXPECT_FALSE(admission.AdmitAt(*Feed(OnError::kSkip), At(200ms)));  // its node degrades
-  features_->Replied();
-  EXPECT_TRUE(admission.AdmitAt(*Feed(OnError::kFail), At(200ms)));
-  EXPECT_TRUE(admission.QueueDelay(0, At(200ms)) == 200ms);
-  EXPECT_TRUE(admission.QueueDelay(1, At(200ms)) == 0ms);  // graph: nothing due
+  admission.ReleaseAt(*failing, At(40ms));
+  EXPECT_FALSE(admission.AdmitAt(*failing, At(60ms)));
+  EXPECT_EQ(admission.limit(kFeatures), 1u);
+  EXPECT_EQ(admission.limit(kGraph), 2u);
+  // features is at its limit; a plan that does not need it still runs.
+  EXPECT_FALSE(admission.AdmitAt(*skipping, At(60ms)));
+  EXPECT_EQ(admission.running(kFeatures), 1u);
+  EXPECT_EQ(admission.running(kGraph), 2u);
+  admission.ReleaseAt(*skipping, At(60ms));
+  const std::optional<engine::RankError> refused = admission.AdmitAt(*failing, At(60ms));
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->message.find("redis endpoint features is at its limit of 1"),
+            std::string::npos)
+      << refused->message;
 }
 
 TEST_F(ShardAdmissionTest, RefusesBadOptions) {
   EXPECT_THROW(ShardAdmission(*endpoints_, {50ms}, AdmissionOptions{}), std::invalid_argument);
-  EXPECT_THROW(ShardAdmission(*endpoints_, {50ms, 50ms}, AdmissionOptions{0, 0.25}),
+  EXPECT_THROW(ShardAdmission(*endpoints_, {50ms, 50ms}, AdmissionOptions{0, 0.25, 16}),
                std::invalid_argument);
-  EXPECT_THROW(ShardAdmission(*endpoints_, {50ms, 50ms}, AdmissionOptions{8, 0}),
+  EXPECT_THROW(ShardAdmission(*endpoints_, {50ms, 50ms}, AdmissionOptions{8, 0, 16}),
+               std::invalid_argument);
+  EXPECT_THROW(ShardAdmission(*endpoints_, {50ms, 50ms}, AdmissionOptions{8, 0.25, 0}),
                std::invalid_argument);
 }
 

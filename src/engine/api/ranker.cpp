@@ -60,8 +60,9 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
   // Held from admission until the request is done, however it ends.
   struct Admitted {
     Admission* admission = nullptr;
+    const CompiledPlan* plan = nullptr;  // `plan` outlives it (declared before)
     ~Admitted() {
-      if (admission != nullptr) admission->Release();
+      if (admission != nullptr) admission->Release(*plan);
     }
   } admitted;
   if (admission_ != nullptr) {
@@ -70,6 +71,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
       co_return answer;
     }
     admitted.admission = admission_;
+    admitted.plan = plan.get();
   }
   ExecuteOptions execute;
   execute.deadline = request->deadline_ms

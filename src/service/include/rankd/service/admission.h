@@ -1,23 +1,26 @@
 // ShardAdmission: which requests run on one shard of `rankd serve` (docs/operations.md,
-// "Overload"). A request runs unless
+// "Admission"). A request runs unless
 //  - max_in_flight requests already run on the shard (the hard cap, --max_in_flight), or
-//  - a Redis endpoint its plan needs (CompiledPlan::endpoints_needed) is busy and behind: the
-//    oldest command the shard has due there has waited longer than the endpoint's target
-//    (queue_target_fraction of its command_timeout_ms) at every admission for at least that
-//    long, while replies kept arriving (one came within the target).
+//  - a Redis endpoint its plan needs (CompiledPlan::endpoints_needed) is at its concurrency
+//    limit: the shard already runs `limit` requests that need it,
 // in which case it is answered at once with 503 overloaded, saying which rule refused it.
 //
-// The second rule is CoDel's, applied at admission: how long the oldest command has been waiting
-// (its sojourn) says how far behind Redis is, whatever the plans, their fan-outs or the number of
-// shards, with no rate to estimate; and only a wait that persists (no moment under the target
-// for a whole target's time) is a queue Redis cannot drain, not a burst it is draining. Under
-// overload it keeps the commands' wait inside Redis near the target, so Redis stays busy with
-// commands that finish well within their timeouts, and what Redis cannot serve is refused in
-// microseconds instead of timing out after command_timeout_ms with 502 upstream_error: the number
-// of requests running becomes what Redis serves within the target, a concurrency limit that follows
-// Redis' observed speed. A Redis that answers nothing is stalled, not busy: requests still run, and
-// its commands time out (502, or a skip node degrades), so that a command timeout means a stalled
-// Redis.
+// Each endpoint's limit adapts to how far behind Redis is with the shard's commands, read as the
+// sojourn of the oldest command due there (Endpoint::queue_delay). Every control interval (twice
+// the endpoint's target, a quarter of its command_timeout_ms) looks at the sojourns seen at the
+// admissions and releases of the interval:
+//  - a standing queue (even the smallest sojourn over the target) while replies kept arriving:
+//    the limit shrinks in proportion (times target / smallest sojourn, between 0.5 and 0.9);
+//  - a limit that refused requests while no sojourn passed the target: it grows (by a quarter
+//    while every sojourn stayed under half the target, else by one);
+//  - otherwise it holds.
+// CoDel's measure (the standing queue, not a burst being drained) steering an AIMD limit: under
+// overload Redis stays busy with commands that wait about the target, well inside their timeouts,
+// and what it cannot serve is refused in microseconds instead of timing out after
+// command_timeout_ms with 502 upstream_error. Holding a count, not a gate, means the requests a
+// drained queue lets in are at most the limit, never a burst of every waiting client. A Redis
+// that answers nothing is stalled, not busy: its limit holds and its commands time out (so that
+// a command timeout means a stalled Redis).
 //
 // Thread affinity: the shard's loop thread (the endpoints'). Ownership: borrows the endpoints,
 // which must outlive it.
@@ -36,17 +39,19 @@
 
 namespace rankd::service {
 
-enum class ShedReason : std::uint8_t { kInFlight = 0, kRedisBehind = 1 };
+enum class ShedReason : std::uint8_t { kInFlight = 0, kEndpointLimit = 1 };
 inline constexpr std::size_t kShedReasons = 2;
-// Its label in rankd_requests_shed_total: "in_flight", "redis_behind".
+// Its label in rankd_requests_shed_total: "in_flight", "endpoint_limit".
 std::string_view ShedReasonName(ShedReason reason) noexcept;
 
 struct AdmissionOptions {
   std::size_t max_in_flight = 256;  // requests running at once on the shard
-  // An endpoint is behind when its oldest due command is older than this fraction of its
-  // command_timeout_ms: a quarter leaves a command that waited that long three quarters of its
-  // timeout to be served, and keeps a request's several round trips inside its deadline.
+  // An endpoint's queue target, as a fraction of its command_timeout_ms: a quarter leaves a
+  // command that waited that long three quarters of its timeout to be served, and keeps a
+  // request's several round trips inside its deadline.
   double queue_target_fraction = 0.25;
+  // Each endpoint's limit at start (at most max_in_flight); it adapts from there.
+  std::size_t initial_limit = 16;
 };
 
 class ShardAdmission final : public engine::Admission {
@@ -58,34 +63,44 @@ class ShardAdmission final : public engine::Admission {
   std::optional<engine::RankError> Admit(const engine::CompiledPlan& plan) override {
     return AdmitAt(plan, rt::MonotonicNanos());
   }
-  // Admit, at `now_ns` on rt::MonotonicNanos' clock (tests give the time).
+  void Release(const engine::CompiledPlan& plan) noexcept override {
+    ReleaseAt(plan, rt::MonotonicNanos());
+  }
+  // Admit and Release at `now_ns` on rt::MonotonicNanos' clock (tests give the time).
   std::optional<engine::RankError> AdmitAt(const engine::CompiledPlan& plan, std::int64_t now_ns);
-  void Release() noexcept override;
+  void ReleaseAt(const engine::CompiledPlan& plan, std::int64_t now_ns) noexcept;
 
   std::size_t in_flight() const noexcept { return in_flight_; }
   std::uint64_t shed(ShedReason reason) const noexcept {
     return shed_[static_cast<std::size_t>(reason)];
   }
-  // How long endpoint `i`'s oldest due command has been waiting at `now_ns` (0: none is due).
-  rt::Duration QueueDelay(std::size_t i, std::int64_t now_ns) const noexcept;
-  // Endpoint `i`'s target (queue_target_fraction of its command timeout).
-  rt::Duration QueueTarget(std::size_t i) const noexcept { return targets_[i]; }
+  // Endpoint `i`'s limit now, and the requests running that need it.
+  std::size_t limit(std::size_t i) const noexcept;
+  std::size_t running(std::size_t i) const noexcept { return control_[i].running; }
+  // Endpoint `i`'s queue target (queue_target_fraction of its command timeout).
+  rt::Duration QueueTarget(std::size_t i) const noexcept { return control_[i].target; }
 
  private:
-  const engine::EndpointSet& endpoints_;
-  std::vector<rt::Duration> targets_;
-  // Per endpoint: when its reply count (metrics().replies) was last seen to change, and since
-  // when its queue delay has been over its target (0: it was under at the last look).
-  struct EndpointState {
-    std::uint64_t replies = 0;
-    std::int64_t replied_at_ns = 0;
-    std::int64_t over_since_ns = 0;
+  // One endpoint's limit and the interval it is deciding over.
+  struct EndpointControl {
+    rt::Duration target{};
+    double limit = 0;
+    std::size_t running = 0;
+    std::int64_t interval_start_ns = 0;  // 0: no interval yet
+    std::uint64_t replies_at_start = 0;  // the endpoint's reply count when it started
+    std::int64_t min_delay_ns = 0;       // over the interval's samples (-1: none yet)
+    std::int64_t max_delay_ns = 0;
+    bool refused = false;  // the limit refused a request in the interval
   };
-  // True when endpoint `i` is busy and behind at `now_ns` (the second rule).
-  bool Behind(std::size_t i, std::int64_t now_ns, rt::Duration* delay);
+  // Samples endpoint `i`'s queue delay at `now_ns`; decides its limit when an interval ends.
+  void Observe(std::size_t i, std::int64_t now_ns);
+  void Decide(EndpointControl& control, const engine::Endpoint& endpoint);
+  // Checks the invariants (debug and sanitizer builds).
+  void Verify() const noexcept;
 
+  const engine::EndpointSet& endpoints_;
   AdmissionOptions options_;
-  std::vector<EndpointState> state_;
+  std::vector<EndpointControl> control_;
   std::size_t in_flight_ = 0;
   std::array<std::uint64_t, kShedReasons> shed_{};
 };

@@ -46,7 +46,9 @@ struct EndpointMetrics {
   redis::ClientMetrics client;
   std::size_t in_flight = 0;
   bool ready = false;
-  double queue_delay_seconds = 0;  // how long its oldest due command has waited
+  double queue_delay_seconds = 0;     // how long its oldest due command has waited
+  std::size_t admission_limit = 0;    // requests needing it that admission lets run at once
+  std::size_t admission_running = 0;  // requests needing it that run now
 };
 
 struct ShardMetrics {
@@ -63,7 +65,7 @@ struct ShardMetrics {
   std::map<std::string, EndpointMetrics, std::less<>> redis;  // by endpoint
   std::size_t in_flight = 0;
   std::array<std::uint64_t, kShedReasons> shed{};  // requests refused by admission, by reason
-  double loop_lag_seconds = 0;  // how late the shard's last lag probe woke
+  double loop_lag_seconds = 0;                     // how late the shard's last lag probe woke
 };
 
 // The entry of `map` under `key` (a view of the map's string key, or a tuple of views of its

@@ -18,10 +18,10 @@ class CompiledPlan;
 class Admission {
  public:
   virtual ~Admission() = default;
-  // Nullopt: `plan`'s request runs now, and Release is called once it is done. Otherwise the
-  // error it is answered with at once (503 overloaded, saying what is over its limit).
+  // Nullopt: `plan`'s request runs now, and Release(plan) is called once it is done. Otherwise
+  // the error it is answered with at once (503 overloaded, saying what is over its limit).
   virtual std::optional<RankError> Admit(const CompiledPlan& plan) = 0;
-  virtual void Release() noexcept = 0;
+  virtual void Release(const CompiledPlan& plan) noexcept = 0;
 };
 
 }  // namespace rankd::engine

@@ -68,8 +68,15 @@ class Endpoint {
   // When the oldest command whose reply is due was queued (rt::MonotonicNanos's clock; 0 when none
   // is): how far behind Redis is with this shard's commands (a server's admission reads it).
   virtual std::int64_t oldest_due_ns() const = 0;
+  // How long the oldest command due has waited at `now_ns` (rt::MonotonicNanos's clock; zero
+  // when none is due).
+  rt::Duration queue_delay(std::int64_t now_ns) const {
+    const std::int64_t oldest = oldest_due_ns();
+    return oldest != 0 && oldest < now_ns ? rt::Duration(now_ns - oldest) : rt::Duration::zero();
+  }
   const std::string& name() const noexcept { return name_; }
   redis::ClientMetrics& metrics() noexcept { return metrics_; }
+  const redis::ClientMetrics& metrics() const noexcept { return metrics_; }
 
  protected:
   explicit Endpoint(std::string name) : name_(std::move(name)) {}
