@@ -11,18 +11,18 @@ say "an int", "an array".
 import hashlib
 import json
 import os
-import queue
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
-import urllib.request
 
 from run_fixture import Redis, free_port, redis_with_dataset
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "service"))
+import serve_fixture  # noqa: E402
+from serve_fixture import Server  # noqa: E402
 
 RANKD = None
 SOURCE = None
@@ -64,77 +64,6 @@ def degraded(response, node):
 
 def rankd(*args, stdin=""):
     return subprocess.run([RANKD, *args], input=stdin, capture_output=True, text=True, timeout=60)
-
-
-class Serve:
-    """A `rankd serve` on a free port; its JSON log lines (stderr) read by a thread."""
-
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([RANKD, "serve", "--port", "0", *args],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.lines = queue.Queue()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        try:
-            self.listening = self.wait_event("listening")
-        except BaseException:
-            self.stop()
-            raise
-        self.port = self.listening["port"]
-
-    def _read(self):
-        for line in self.proc.stderr:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def wait_event(self, event, timeout=20):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                line = self.lines.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if line is None:
-                raise AssertionError("rankd serve exited before '%s'" % event)
-            entry = json.loads(line)
-            if entry.get("event") == event:
-                return entry
-        raise AssertionError("no '%s' line within %ss" % (event, timeout))
-
-    def get(self, path):
-        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port, path), timeout=10) as r:
-            return r.read().decode()
-
-    def rank(self, request):
-        body = json.dumps(request).encode()
-        req = urllib.request.Request("http://127.0.0.1:%d/rank" % self.port, data=body,
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=10) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
-
-    def wait_ready(self, timeout=10):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                self.get("/readyz")
-                return
-            except urllib.error.HTTPError:
-                time.sleep(0.05)
-        raise AssertionError("/readyz did not become 200")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.reader.join(timeout=10)
-        self.proc.stderr.close()
 
 
 class UnknownFlags(unittest.TestCase):
@@ -243,10 +172,10 @@ class ServeEngineFlags(unittest.TestCase):
     def test_cpu_threads_sizes_the_cpu_pool(self):
         for threads in (1, 3):
             with self.subTest(threads=threads):
-                server = Serve(*self.engine_args(), "--cpu_threads", str(threads))
+                server = Server.with_args(*self.engine_args(), "--cpu_threads", str(threads))
                 try:
                     self.assertEqual(server.listening["cpu_threads"], threads)
-                    self.assertIn("\nrankd_cpu_pool_threads %d\n" % threads, server.get("/metrics"))
+                    self.assertIn("\nrankd_cpu_pool_threads %d\n" % threads, server.request("GET", "/metrics")[2])
                 finally:
                     server.stop()
 
@@ -254,7 +183,7 @@ class ServeEngineFlags(unittest.TestCase):
         config = os.path.join(self.folder, "threads.toml")
         with open(config, "w") as f:
             f.write("cpu_threads = 2\n")
-        server = Serve(*self.engine_args(), "--config", config)
+        server = Server.with_args(*self.engine_args(), "--config", config)
         try:
             self.assertEqual(server.listening["cpu_threads"], 2)
         finally:
@@ -271,7 +200,7 @@ class ServeEngineFlags(unittest.TestCase):
     def test_node_timeout_ms_cuts_a_node_without_timeout_ms(self):
         args = self.engine_args()
         args[args.index("--plans") + 1] = slow_store(self.store, self.folder)
-        server = Serve(*args, "--node_timeout_ms", "100")
+        server = Server.with_args(*args, "--node_timeout_ms", "100")
         try:
             server.wait_ready()
             start = time.monotonic()
@@ -373,4 +302,5 @@ class Datagen(unittest.TestCase):
 
 if __name__ == "__main__":
     RANKD, SOURCE = sys.argv[1], sys.argv[2]
+    serve_fixture.configure(RANKD, SOURCE)
     unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -11,14 +11,12 @@ integration).
 """
 import json
 import os
-import shutil
 import socket
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import redis_with_dataset  # noqa: E402
 import serve_fixture  # noqa: E402
 from serve_fixture import Server, SharedServer  # noqa: E402
 
@@ -121,19 +119,8 @@ class HttpLayerErrorsTest(SharedServer):
         self.assertEqual((status, content_type), (200, "application/json"), text)
 
 
-class UpstreamErrorMessageTest(unittest.TestCase):
-    def setUp(self):
-        self.folder, self.redis, self.store = redis_with_dataset(
-            serve_fixture.SOURCE, "rankd-http-errors-")
-        self.server = None
-
-    def tearDown(self):
-        try:
-            if self.server:
-                self.server.stop()
-        finally:
-            self.redis.stop()
-            shutil.rmtree(self.folder, ignore_errors=True)
+class UpstreamErrorMessageTest(serve_fixture.OwnServer):
+    folder_prefix = "rankd-http-errors-"
 
     def test_a_redis_that_is_down_is_named_by_its_endpoint_and_its_address_only_logged(self):
         self.server = Server(self.store, self.redis)

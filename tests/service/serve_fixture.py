@@ -30,15 +30,24 @@ class Server:
 
     def __init__(self, store, redis, *flags, config=None):
         if config:  # everything from the file but the port
-            args = [RANKD, "serve", "--config", config, "--port", "0"]
+            args = ["--config", config, "--port", "0"]
         else:
             endpoint = redis.address()
-            args = [RANKD, "serve", "--plans", store, "--registry",
-                    os.path.join(SOURCE, "registry"), "--env", "test", "--endpoint",
-                    "graph=" + endpoint, "--endpoint", "features=" + endpoint, "--port", "0",
-                    "--shards", "2", *flags]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True)
+            args = ["--plans", store, "--registry", os.path.join(SOURCE, "registry"), "--env",
+                    "test", "--endpoint", "graph=" + endpoint, "--endpoint",
+                    "features=" + endpoint, "--port", "0", "--shards", "2", *flags]
+        self._start(args, flags)
+
+    @classmethod
+    def with_args(cls, *args):
+        """`rankd serve --port 0 ARGS...`: flags and config files exactly as given."""
+        server = cls.__new__(cls)
+        server._start(["--port", "0", *args], args)
+        return server
+
+    def _start(self, args, flags):
+        self.proc = subprocess.Popen([RANKD, "serve", *args], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
         self.lines = queue.Queue()
         self.log = []
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -165,6 +174,25 @@ def server_on_own_redis(prefix, *flags, config=None):
             server.stop()
         redis.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class OwnServer(unittest.TestCase):
+    """Each test starts its own Redis (the example dataset) and sets self.server: tests that
+    stop, kill or reload them. Both are stopped after the test, also when it fails."""
+
+    folder_prefix = "rankd-serve-own-"
+
+    def setUp(self):
+        self.folder, self.redis, self.store = redis_with_dataset(SOURCE, self.folder_prefix)
+        self.server = None
+
+    def tearDown(self):
+        try:
+            if self.server:
+                self.server.stop()
+        finally:
+            self.redis.stop()
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class SharedServer(unittest.TestCase):

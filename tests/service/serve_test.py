@@ -27,9 +27,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, PLANS, dataset,  # noqa: E402
-                         example_requests, redis_with_dataset, without_timings, write_store)
+                         example_requests, without_timings, write_store)
 import serve_fixture  # noqa: E402
-from serve_fixture import Load, Server, SharedServer, server_on_own_redis  # noqa: E402
+from serve_fixture import Load, OwnServer, Server, SharedServer, server_on_own_redis  # noqa: E402
 
 RANKD = SOURCE = None
 
@@ -261,20 +261,10 @@ class MetricsTest(SharedServer):
         self.assertGreaterEqual(after[("rankd_event_loop_lag_seconds", (("shard", "1"),))], 0)
 
 
-class ServeFaultTest(unittest.TestCase):
+class ServeFaultTest(OwnServer):
     """Each test starts its own Redis and server: they stop, kill and reload them."""
 
-    def setUp(self):
-        self.folder, self.redis, self.store = redis_with_dataset(SOURCE, "rankd-serve-fault-")
-        self.server = None
-
-    def tearDown(self):
-        try:
-            if self.server:
-                self.server.stop()
-        finally:
-            self.redis.stop()
-            shutil.rmtree(self.folder, ignore_errors=True)
+    folder_prefix = "rankd-serve-fault-"
 
     def test_stalled_redis_gives_504_and_502_and_readyz_follows_redis(self):
         self.server = Server(self.store, self.redis)
