@@ -63,6 +63,10 @@ void Connection::Cancel(bool timed_out) noexcept {
   cancel_.RequestCancel();
 }
 
+void Connection::CancelHandler() noexcept {
+  if (handler_cancel_) handler_cancel_->RequestCancel();
+}
+
 std::int64_t Connection::Now() const noexcept { return rt::EventLoop::Current()->turn_now_ns(); }
 
 void Connection::Consume(std::size_t n) noexcept {
@@ -159,13 +163,21 @@ rt::Task<void> Connection::Run() {
     NextStep next = AnswerBuffered();
     while (next == NextStep::kAwaitHandler) {
       Response response;
+      handler_cancel_.emplace(cancel_.token());
       try {
-        response = co_await (*async_handler_)(request_);
+        rt::Task<Response> handling = (*async_handler_)(request_);
+        handling.promise().set_cancel_token(handler_cancel_->token());
+        response = co_await std::move(handling);
       } catch (const rt::CancelledError&) {
-        throw;
+        // The connection's own end (a timeout, the loop stopping) ends it; the handler's alone
+        // (a drain past its grace) is still answered.
+        if (cancel_.StopRequested()) throw;
+        response = shard_.router->ErrorResponse(
+            503, "the server is shutting down and stopped the request unfinished", &request_);
       } catch (const std::exception& e) {
         response = HandlerFailed(e);
       }
+      handler_cancel_.reset();
       next = FinishRequest(std::move(response));
       if (next == NextStep::kAnswerMore && !large_body_) next = AnswerBuffered();
     }

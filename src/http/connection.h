@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 
 #include "rankd/http/output_buffer.h"
 #include "rankd/http/request.h"
@@ -46,6 +47,9 @@ class Connection : public rt::ListHook<> {
   std::int64_t deadline_ns() const noexcept { return deadline_ns_; }
   // Ends the connection (its pending I/O completes with CancelledError).
   void Cancel(bool timed_out) noexcept;
+  // Stops the asynchronous handler it awaits, if any (a drain past its grace): the handler ends
+  // with CancelledError or an answer of its own, and the connection still sends an answer.
+  void CancelHandler() noexcept;
 
  private:
   // What Run does after answering the requests in the read buffer.
@@ -103,6 +107,8 @@ class Connection : public rt::ListHook<> {
   ShardState& shard_;
   net::TcpStream stream_;
   rt::CancelSource cancel_;
+  // The asynchronous handler's own source (a child of cancel_), while one is awaited.
+  std::optional<rt::CancelSource> handler_cancel_;
   RequestParser parser_;
   Request request_;
   OutputBuffer out_;

@@ -178,15 +178,23 @@ rt::Task<void> AcceptUntilDrained(ShardState* shard, rt::TaskScope* connections)
   shard->listening.store(false, std::memory_order_release);
 }
 
-// Lets the requests in flight finish within the drain grace, then cancels what is left and
-// waits for it to unwind. If this task is itself cancelled (the loop is stopping), the scope's
-// owner destroys what is left.
+// Lets the requests in flight finish within the drain grace; then stops their handlers, so
+// that each is still answered (within the write timeout); then cancels what is left and waits
+// for it to unwind. If this task is itself cancelled (the loop is stopping), the scope's owner
+// destroys what is left.
 rt::Task<void> FinishConnections(ShardState* shard, rt::TaskScope* connections) {
+  // Out of time (DeadlineExceeded), or the loop is stopping: go on to the next step. No child
+  // fails (ServeConnection ends every connection quietly).
   try {
     co_await connections->JoinFor(shard->options->drain_grace);
+    co_return;
   } catch (const std::exception&) {
-    // Out of grace (DeadlineExceeded), or the loop is stopping: cancel the rest below. No child
-    // fails (ServeConnection ends every connection quietly).
+  }
+  shard->CancelHandlers();
+  try {
+    co_await connections->JoinFor(shard->options->write_timeout);
+    co_return;
+  } catch (const std::exception&) {
   }
   connections->RequestCancel();
   co_await connections->Join();
@@ -314,6 +322,12 @@ void ShardState::SweepDeadlines(std::int64_t now_ns) {
     const std::int64_t deadline = c->deadline_ns();
     if (deadline != 0 && deadline <= now_ns) c->Cancel(true);
     c = following;
+  }
+}
+
+void ShardState::CancelHandlers() {
+  for (Connection* c = connections.front(); c != nullptr; c = connections.next(c)) {
+    c->CancelHandler();
   }
 }
 

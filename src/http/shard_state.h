@@ -110,6 +110,8 @@ class ShardState {
   void BeginDrain();
   // Drops connections whose deadline passed; loop thread.
   void SweepDeadlines(std::int64_t now_ns);
+  // Stops the handlers the connections await (each connection still answers); loop thread.
+  void CancelHandlers();
 
   // The shard's server task has finished (its connections are gone): sets `finished` for
   // waiters on the loop and `finished_flag` for the owner thread. Loop thread.

@@ -371,8 +371,11 @@ std::string Paths() {
                    RankErrorWith(ErrorCode::kInternal))
              .Json(502, "A Redis command of a node with on_error fail failed",
                    RankErrorWith(ErrorCode::kUpstreamError))
-             .Json(503, "The shard ranks its limit of requests; retry later",
-                   RankErrorWith(ErrorCode::kOverloaded))
+             .Json(503,
+                   "Refused by admission (overloaded; retry later), or stopped unfinished by a "
+                   "drain past its grace (shutting_down; retry on another replica)",
+                   RankErrorWith({engine::WireName(ErrorCode::kOverloaded),
+                                  engine::WireName(ErrorCode::kShuttingDown)}))
              .Json(504, "A node with on_error fail, or the request, ran past its deadline",
                    RankErrorWith(ErrorCode::kDeadlineExceeded))
              .HttpLayer(true)

@@ -3,6 +3,7 @@ masters) in a temporary folder on free loopback ports, stopped by PID; the examp
 written into them; the plan store of the four example plans; and responses with their clock
 readings removed.
 """
+import hashlib
 import json
 import os
 import random
@@ -267,6 +268,37 @@ def write_store(source, folder):
     with open(os.path.join(store, "index.json"), "w") as f:
         json.dump(dict(header, plans=index), f)
     return store
+
+
+def slow_store(store, folder):
+    """A copy of the example store whose timeouts plan's slow_ranker (a sleep, on_error skip)
+    declares no timeout_ms and sleeps 3 s: only a default node timeout or the request's deadline
+    cuts it. The plan's digest is recomputed (docs/plan-format.md, "Canonical JSON and
+    digests": these plans' numbers are all integers, written alike by json.dumps)."""
+    out = os.path.join(tempfile.mkdtemp(prefix="slow-", dir=folder), "plans")
+    shutil.copytree(store, out)
+    path = os.path.join(out, "timeouts.json")
+    with open(path) as f:
+        plan = json.load(f)
+    for node in plan["nodes"]:
+        if node["id"] == "slow_ranker":
+            del node["timeout_ms"]
+            node["params"]["ms"] = 3000
+            node["label"] = "sleeps 3 s, no timeout_ms"
+    plan.pop("digest")
+    canonical = json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    plan["digest"] = hashlib.sha256(canonical.encode()).hexdigest()
+    with open(path, "w") as f:
+        json.dump(plan, f, indent=2, sort_keys=True)
+    index_path = os.path.join(out, "index.json")
+    with open(index_path) as f:
+        index = json.load(f)
+    for entry in index["plans"]:
+        if entry["name"] == "timeouts":
+            entry["digest"] = plan["digest"]
+    with open(index_path, "w") as f:
+        json.dump(index, f)
+    return out
 
 
 def redis_with_dataset(source, prefix):

@@ -27,7 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, PLANS, dataset,  # noqa: E402
-                         example_requests, without_timings, write_store)
+                         example_requests, slow_store, without_timings, write_store)
 import serve_fixture  # noqa: E402
 from serve_fixture import Load, OwnServer, Server, SharedServer, server_on_own_redis  # noqa: E402
 
@@ -344,6 +344,56 @@ class ServeFaultTest(OwnServer):
         status, r = self.server.rank({"plan": "feed", "viewer_id": 1})
         self.assertEqual(status, 200, r)
 
+    def test_a_drain_past_its_grace_still_answers_every_request_in_flight(self):
+        # The timeouts plan's slow_ranker sleeps 3 s here, well past the 300 ms grace.
+        self.server = Server(slow_store(self.store, self.folder), self.redis,
+                             "--drain_grace_ms", "300")
+        self.server.wait_ready()
+        answers = {}
+        lock = threading.Lock()
+
+        def client(i):
+            conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=30)
+            try:
+                conn.request("POST", "/rank", json.dumps(
+                    {"plan": "timeouts", "viewer_id": 1, "deadline_ms": 20000,
+                     "request_id": "drain-%d" % i}))
+                response = conn.getresponse()
+                answer = (response.status, json.loads(response.read()),
+                          response.getheader("Connection"))
+            except (OSError, http.client.HTTPException) as e:
+                answer = ("no answer", repr(e), None)
+            finally:
+                conn.close()
+            with lock:
+                answers[i] = answer
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        deadline = time.time() + 20
+        while True:  # every request is running (the shards' in-flight gauges, refreshed 10/s)
+            _, metrics = samples(self.server.request("GET", "/metrics")[2])
+            running = sum(v for (name, _), v in metrics.items()
+                          if name == "rankd_requests_in_flight")
+            if running == 6:
+                break
+            self.assertLess(time.time(), deadline, "in flight: %s" % running)
+            time.sleep(0.02)
+        self.server.proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join(timeout=30)
+        self.assertEqual(self.server.stop(), 0)
+        self.assertEqual(len(answers), 6, answers)
+        for i, (status, body, connection) in answers.items():
+            with self.subTest(request=i):
+                self.assertEqual(status, 503, body)
+                self.assertEqual(body["request_id"], "drain-%d" % i)
+                self.assertEqual(body["error"]["code"], "shutting_down")
+                self.assertEqual(connection, "close")
+        logged = [e for e in self.server.drain_log() if e.get("code") == "shutting_down"]
+        self.assertEqual(sorted(e["request_id"] for e in logged),
+                         sorted("drain-%d" % i for i in range(6)))
+
     def test_sighup_reloads_and_a_broken_store_is_refused(self):
         self.server = Server(self.store, self.redis)
         self.server.wait_ready()
@@ -438,7 +488,7 @@ class ServeFaultTest(OwnServer):
         load.stop()
         statuses = [status for status, _ in load.answers]
         self.assertGreater(len(statuses), 8)
-        self.assertEqual(set(statuses), {200})
+        self.assertEqual(set(statuses), {200}, [a for a in load.answers if a[0] != 200][:3])
         self.server.wait_event("stopped")
 
 class FlagsTest(unittest.TestCase):

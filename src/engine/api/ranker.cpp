@@ -83,7 +83,16 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
   // A named local, not a temporary in the co_await expression: g++ 12 destroys such temporaries
   // twice.
   RequestInputs inputs{std::move(*params), request->viewer_id};
-  const ExecutionResult result = co_await ExecutePlan(plan, std::move(inputs), endpoints_, execute);
+  ExecutionResult result;
+  try {
+    result = co_await ExecutePlan(plan, std::move(inputs), endpoints_, execute);
+  } catch (const rt::CancelledError&) {
+    // The caller stopped the request (a server's drain past its grace): it is still answered.
+    fail(RankError{ErrorCode::kShuttingDown,
+                   "the server is shutting down and stopped the request unfinished; retry on "
+                   "another replica"});
+    co_return answer;
+  }
   answer.nodes.reserve(result.nodes.size());
   for (std::size_t i = 0; i < result.nodes.size(); ++i) {
     const NodeReport& n = result.nodes[i];
