@@ -321,7 +321,8 @@ std::string ErrorDetailSchema() {
 constexpr std::string_view kFixedSchemas = R"json(
 "RankError":{"type":"object","additionalProperties":false,"required":["request_id","error"],"properties":{
   "request_id":{"type":"string","description":"the request's request_id, rankd-N when it had none, empty when shed before reading it"},
-  "error":{"$ref":"#/components/schemas/ErrorDetail"}}},
+  "error":{"$ref":"#/components/schemas/ErrorDetail"},
+  "explain":{"$ref":"#/components/schemas/Explain","description":"what ran, when the request asked for explain and failed as a whole (deadline_exceeded, upstream_error, internal)"}}},
 "ServiceError":{"type":"object","additionalProperties":false,"required":["error"],"properties":{
   "error":{"$ref":"#/components/schemas/ErrorDetail"}}},
 "HttpError":{"type":"object","additionalProperties":false,"required":["error"],"properties":{

@@ -305,6 +305,36 @@ TEST(RankerTest, ExplainListsEveryNodeAndTheTotals) {
   }
 }
 
+TEST(RankerTest, AFailedRequestCarriesTheExplainOfWhatRanWhenAskedFor) {
+  NodeParams ids;
+  ids.ids = {1, 2};
+  NodeParams nap;
+  nap.ms = 10'000;
+  NodeParams first;
+  first.count = 1;
+  const auto store =
+      StoreOf({PlanBuilder("slow")
+                   .Add("ids", Op::kFixedSource, {}, ids)
+                   .Add("nap", Op::kSleep, {"ids"}, nap, OnError::kFail, /*timeout_ms=*/1)
+                   .Add("top", Op::kTake, {"nap"}, first)
+                   .Output("top")
+                   .Build()});
+  const Ranker::Answer failed = Rank(store, R"({"plan":"slow","request_id":"f1","explain":true})");
+  ASSERT_EQ(failed.error, ErrorCode::kDeadlineExceeded) << failed.body;
+  for (const std::string_view field :
+       {R"({"request_id":"f1","error":{"code":"deadline_exceeded","message":"node nap timed out)",
+        R"(},"explain":{"nodes":[{"node":"ids","op":"fixed_source","status":"ok",)",
+        R"({"node":"nap","op":"sleep","status":"failed","reason":"timeout",)",
+        R"({"node":"top","op":"take","status":"not_run",)", R"("totals":{"redis_commands":0,)"}) {
+    EXPECT_NE(failed.body.find(field), std::string::npos) << field << "\n" << failed.body;
+  }
+  // Without explain: the error alone.
+  const Ranker::Answer plain = Rank(store, R"({"plan":"slow","request_id":"f2"})");
+  ASSERT_EQ(plain.error, ErrorCode::kDeadlineExceeded);
+  EXPECT_EQ(plain.body, R"({"request_id":"f2","error":{"code":"deadline_exceeded","message":)"
+                        R"("node nap timed out after 1 ms"}})");
+}
+
 // Runs one request with headers through a Ranker over `store`, with no endpoints.
 Ranker::Answer RankWith(std::shared_ptr<const CompiledPlanStore> store, std::string_view body,
                         std::optional<std::string> request_id, std::string traceparent) {

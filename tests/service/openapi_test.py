@@ -139,6 +139,11 @@ class DocumentTest(SharedServer):
         self.assertConforms("/rank", "post", '{"plan": "nope"}', status=404)
         self.assertConforms("/rank", "post", '{"plan": "timeouts", "viewer_id": 1, "deadline_ms": 1}',
                             status=504)
+        failed = json.loads(self.assertConforms(
+            "/rank", "post", '{"plan": "timeouts", "viewer_id": 1, "deadline_ms": 1, '
+            '"explain": true}', status=504))
+        self.assertEqual(failed["error"]["code"], "deadline_exceeded")
+        self.assertTrue({n["status"] for n in failed["explain"]["nodes"]} - {"ok"}, failed)
         for path in ("/plans", "/plans/{name}", "/healthz", "/readyz", "/metrics",
                      "/openapi.json"):
             with self.subTest(path=path):

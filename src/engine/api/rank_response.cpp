@@ -5,6 +5,7 @@
 #include "json/canonical.h"
 #include "json/number_format.h"
 #include "rankd/engine/api/rank_response.h"
+#include "rankd/runtime/debug_check.h"
 
 namespace rankd::engine {
 namespace {
@@ -117,6 +118,22 @@ void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionRe
   out.append("}}");
 }
 
+// `{"request_id":...,"error":{"code":...,"message":...}` (not closed).
+void AppendErrorFields(std::string& out, std::optional<std::string_view> request_id, ErrorCode code,
+                       std::string_view message) {
+  out.push_back('{');
+  if (request_id) {
+    out.append("\"request_id\":");
+    json::AppendJsonString(out, *request_id);
+    out.push_back(',');
+  }
+  out.append("\"error\":{\"code\":");
+  json::AppendJsonString(out, WireName(code));
+  out.append(",\"message\":");
+  json::AppendJsonString(out, message);
+  out.push_back('}');
+}
+
 }  // namespace
 
 void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
@@ -157,17 +174,17 @@ void WriteRankResponse(std::string& out, std::string_view request_id, const Comp
 
 void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id,
                     const RankError& error) {
-  out.push_back('{');
-  if (request_id) {
-    out.append("\"request_id\":");
-    json::AppendJsonString(out, *request_id);
-    out.push_back(',');
-  }
-  out.append("\"error\":{\"code\":");
-  json::AppendJsonString(out, WireName(error.code));
-  out.append(",\"message\":");
-  json::AppendJsonString(out, error.message);
-  out.append("}}");
+  AppendErrorFields(out, request_id, error.code, error.message);
+  out.push_back('}');
+}
+
+void WriteFailedRankResponse(std::string& out, std::string_view request_id,
+                             const CompiledPlan& plan, const ExecutionResult& result,
+                             bool explain) {
+  RANKD_D_ASSERT(result.error.has_value());
+  AppendErrorFields(out, request_id, result.error->code, result.error->message);
+  if (explain) AppendExplain(out, plan, result);
+  out.push_back('}');
 }
 
 }  // namespace rankd::engine

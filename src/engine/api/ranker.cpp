@@ -101,7 +101,8 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
                             n.status == NodeStatus::kDegraded ? n.reason : DegradeReason::kNone});
   }
   if (result.error) {
-    fail(RankError{result.error->code, result.error->message});
+    answer.error = result.error->code;
+    WriteFailedRankResponse(answer.body, answer.request_id, *plan, result, request->explain);
     co_return answer;
   }
   for (const NodeReport& n : result.nodes)

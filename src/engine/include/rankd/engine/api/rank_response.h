@@ -24,4 +24,9 @@ void WriteRankResponse(std::string& out, std::string_view request_id, const Comp
 void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id,
                     const RankError& error);
 
+// The error body of a request that ran and failed as a whole (`result.error`), with `explain`
+// of what ran beside the error when `explain`: the answer that needs it most.
+void WriteFailedRankResponse(std::string& out, std::string_view request_id,
+                             const CompiledPlan& plan, const ExecutionResult& result, bool explain);
+
 }  // namespace rankd::engine
