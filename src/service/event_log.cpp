@@ -31,13 +31,22 @@ void EventLog::Request(const RequestLine& r) {
   engine::json::AppendJsonString(line, r.request_id);
   line += ",\"plan\":";
   engine::json::AppendJsonString(line, r.plan);
-  char numbers[96];
-  std::snprintf(numbers, sizeof numbers, ",\"status\":%d,\"ms\":%.3f,\"degraded\":%zu", r.status,
+  if (!r.plan_digest.empty()) {
+    line += ",\"plan_digest\":";
+    engine::json::AppendJsonString(line, r.plan_digest);
+  }
+  char numbers[128];
+  std::snprintf(numbers, sizeof numbers,
+                ",\"shard\":%zu,\"status\":%d,\"ms\":%.3f,\"degraded\":%zu", r.shard, r.status,
                 r.ms, r.degraded);
   line += numbers;
   if (!r.code.empty()) {
     line += ",\"code\":";
     engine::json::AppendJsonString(line, r.code);
+  }
+  if (!r.message.empty()) {
+    line += ",\"message\":";
+    engine::json::AppendJsonString(line, r.message);
   }
   if (!r.trace_id.empty()) {
     line += ",\"trace_id\":";

@@ -1,10 +1,14 @@
 #include "rankd/service/rank_service.h"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <set>
+#include <span>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
@@ -64,16 +68,77 @@ void SnapshotEndpoints(const engine::EndpointSet& endpoints, const ShardAdmissio
   }
 }
 
-// Every 100 ms: how late the shard's loop woke (its lag), and the Redis counters of an idle
-// shard (a busy one refreshes them with every request).
+// What the shard's probe saw last, to log changes as events: each endpoint's readiness and each
+// shed reason's count, and since when a reason has been refusing.
+struct ProbeState {
+  std::vector<bool> ready;
+  std::vector<bool> was_up;  // it has been ready once: not ready since is a lost connection
+  std::array<std::uint64_t, kShedReasons> shed{};
+  std::array<std::uint64_t, kShedReasons> shed_at_start{};  // when its episode started
+  std::array<bool, kShedReasons> shedding{};
+};
+
+// Logs redis_connection_lost/restored when an endpoint's readiness changes, and
+// shedding_started/stopped when a shed reason starts or stops refusing (a probe period with
+// refusals after one without, and the reverse).
+void LogChanges(const engine::EndpointSet& endpoints, const ShardAdmission& admission,
+                std::size_t shard, EventLog& log, ProbeState& state) {
+  const std::span<const std::unique_ptr<engine::Endpoint>> all = endpoints.all();
+  const std::string shard_field = "\"shard\":" + std::to_string(shard);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const bool ready = all[i]->ready();
+    if (ready == state.ready[i]) continue;
+    state.ready[i] = ready;
+    // Connecting at start is not a restored connection (a failed start logs endpoint_unreachable).
+    if (ready && !state.was_up[i]) {
+      state.was_up[i] = true;
+      continue;
+    }
+    std::string fields = shard_field + ",\"endpoint\":";
+    engine::json::AppendJsonString(fields, all[i]->name());
+    log.Event(ready ? "redis_connection_restored" : "redis_connection_lost", fields);
+  }
+  for (std::size_t r = 0; r < kShedReasons; ++r) {
+    const std::uint64_t shed = admission.shed(static_cast<ShedReason>(r));
+    const bool refusing = shed != state.shed[r];
+    if (refusing != state.shedding[r]) {
+      std::string fields = shard_field + ",\"reason\":";
+      engine::json::AppendJsonString(fields, ShedReasonName(static_cast<ShedReason>(r)));
+      if (refusing) {
+        state.shed_at_start[r] = state.shed[r];
+        fields += ",\"limits\":{";
+        for (std::size_t i = 0; i < all.size(); ++i) {
+          if (i > 0) fields += ',';
+          engine::json::AppendJsonString(fields, all[i]->name());
+          fields += ':' + std::to_string(admission.limit(i));
+        }
+        fields += '}';
+      } else {
+        fields += ",\"refused\":" + std::to_string(shed - state.shed_at_start[r]);
+      }
+      log.Event(refusing ? "shedding_started" : "shedding_stopped", fields);
+      state.shedding[r] = refusing;
+    }
+    state.shed[r] = shed;
+  }
+}
+
+// Every 100 ms: how late the shard's loop woke (its lag), the Redis counters of an idle shard (a
+// busy one refreshes them with every request), and the changes LogChanges logs.
 rt::Task<void> ProbeShard(const engine::EndpointSet& endpoints, const ShardAdmission& admission,
-                          ShardMetrics& metrics) {
+                          ShardMetrics& metrics, std::size_t shard, EventLog& log) {
   constexpr auto kPeriod = std::chrono::milliseconds(100);
+  ProbeState state;
+  for (const std::unique_ptr<engine::Endpoint>& endpoint : endpoints.all()) {
+    state.ready.push_back(endpoint->ready());
+    state.was_up.push_back(state.ready.back());
+  }
   for (;;) {
     const auto start = std::chrono::steady_clock::now();
     co_await rt::SleepFor(kPeriod);
     const double lag =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start - kPeriod).count();
+    LogChanges(endpoints, admission, shard, log, state);
     std::lock_guard lock(metrics.mutex);
     metrics.loop_lag_seconds = lag > 0 ? lag : 0;
     SnapshotEndpoints(endpoints, admission, metrics);
@@ -154,8 +219,8 @@ RankService::RankService(rt::ShardSet& shards, ServiceOptions options, LoadedSto
       engine->background.Spawn(
           ConnectEndpoint(*endpoint, options_.connect_timeout, log_, shard.index));
     }
-    engine->background.Spawn(
-        ProbeShard(engine->endpoints, engine->admission, *shard_metrics_[shard.index]));
+    engine->background.Spawn(ProbeShard(engine->endpoints, engine->admission,
+                                        *shard_metrics_[shard.index], shard.index, log_));
     return engine;
   });
 }
@@ -251,6 +316,7 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   } catch (const std::exception& e) {
     answer = {};
     answer.error = engine::ErrorCode::kInternal;
+    answer.error_message = e.what();
     engine::WriteErrorBody(answer.body, std::string_view(), {*answer.error, e.what()});
   }
   const int status = answer.error ? engine::HttpStatus(*answer.error) : 200;
@@ -265,8 +331,12 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   if (status != 200 || log_.Sampled(NextUniform(shard.random_state))) {
     log_.Request({.request_id = answer.request_id,
                   .plan = answer.plan,
+                  .plan_digest = answer.compiled ? std::string_view(answer.compiled->plan().digest)
+                                                 : std::string_view(),
+                  .shard = shard.shard,
                   .status = status,
                   .code = answer.error ? engine::WireName(*answer.error) : std::string_view(),
+                  .message = answer.error_message,
                   .ms = seconds * 1000,
                   .degraded = answer.degraded,
                   .trace_id = answer.trace_id});

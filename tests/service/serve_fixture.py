@@ -91,6 +91,18 @@ class Server:
             time.sleep(0.02)
         raise AssertionError("no '%s' log line within %ss: %s" % (event, timeout, self.log[-5:]))
 
+    def wait_events(self, event, count, timeout=10):
+        """The log's lines of `event` (from the start), once there are at least `count`."""
+        deadline = time.time() + timeout
+        while True:
+            found = [e for e in self.drain_log() if e.get("event") == event]
+            if len(found) >= count:
+                return found
+            if time.time() > deadline:
+                raise AssertionError("%d '%s' log lines within %ss, not %d: %s" % (
+                    len(found), event, timeout, count, self.log[-5:]))
+            time.sleep(0.02)
+
     def request(self, method, path, body=None, timeout=10, headers=None):
         conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         try:

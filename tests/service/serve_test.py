@@ -286,9 +286,14 @@ class ServeFaultTest(OwnServer):
         status, text = self.server.request("GET", "/readyz")[::2]
         self.assertEqual(status, 503)
         self.assertIn("graph", json.loads(text)["reason"])
+        lost = {(e["shard"], e["endpoint"])
+                for e in self.server.wait_events("redis_connection_lost", 4)}
+        self.assertEqual(lost, {(s, e) for s in (0, 1) for e in ("features", "graph")})
         self.redis.start()
         self.redis.commands(dataset())
         self.server.wait_ready(True, timeout=15)
+        restored = self.server.wait_events("redis_connection_restored", 4, timeout=15)
+        self.assertEqual({(e["shard"], e["endpoint"]) for e in restored}, lost)
         status, r = self.server.rank({"plan": "feed", "viewer_id": 1})
         self.assertEqual(status, 200, r)
 
@@ -343,6 +348,22 @@ class ServeFaultTest(OwnServer):
         self.assertEqual({(r[0], r[1]) for r in admitted}, {(502, "upstream_error")})
         status, r = self.server.rank({"plan": "feed", "viewer_id": 1})
         self.assertEqual(status, 200, r)
+        # The episode is logged as it starts and once it is over, with what it refused.
+        [started] = self.server.wait_events("shedding_started", 1)
+        self.assertEqual((started["shard"], started["reason"]), (0, "in_flight"))
+        self.assertEqual(set(started["limits"]), {"features", "graph"})
+        [stopped] = self.server.wait_events("shedding_stopped", 1)
+        self.assertEqual((stopped["shard"], stopped["reason"], stopped["refused"]),
+                         (0, "in_flight", len(refused)))
+        # A failed request's line says why, where and with which plan.
+        lines = [e for e in self.server.drain_log()
+                 if e.get("event") == "request" and e.get("code") == "upstream_error"]
+        self.assertEqual(len(lines), len(admitted))
+        self.assertEqual(lines[0]["shard"], 0)
+        self.assertIn("graph", lines[0]["message"])
+        plans = json.loads(self.server.request("GET", "/plans")[2])
+        self.assertEqual(lines[0]["plan_digest"],
+                         {p["name"]: p["digest"] for p in plans["plans"]}["feed"])
 
     def test_a_drain_past_its_grace_still_answers_every_request_in_flight(self):
         # The timeouts plan's slow_ranker sleeps 3 s here, well past the 300 ms grace.

@@ -15,6 +15,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
   const auto fail = [&answer](RankError error) {
     answer.error = error.code;
     WriteErrorBody(answer.body, answer.request_id, error);
+    answer.error_message = std::move(error.message);
   };
   if (const std::optional<std::string_view> trace = TraceIdOf(headers.traceparent))
     answer.trace_id = *trace;
@@ -102,6 +103,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
   }
   if (result.error) {
     answer.error = result.error->code;
+    answer.error_message = result.error->message;
     WriteFailedRankResponse(answer.body, answer.request_id, *plan, result, request->explain);
     co_return answer;
   }

@@ -1,6 +1,6 @@
 // EventLog: the service's log, one JSON object per line on a stream (stderr by default): a line
-// per request (time, request_id, plan, status, code, ms, degraded), sampled, and lines for what
-// the service does (started, listening, reloaded, reload refused, draining, stopped).
+// per request (time, request_id, plan, plan_digest, shard, status, code, message, ms, degraded,
+// trace_id), sampled, and lines for what the service does (docs/operations.md, "Logs").
 //
 // Thread affinity: any thread (each line is written with one fwrite, which the C library
 // serializes; lines never interleave). Ownership: borrows the stream.
@@ -17,8 +17,11 @@ namespace rankd::service {
 struct RequestLine {
   std::string_view request_id;
   std::string_view plan;
+  std::string_view plan_digest;  // of the plan that answered, empty when none was found
+  std::size_t shard = 0;
   int status = 200;
-  std::string_view code;  // the error code, empty when it ranked
+  std::string_view code;     // the error code, empty when it ranked
+  std::string_view message;  // the error's message, empty when it ranked
   double ms = 0;
   std::size_t degraded = 0;
   std::string_view trace_id;  // a W3C traceparent's trace id, empty when none came

@@ -48,6 +48,7 @@ class Ranker {
   struct Answer {
     std::string body;
     std::optional<ErrorCode> error;  // nullopt when it ranked
+    std::string error_message;       // the error's message (for the log line), empty when it ranked
     std::string request_id;
     std::string trace_id;  // of a valid traceparent, else empty
     std::string plan;
