@@ -8,7 +8,6 @@ position; --cpu_threads sizes the CPU pool; --node_timeout_ms bounds the nodes t
 timeout_ms (a node's own timeout_ms wins); datagen names the Redis address once; and messages
 say "an int", "an array".
 """
-import hashlib
 import json
 import os
 import queue
@@ -22,7 +21,7 @@ import time
 import unittest
 import urllib.request
 
-from run_fixture import Redis, free_port, redis_with_dataset
+from run_fixture import Redis, free_port, redis_with_dataset, write_plan_variant
 
 RANKD = None
 SOURCE = None
@@ -31,31 +30,17 @@ SOURCE = None
 def slow_store(store, folder):
     """A copy of the example store whose timeouts plan's slow_ranker (a sleep, on_error skip)
     declares no timeout_ms and sleeps 3 s: only a default node timeout or the request's deadline
-    cuts it. The plan's digest is recomputed (docs/plan-format.md, "Canonical JSON and
-    digests": these plans' numbers are all integers, written alike by json.dumps)."""
+    cuts it (its digest recomputed)."""
     out = os.path.join(tempfile.mkdtemp(prefix="slow-", dir=folder), "plans")
     shutil.copytree(store, out)
-    path = os.path.join(out, "timeouts.json")
-    with open(path) as f:
-        plan = json.load(f)
-    for node in plan["nodes"]:
-        if node["id"] == "slow_ranker":
-            del node["timeout_ms"]
-            node["params"]["ms"] = 3000
-            node["label"] = "sleeps 3 s, no timeout_ms"
-    plan.pop("digest")
-    canonical = json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    plan["digest"] = hashlib.sha256(canonical.encode()).hexdigest()
-    with open(path, "w") as f:
-        json.dump(plan, f, indent=2, sort_keys=True)
-    index_path = os.path.join(out, "index.json")
-    with open(index_path) as f:
-        index = json.load(f)
-    for entry in index["plans"]:
-        if entry["name"] == "timeouts":
-            entry["digest"] = plan["digest"]
-    with open(index_path, "w") as f:
-        json.dump(index, f)
+
+    def no_timeout(plan):
+        for node in plan["nodes"]:
+            if node["id"] == "slow_ranker":
+                del node["timeout_ms"]
+                node["params"]["ms"] = 3000
+                node["label"] = "sleeps 3 s, no timeout_ms"
+    write_plan_variant(out, "timeouts", no_timeout)
     return out
 
 

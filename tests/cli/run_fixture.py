@@ -3,6 +3,7 @@ masters) in a temporary folder on free loopback ports, stopped by PID; the examp
 written into them; the plan store of the four example plans; and responses with their clock
 readings removed.
 """
+import hashlib
 import json
 import os
 import random
@@ -267,6 +268,31 @@ def write_store(source, folder):
     with open(os.path.join(store, "index.json"), "w") as f:
         json.dump(dict(header, plans=index), f)
     return store
+
+
+def write_plan_variant(store, name, change, as_name=None):
+    """Rewrites the artifact of plan `name` in `store` by `change` (a function editing the plan),
+    as plan `as_name` when given (a new plan, its artifact beside the others), with its digest
+    recomputed and its index entry set (docs/plan-format.md, "Canonical JSON and digests": the
+    example plans' numbers are written alike by json.dumps). Returns the new digest."""
+    with open(os.path.join(store, name + ".json")) as f:
+        plan = json.load(f)
+    change(plan)
+    plan["name"] = as_name or name
+    plan.pop("digest")
+    canonical = json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    plan["digest"] = hashlib.sha256(canonical.encode()).hexdigest()
+    with open(os.path.join(store, plan["name"] + ".json"), "w") as f:
+        json.dump(plan, f, indent=2, sort_keys=True)
+    index_path = os.path.join(store, "index.json")
+    with open(index_path) as f:
+        index = json.load(f)
+    entries = [e for e in index["plans"] if e["name"] != plan["name"]]
+    entries.append({"digest": plan["digest"], "name": plan["name"], "path": plan["name"] + ".json"})
+    index["plans"] = sorted(entries, key=lambda e: e["name"])
+    with open(index_path, "w") as f:
+        json.dump(index, f)
+    return plan["digest"]
 
 
 def redis_with_dataset(source, prefix):

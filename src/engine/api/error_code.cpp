@@ -6,7 +6,7 @@ namespace rankd::engine {
 namespace {
 
 // In the order of ErrorCode.
-constexpr std::array<ErrorCodeInfo, 16> kCodes = {{
+constexpr std::array<ErrorCodeInfo, 17> kCodes = {{
     {ErrorCode::kBadRequest, "bad_request", 400},
     {ErrorCode::kInvalidParam, "invalid_param", 400},
     {ErrorCode::kUnknownPlan, "unknown_plan", 404},
@@ -15,6 +15,7 @@ constexpr std::array<ErrorCodeInfo, 16> kCodes = {{
     {ErrorCode::kOverloaded, "overloaded", 503},
     {ErrorCode::kInternal, "internal", 500},
     {ErrorCode::kForbidden, "forbidden", 403},
+    {ErrorCode::kPlanInUse, "plan_in_use", 409},
     {ErrorCode::kNotFound, "not_found", 404},
     {ErrorCode::kMethodNotAllowed, "method_not_allowed", 405},
     {ErrorCode::kPayloadTooLarge, "payload_too_large", 413},
