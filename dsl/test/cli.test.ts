@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -108,4 +108,117 @@ test("usage mistakes exit 2 with the usage text", () => {
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /plans\/nope\.plan\.ts: error: no such plan file/);
   assert.match(rankc(["--version"]).stdout, /^rankc 0\.1\.0\n$/);
+});
+
+// A small plan named `name`; `fanout` changes its digest.
+function smallPlan(dir: string, name: string, fanout = 2): string {
+  const file = path.join(dir, `${name}.plan.ts`);
+  writeFileSync(file, `import { definePlan } from "@rankd/dsl";\nexport default definePlan({\n  name: "${name}",\n  build: (ctx) => ctx.viewer().follow({ fanout: ${fanout} }).media({ fanout: 2 }),\n});\n`);
+  return file;
+}
+
+type Index = { registry_digest: string; plans: Array<{ name: string; path: string; digest: string }> };
+const readIndex = (store: string): Index => JSON.parse(readFileSync(path.join(store, "index.json"), "utf8"));
+const names = (store: string) => readIndex(store).plans.map((p) => p.name);
+
+test("rankc build into an existing store adds and replaces the built plans and keeps the others", () => {
+  const src = mkdtempSync(path.join(os.tmpdir(), "rankc-cli-"));
+  const store = path.join(src, "store");
+  assert.equal(rankc(["build", "plans", "--out", store]).code, 0);
+  const feedBefore = readIndex(store).plans.find((p) => p.name === "feed");
+  const inodeBefore = statSync(path.join(store, "index.json")).ino;
+
+  const added = rankc(["build", smallPlan(src, "trending"), "--out", store]);
+  assert.equal(added.code, 0, added.stderr);
+  assert.match(added.stdout, /kept blend, feed, reels, timeouts\n/);
+  assert.match(added.stdout, /wrote .*index\.json \(5 plans\)/);
+  assert.deepEqual(names(store), ["blend", "feed", "reels", "timeouts", "trending"]);
+  assert.deepEqual(readIndex(store).plans.find((p) => p.name === "feed"), feedBefore);
+  for (const n of names(store)) assert.ok(existsSync(path.join(store, `${n}.json`)), `${n}.json is kept`);
+  // index.json is replaced by a rename (a new file), never rewritten in place; no temporary file stays.
+  assert.notEqual(statSync(path.join(store, "index.json")).ino, inodeBefore);
+  assert.deepEqual(readdirSync(store).filter((f) => f.includes("tmp")), []);
+
+  const digest = readIndex(store).plans.find((p) => p.name === "trending")?.digest;
+  const replaced = rankc(["build", smallPlan(src, "trending", 3), "--out", store]);
+  assert.equal(replaced.code, 0, replaced.stderr);
+  const entry = readIndex(store).plans.find((p) => p.name === "trending");
+  assert.notEqual(entry?.digest, digest);
+  assert.equal(JSON.parse(readFileSync(path.join(store, "trending.json"), "utf8")).digest, entry?.digest);
+  assert.equal(names(store).length, 5);
+  assert.equal(rankc(["check", ...names(store).map((n) => path.join(store, `${n}.json`))]).code, 0);
+});
+
+test("rankc build --prune makes the store exactly the built plans", () => {
+  const src = mkdtempSync(path.join(os.tmpdir(), "rankc-cli-"));
+  const store = path.join(src, "store");
+  assert.equal(rankc(["build", "plans", "--out", store]).code, 0);
+  writeFileSync(path.join(store, "NOTES.txt"), "not a plan\n");
+  const r = rankc(["build", smallPlan(src, "trending"), "--out", store, "--prune"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /removed blend, feed, reels, timeouts\n/);
+  assert.deepEqual(names(store), ["trending"]);
+  // The pruned plans' artifacts go; files the index never listed stay.
+  assert.deepEqual(readdirSync(store).sort(), ["NOTES.txt", "index.json", "trending.json"]);
+});
+
+test("rankc remove removes plans and their artifacts; an unknown name changes nothing", () => {
+  const src = mkdtempSync(path.join(os.tmpdir(), "rankc-cli-"));
+  const store = path.join(src, "store");
+  assert.equal(rankc(["build", "plans", "--out", store]).code, 0);
+  const r = rankc(["remove", "feed", "reels", "--store", store]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^removed feed, reels\nwrote .*index\.json \(2 plans\)\n$/);
+  assert.deepEqual(names(store), ["blend", "timeouts"]);
+  assert.deepEqual(readdirSync(store).sort(), ["blend.json", "index.json", "timeouts.json"]);
+
+  const before = readFileSync(path.join(store, "index.json"), "utf8");
+  const unknown = rankc(["remove", "blend", "nope", "--store", store]);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /index\.json: error: the store has no plan "nope"; nothing was removed\n {2}hint: its plans: blend, timeouts/);
+  assert.equal(readFileSync(path.join(store, "index.json"), "utf8"), before);
+  assert.ok(existsSync(path.join(store, "blend.json")));
+
+  const empty = mkdtempSync(path.join(os.tmpdir(), "rankc-cli-"));
+  const none = rankc(["remove", "feed", "--store", empty]);
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /index\.json: error: no plan store here \(no index\.json\)/);
+  assert.equal(rankc(["remove", "feed"]).code, 2);
+  assert.match(rankc(["remove", "--store", store]).stderr, /rankc: remove needs at least one plan name/);
+  assert.match(rankc(["check", "--prune", "x.json"]).stderr, /rankc: --prune is an option of build/);
+});
+
+test("rankc build refuses a store whose index.json is not a plan store index, and one of another registry", () => {
+  const src = mkdtempSync(path.join(os.tmpdir(), "rankc-cli-"));
+  const store = path.join(src, "store");
+  mkdirSync(store);
+  writeFileSync(path.join(store, "index.json"), `{"name": "some other tool"}\n`);
+  const r = rankc(["build", smallPlan(src, "trending"), "--out", store]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /store\/index\.json: error: not a rankd plan store index: the index must have exactly plans, registry_digest and schema_version; it has name/);
+  assert.ok(!existsSync(path.join(store, "trending.json")), "nothing is written");
+  writeFileSync(path.join(store, "index.json"), `{"plans": [{"name": "a", "path": "../a.json", "digest": "${"0".repeat(64)}"}], "registry_digest": "${"0".repeat(64)}", "schema_version": 1}\n`);
+  assert.match(rankc(["build", smallPlan(src, "trending"), "--out", store]).stderr, /not a rankd plan store index: plans\[0\]\.path must be a relative path inside the store directory/);
+  assert.match(rankc(["remove", "a", "--store", store]).stderr, /not a rankd plan store index/);
+
+  // --prune does not overwrite a directory that is not a plan store either.
+  assert.match(rankc(["build", smallPlan(src, "trending"), "--out", store, "--prune"]).stderr, /not a rankd plan store index/);
+
+  // A store built against another registry: its other plans would not load with this one.
+  const other = path.join(src, "other");
+  assert.equal(rankc(["build", smallPlan(src, "a"), smallPlan(src, "b"), "--out", other]).code, 0);
+  const index = readIndex(other);
+  index.registry_digest = "1".repeat(64);
+  writeFileSync(path.join(other, "index.json"), JSON.stringify(index));
+  const stale = rankc(["build", smallPlan(src, "trending"), "--out", other]);
+  assert.equal(stale.code, 1);
+  assert.match(stale.stderr, /the store was built against registry 111111111111, but this registry is [0-9a-f]{12}; its other plans \(a, b\) would not load with it\n {2}hint: build those plans too, or pass --prune/);
+  const rebuilt = rankc(["build", smallPlan(src, "trending"), smallPlan(src, "a"), smallPlan(src, "b"), "--out", other]);
+  assert.equal(rebuilt.code, 0, rebuilt.stderr);
+  // Rebuilding every plan of the store moves it to this registry.
+  assert.match(readIndex(other).registry_digest, /^(?!1{64})[0-9a-f]{64}$/);
+  assert.deepEqual(names(other), ["a", "b", "trending"]);
+  const pruned = rankc(["build", smallPlan(src, "trending"), "--out", other, "--prune"]);
+  assert.equal(pruned.code, 0, pruned.stderr);
+  assert.deepEqual(names(other), ["trending"]);
 });

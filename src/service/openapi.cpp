@@ -352,7 +352,12 @@ constexpr std::string_view kFixedSchemas = R"json(
 "Health":{"type":"object","additionalProperties":false,"required":["status"],"properties":{"status":{"const":"serving"}}},
 "Ready":{"type":"object","additionalProperties":false,"required":["ready"],"properties":{"ready":{"const":true}}},
 "NotReady":{"type":"object","additionalProperties":false,"required":["ready","reason"],"properties":{"ready":{"const":false},"reason":{"type":"string"}}},
-"ReloadOutcome":{"type":"object","additionalProperties":false,"required":["loaded","message"],"properties":{"loaded":{"type":"boolean"},"message":{"type":"string"}}},
+"ReloadOutcome":{"type":"object","additionalProperties":false,"required":["loaded","dry_run","message"],"properties":{
+  "loaded":{"type":"boolean"},"dry_run":{"type":"boolean"},"message":{"type":"string"},
+  "added":{"type":"array","items":{"type":"string"}},"removed":{"type":"array","items":{"type":"string"}},
+  "changed":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["plan","from_digest","to_digest"],"properties":{
+    "plan":{"type":"string"},"from_digest":{"type":"string"},"to_digest":{"type":"string"}}}},
+  "in_use":{"type":"array","items":{"type":"string"}}}},
 "OpenApiDocument":{"type":"object","description":"this document"}
 )json";
 
@@ -415,10 +420,20 @@ std::string Paths() {
       R"(,"/openapi.json":{"get":{"operationId":"openapi","summary":"This document","responses":)" +
       Responses().Json(200, "The document", Ref("OpenApiDocument")).HttpLayer(false).Text() + "}}";
   out +=
-      R"(,"/admin/reload":{"post":{"operationId":"reload","summary":"Load the plan store again, from loopback only","responses":)" +
+      R"(,"/admin/reload":{"post":{"operationId":"reload","summary":"Load the plan store again, from loopback only",)"
+      R"("parameters":[{"name":"dry_run","in":"query","required":false,"schema":{"enum":["0","1"]},)"
+      R"("description":"1: load the store and answer how it differs, serving it not"},)"
+      R"({"name":"allow_removals","in":"query","required":false,"schema":{"enum":["0","1"]},)"
+      R"("description":"1: remove plans even if they are in use, see docs/operations.md, Reload"}],)"
+      R"("responses":)" +
       Responses()
-          .Json(200, "The new store is served", Ref("ReloadOutcome"))
+          .Json(200, "The new store is served (or, a dry run, would load): how it differs",
+                Ref("ReloadOutcome"))
+          .Json(400, "A query parameter other than dry_run and allow_removals, or not 1 or 0",
+                ServiceErrorWith(ErrorCode::kBadRequest))
           .Json(403, "Not from a loopback address", ServiceErrorWith(ErrorCode::kForbidden))
+          .Json(409, "The store removes plans in use; the old one keeps serving",
+                ServiceErrorWith(ErrorCode::kPlanInUse))
           .Json(422, "The store was refused; the old one keeps serving", Ref("ReloadOutcome"))
           .HttpLayer(true)
           .Text() +

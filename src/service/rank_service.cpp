@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -161,6 +163,68 @@ double NextUniform(std::uint64_t& state) noexcept {
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
+// How the plans of `to` differ from those of `from` (in_use is left to the caller).
+StoreDiff DiffStores(const engine::PlanStore& from, const engine::PlanStore& to) {
+  StoreDiff diff;
+  for (const auto& [name, plan] : to.plans()) {
+    const std::shared_ptr<const engine::Plan> before = from.Find(name);
+    if (!before) {
+      diff.added.push_back(name);
+    } else if (before->digest != plan->digest) {
+      diff.changed.push_back({name, before->digest, plan->digest});
+    }
+  }
+  for (const auto& [name, plan] : from.plans()) {
+    if (!to.Find(name)) diff.removed.push_back(name);
+  }
+  return diff;
+}
+
+void AppendNames(std::string& out, const std::vector<std::string>& names) {
+  out += '[';
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i != 0) out += ',';
+    engine::json::AppendJsonString(out, names[i]);
+  }
+  out += ']';
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+// POST /admin/reload's query: dry_run and allow_removals, each 1 or 0. Returns what is wrong
+// with it, or nullopt once `options` holds it.
+std::optional<std::string> ParseReloadQuery(std::string_view query, ReloadOptions& options) {
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const std::size_t eq = pair.find('=');
+    const std::string_view name = pair.substr(0, eq);
+    const std::string_view value =
+        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    bool* flag = name == "dry_run"          ? &options.dry_run
+                 : name == "allow_removals" ? &options.allow_removals
+                                            : nullptr;
+    std::string quoted;
+    if (flag == nullptr) {
+      engine::json::AppendJsonString(quoted, name);
+      return "unknown query parameter " + quoted + " (POST /admin/reload takes dry_run and " +
+             "allow_removals)";
+    }
+    if (value != "1" && value != "0") {
+      engine::json::AppendJsonString(quoted, value);
+      return std::string(name) + " must be 1 or 0, got " + quoted;
+    }
+    *flag = value == "1";
+  }
+  return std::nullopt;
+}
+
 // Each endpoint's command timeout, in the EndpointSet's (name) order.
 std::vector<rt::Duration> CommandTimeouts(
     const std::map<std::string, engine::EndpointTarget>& targets) {
@@ -247,7 +311,18 @@ void RankService::Refresh(ShardEngine& shard) const {
   shard.ranker.set_store(std::move(store));
 }
 
-RankService::ReloadOutcome RankService::Reload() {
+std::set<std::string, std::less<>> RankService::PlansRequestedSince(std::int64_t since_ns) const {
+  std::set<std::string, std::less<>> plans;
+  for (const std::unique_ptr<ShardMetrics>& shard : shard_metrics_) {
+    std::lock_guard lock(shard->mutex);
+    for (const auto& [plan, at_ns] : shard->last_requested_ns) {
+      if (at_ns >= since_ns) plans.insert(plan);
+    }
+  }
+  return plans;
+}
+
+ReloadOutcome RankService::Reload(ReloadOptions options) {
   std::lock_guard serialized(reload_mutex_);
   ReloadOutcome outcome;
   try {
@@ -257,19 +332,38 @@ RankService::ReloadOutcome RankService::Reload() {
           "the new store's registry changes the Redis endpoints; restart rankd serve to change "
           "them";
     } else {
-      outcome.loaded = true;
-      const std::size_t plans = loaded.store->store().plans().size();
-      outcome.message = std::to_string(plans) + (plans == 1 ? " plan" : " plans") + ", registry " +
-                        loaded.store->store().registry().digest();
-      auto openapi = std::make_shared<const std::string>(OpenApiDocument(loaded.store->store()));
-      std::lock_guard lock(store_mutex_);
-      store_ = std::move(loaded.store);
-      openapi_ = std::move(openapi);
-      store_version_.fetch_add(1, std::memory_order_release);
+      // Only reloads replace the store, and they are serialized: it stays the one compared.
+      outcome.diff = DiffStores(store()->store(), loaded.store->store());
+      const std::set<std::string, std::less<>> requested = PlansRequestedSince(
+          rt::MonotonicNanos() -
+          std::chrono::duration_cast<std::chrono::nanoseconds>(kRecentlyRequested).count());
+      for (const std::string& name : outcome.diff.removed) {
+        if (requested.contains(name)) outcome.diff.in_use.push_back(name);
+      }
+      if (!outcome.diff.in_use.empty() && !options.allow_removals && !options.dry_run) {
+        outcome.in_use = true;
+        outcome.message = "the new store removes plans requested in the last " +
+                          std::to_string(kRecentlyRequested.count()) +
+                          " s: " + JoinNames(outcome.diff.in_use) +
+                          "; reload with allow_removals=1 to remove them";
+      } else {
+        outcome.loaded = true;
+        const std::size_t plans = loaded.store->store().plans().size();
+        outcome.message = std::to_string(plans) + (plans == 1 ? " plan" : " plans") +
+                          ", registry " + loaded.store->store().registry().digest();
+      }
+      if (outcome.loaded && !options.dry_run) {
+        auto openapi = std::make_shared<const std::string>(OpenApiDocument(loaded.store->store()));
+        std::lock_guard lock(store_mutex_);
+        store_ = std::move(loaded.store);
+        openapi_ = std::move(openapi);
+        store_version_.fetch_add(1, std::memory_order_release);
+      }
     }
   } catch (const std::exception& e) {
     outcome.message = e.what();
   }
+  if (options.dry_run) return outcome;  // served nothing: neither counted nor logged
   std::string fields = "\"plans_dir\":";
   engine::json::AppendJsonString(fields, options_.source.plans);
   fields += ",\"message\":";
@@ -357,6 +451,7 @@ void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer,
   ShardMetrics& m = *shard_metrics_[shard];
   std::lock_guard lock(m.mutex);
   ++FindOrAdd(m.requests, std::tuple(plan, status, code));
+  if (answer.compiled) FindOrAdd(m.last_requested_ns, plan) = rt::MonotonicNanos();
   // Requests that ran: a shed one's microseconds would hide the latency of those admitted.
   if (answer.compiled && answer.error != engine::ErrorCode::kOverloaded) {
     FindOrAdd(m.request_seconds, plan).Observe(seconds);
@@ -378,12 +473,36 @@ rt::Task<http::Response> RankService::AdminReload(http::Request& request) {
     co_return JsonError(engine::ErrorCode::kForbidden,
                         "POST /admin/reload is accepted from loopback only");
   }
+  ReloadOptions options;
+  if (std::optional<std::string> problem = ParseReloadQuery(request.query, options)) {
+    co_return JsonError(engine::ErrorCode::kBadRequest, std::move(*problem));
+  }
   // Reading and compiling the store blocks: on the CPU pool, not on the shard's loop.
-  auto reload = [this] { return Reload(); };
+  auto reload = [this, options] { return Reload(options); };
   const ReloadOutcome outcome = co_await rt::OffloadCpu(reload);
-  std::string body =
-      outcome.loaded ? "{\"loaded\":true,\"message\":" : "{\"loaded\":false,\"message\":";
+  if (outcome.in_use) co_return JsonError(engine::ErrorCode::kPlanInUse, outcome.message);
+  std::string body = outcome.loaded ? "{\"loaded\":true" : "{\"loaded\":false";
+  body += options.dry_run ? ",\"dry_run\":true,\"message\":" : ",\"dry_run\":false,\"message\":";
   engine::json::AppendJsonString(body, outcome.message);
+  if (outcome.loaded) {
+    const StoreDiff& diff = outcome.diff;
+    body += ",\"added\":";
+    AppendNames(body, diff.added);
+    body += ",\"removed\":";
+    AppendNames(body, diff.removed);
+    body += ",\"changed\":[";
+    for (std::size_t i = 0; i < diff.changed.size(); ++i) {
+      body += i == 0 ? "{\"plan\":" : ",{\"plan\":";
+      engine::json::AppendJsonString(body, diff.changed[i].plan);
+      body += ",\"from_digest\":";
+      engine::json::AppendJsonString(body, diff.changed[i].from_digest);
+      body += ",\"to_digest\":";
+      engine::json::AppendJsonString(body, diff.changed[i].to_digest);
+      body += '}';
+    }
+    body += "],\"in_use\":";
+    AppendNames(body, diff.in_use);
+  }
   body += '}';
   co_return http::Response::Text(outcome.loaded ? 200 : 422, std::move(body), kJson);
 }

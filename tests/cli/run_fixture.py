@@ -270,34 +270,45 @@ def write_store(source, folder):
     return store
 
 
-def slow_store(store, folder):
-    """A copy of the example store whose timeouts plan's slow_ranker (a sleep, on_error skip)
-    declares no timeout_ms and sleeps 3 s: only a default node timeout or the request's deadline
-    cuts it. The plan's digest is recomputed (docs/plan-format.md, "Canonical JSON and
-    digests": these plans' numbers are all integers, written alike by json.dumps)."""
-    out = os.path.join(tempfile.mkdtemp(prefix="slow-", dir=folder), "plans")
-    shutil.copytree(store, out)
-    path = os.path.join(out, "timeouts.json")
-    with open(path) as f:
+def write_plan_variant(store, name, change, as_name=None):
+    """Rewrites the artifact of plan `name` in `store` by `change` (a function editing the plan),
+    as plan `as_name` when given (a new plan, its artifact beside the others), with its digest
+    recomputed and its index entry set (docs/plan-format.md, "Canonical JSON and digests": the
+    example plans' numbers are written alike by json.dumps). Returns the new digest."""
+    with open(os.path.join(store, name + ".json")) as f:
         plan = json.load(f)
-    for node in plan["nodes"]:
-        if node["id"] == "slow_ranker":
-            del node["timeout_ms"]
-            node["params"]["ms"] = 3000
-            node["label"] = "sleeps 3 s, no timeout_ms"
+    change(plan)
+    plan["name"] = as_name or name
     plan.pop("digest")
     canonical = json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     plan["digest"] = hashlib.sha256(canonical.encode()).hexdigest()
-    with open(path, "w") as f:
+    with open(os.path.join(store, plan["name"] + ".json"), "w") as f:
         json.dump(plan, f, indent=2, sort_keys=True)
-    index_path = os.path.join(out, "index.json")
+    index_path = os.path.join(store, "index.json")
     with open(index_path) as f:
         index = json.load(f)
-    for entry in index["plans"]:
-        if entry["name"] == "timeouts":
-            entry["digest"] = plan["digest"]
+    entries = [e for e in index["plans"] if e["name"] != plan["name"]]
+    entries.append({"digest": plan["digest"], "name": plan["name"], "path": plan["name"] + ".json"})
+    index["plans"] = sorted(entries, key=lambda e: e["name"])
     with open(index_path, "w") as f:
         json.dump(index, f)
+    return plan["digest"]
+
+
+def slow_store(store, folder):
+    """A copy of the example store whose timeouts plan's slow_ranker (a sleep, on_error skip)
+    declares no timeout_ms and sleeps 3 s: only a default node timeout or the request's deadline
+    cuts it (its digest recomputed)."""
+    out = os.path.join(tempfile.mkdtemp(prefix="slow-", dir=folder), "plans")
+    shutil.copytree(store, out)
+
+    def no_timeout(plan):
+        for node in plan["nodes"]:
+            if node["id"] == "slow_ranker":
+                del node["timeout_ms"]
+                node["params"]["ms"] = 3000
+                node["label"] = "sleeps 3 s, no timeout_ms"
+    write_plan_variant(out, "timeouts", no_timeout)
     return out
 
 

@@ -12,8 +12,9 @@ schemathesis from PyPI, pinned in tests/service/requirements.txt; Debian's packa
   error but 504 deadline_exceeded (the answer to a deadline_ms the client chose too short), every
   status, content type, header and body as documented, invalid requests rejected; the run ranked
   with every plan.
-- A reload that drops a plan drops it from the document; POST /admin/reload from a peer that is
-  not loopback is 403 forbidden.
+- A reload that drops a plan drops it from the document (one requested just now only with
+  allow_removals=1: 409 plan_in_use otherwise); POST /admin/reload from a peer that is not
+  loopback is 403 forbidden.
 """
 import json
 import os
@@ -63,7 +64,9 @@ def local_address():
     return None if address.startswith("127.") else address
 
 
-class DocumentTest(SharedServer):
+class DocumentCheck(SharedServer):
+    """The document of the class's server, and checks of real answers against it."""
+
     def setUp(self):
         self.doc = document(self.server)
 
@@ -74,9 +77,9 @@ class DocumentTest(SharedServer):
         root["components"] = self.doc["components"]  # where its $refs point
         return Draft202012Validator(root)
 
-    def assertConforms(self, path, method, body=None, status=200):
+    def assertConforms(self, path, method, body=None, status=200, query=""):
         got, content_type, text = self.server.request(method.upper(), path.replace(
-            "{name}", "feed"), body)
+            "{name}", "feed") + query, body)
         self.assertEqual(got, status, text)
         media = content_type.split(";")[0]
         self.assertIn(media, self.doc["paths"][path][method]["responses"][str(status)]["content"])
@@ -86,6 +89,8 @@ class DocumentTest(SharedServer):
             self.assertEqual(errors, [], text[:500])
         return text
 
+
+class DocumentTest(DocumentCheck):
     def test_the_document_is_valid_openapi_3_1_with_every_route(self):
         validate_openapi(self.doc)
         self.assertEqual(self.doc["openapi"], "3.1.0")
@@ -149,6 +154,8 @@ class DocumentTest(SharedServer):
             with self.subTest(path=path):
                 self.assertConforms(path, "get")
         self.assertConforms("/admin/reload", "post")
+        self.assertConforms("/admin/reload", "post", query="?dry_run=1")
+        self.assertConforms("/admin/reload", "post", query="?dry_run=maybe", status=400)
         # A mistaken validator would pass anything: a body the document does not allow fails.
         errors = list(self.schema("/rank", "post", 200).iter_errors({"plan": "feed"}))
         self.assertTrue(errors)
@@ -207,17 +214,22 @@ class DocumentTest(SharedServer):
         self.assertEqual(ranked, set(PLANS), "schemathesis ranked with every plan")
 
 
-class ReloadDocumentTest(SharedServer):
+class ReloadDocumentTest(DocumentCheck):
     def test_a_reload_without_a_plan_drops_it_from_the_document(self):
-        self.assertIn("RankRequest.reels", document(self.server)["components"]["schemas"])
+        self.assertIn("RankRequest.reels", self.doc["components"]["schemas"])
+        self.assertEqual(self.server.rank({"plan": "reels", "viewer_id": 1})[0], 200)
         index_path = os.path.join(self.store, "index.json")
         with open(index_path) as f:
             index = json.load(f)
         index["plans"] = [p for p in index["plans"] if p["name"] != "reels"]
         with open(index_path, "w") as f:
             json.dump(index, f)
-        status, _, text = self.server.request("POST", "/admin/reload")
-        self.assertEqual(status, 200, text)
+        # reels answered a request just now: removing it takes allow_removals.
+        self.assertConforms("/admin/reload", "post", status=409)
+        self.assertIn("RankRequest.reels", document(self.server)["components"]["schemas"])
+        removed = json.loads(self.assertConforms("/admin/reload", "post",
+                                                 query="?allow_removals=1"))
+        self.assertEqual((removed["removed"], removed["in_use"]), (["reels"], ["reels"]))
         schemas = document(self.server)["components"]["schemas"]
         self.assertNotIn("RankRequest.reels", schemas)
         self.assertIn("RankRequest.feed", schemas)

@@ -5,7 +5,8 @@ with Debian's python3 and its python3-prometheus-client, whose parser reads /met
 Every endpoint and every error code's HTTP status from real requests, /rank answering as
 `rankd run` does, /readyz following Redis down and up, admission (503 overloaded at once while
 admitted requests complete), reload on SIGHUP and POST /admin/reload (under load with no failed
-request; a broken store refused, the old one serving),
+request; a broken store refused, the old one serving; a dry run answering the diff and serving
+nothing new; a plan requested in the last minute removed only when the reload allows it),
 SIGTERM under load answering every accepted request, the JSON log lines, the config file, and
 exit status 2 for bad flags.
 """
@@ -27,7 +28,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, PLANS, dataset,  # noqa: E402
-                         example_requests, slow_store, without_timings, write_store)
+                         example_requests, redis_with_dataset, slow_store, without_timings,
+                         write_plan_variant, write_store)
 import serve_fixture  # noqa: E402
 from serve_fixture import Load, OwnServer, Server, SharedServer, server_on_own_redis  # noqa: E402
 
@@ -471,6 +473,109 @@ class ServeFaultTest(OwnServer):
         self.assertFalse(json.loads(text)["loaded"])
         self.assertIn("index.json", json.loads(text)["message"])
         self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+
+    def without_plans(self, *names):
+        """Drops `names` from the store's index (their artifacts stay, unlisted)."""
+        index_path = os.path.join(self.store, "index.json")
+        with open(index_path) as f:
+            index = json.load(f)
+        index["plans"] = [p for p in index["plans"] if p["name"] not in names]
+        with open(index_path, "w") as f:
+            json.dump(index, f)
+
+    def reload_counts(self):
+        _, metrics = samples(self.server.request("GET", "/metrics")[2])
+        return (metrics[("rankd_plan_store_reloads_total", ())],
+                metrics[("rankd_plan_store_reload_failures_total", ())])
+
+    def test_a_dry_run_answers_the_diff_and_serves_nothing_new(self):
+        self.server = Server(self.store, self.redis)
+        self.server.wait_ready()
+        self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+        before = json.loads(self.server.request("GET", "/plans")[2])
+        digests = {p["name"]: p["digest"] for p in before["plans"]}
+
+        def relabel(plan):
+            plan["nodes"][0]["label"] = "relabelled"
+        timeouts = write_plan_variant(self.store, "timeouts", relabel)
+        added = write_plan_variant(self.store, "timeouts", relabel, as_name="timeouts_two")
+        self.without_plans("feed", "reels")
+        status, content_type, text = self.server.request("POST", "/admin/reload?dry_run=1")
+        self.assertEqual((status, content_type), (200, "application/json"), text)
+        diff = json.loads(text)
+        self.assertEqual(diff["message"], "3 plans, registry " + before["registry_digest"])
+        del diff["message"]
+        self.assertEqual(diff, {
+            "loaded": True, "dry_run": True, "added": ["timeouts_two"],
+            "removed": ["feed", "reels"],
+            "changed": [{"plan": "timeouts", "from_digest": digests["timeouts"],
+                         "to_digest": timeouts}],
+            "in_use": ["feed"]})  # reels was never requested
+        self.assertNotEqual(added, timeouts)
+        # Nothing changed: the old store serves, no reload was counted or logged.
+        self.assertEqual(json.loads(self.server.request("GET", "/plans")[2]), before)
+        self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+        self.assertEqual(self.server.rank({"plan": "timeouts_two", "viewer_id": 1})[0], 404)
+        self.assertEqual(self.reload_counts(), (0, 0))
+        # A dry run of a store that does not load: 422, as a reload.
+        with open(os.path.join(self.store, "index.json"), "w") as f:
+            f.write("{")
+        status, _, text = self.server.request("POST", "/admin/reload?dry_run=1&allow_removals=0")
+        self.assertEqual(status, 422, text)
+        self.assertEqual({k: v for k, v in json.loads(text).items() if k != "message"},
+                         {"loaded": False, "dry_run": True})
+        self.assertIn("index.json", json.loads(text)["message"])
+        self.assertEqual(self.reload_counts(), (0, 0))
+        self.assertFalse([e for e in self.server.drain_log()
+                          if e.get("event") in ("reloaded", "reload_refused")])
+        for query, problem in (("dry_run=yes", 'dry_run must be 1 or 0, got "yes"'),
+                               ("dry_run", 'dry_run must be 1 or 0, got ""'),
+                               ("dry_run=1&force=1", 'unknown query parameter "force"')):
+            with self.subTest(query=query):
+                status, _, text = self.server.request("POST", "/admin/reload?" + query)
+                self.assertEqual(status, 400, text)
+                error = json.loads(text)["error"]
+                self.assertEqual(error["code"], "bad_request")
+                self.assertIn(problem, error["message"])
+
+    def test_a_reload_removing_a_plan_in_use_is_refused_unless_allowed(self):
+        self.server = Server(self.store, self.redis)
+        self.server.wait_ready()
+        self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+        # reels was never requested: a reload removes it without asking.
+        self.without_plans("reels")
+        status, _, text = self.server.request("POST", "/admin/reload")
+        self.assertEqual(status, 200, text)
+        outcome = json.loads(text)
+        self.assertEqual((outcome["loaded"], outcome["dry_run"], outcome["removed"],
+                          outcome["in_use"], outcome["added"], outcome["changed"]),
+                         (True, False, ["reels"], [], [], []))
+        self.assertEqual(self.server.rank({"plan": "reels", "viewer_id": 1})[0], 404)
+        self.assertEqual(self.reload_counts(), (1, 0))
+        # feed answered a request just now: removing it is refused, by POST and by SIGHUP.
+        self.without_plans("reels", "feed")
+        status, _, text = self.server.request("POST", "/admin/reload")
+        self.assertEqual(status, 409, text)
+        error = json.loads(text)["error"]
+        self.assertEqual(error["code"], "plan_in_use")
+        self.assertIn("requested in the last 60 s: feed; reload with allow_removals=1",
+                      error["message"])
+        self.assertIn("feed", self.server.wait_event("reload_refused")["message"])
+        self.server.proc.send_signal(signal.SIGHUP)
+        self.assertIn("allow_removals=1", self.server.wait_event("reload_refused")["message"])
+        self.assertEqual(self.reload_counts(), (1, 2))
+        self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+        self.assertEqual(sorted(p["name"] for p in json.loads(
+            self.server.request("GET", "/plans")[2])["plans"]), ["blend", "feed", "timeouts"])
+        # Asked for, it is removed.
+        status, _, text = self.server.request("POST", "/admin/reload?allow_removals=1")
+        self.assertEqual(status, 200, text)
+        outcome = json.loads(text)
+        self.assertEqual((outcome["loaded"], outcome["removed"], outcome["in_use"]),
+                         (True, ["feed"], ["feed"]))
+        status, r = self.server.rank({"plan": "feed", "viewer_id": 1})
+        self.assertEqual((status, r["error"]["code"]), (404, "unknown_plan"))
+        self.assertEqual(self.reload_counts(), (2, 2))
 
     def test_a_second_server_on_a_taken_port_exits_2_and_the_first_keeps_it(self):
         self.server = Server(self.store, self.redis)

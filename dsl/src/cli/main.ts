@@ -19,9 +19,12 @@ const DEFAULT_LIMITS = { timeMs: 2_000, memoryBytes: 64 * 1024 * 1024 };
 const MAX_MEMORY_MB = 1024;
 
 const USAGE = `usage:
-  rankc [build] <plan.ts|dir>... [--out DIR]   compile plans; a directory compiles its *.plan.ts
+  rankc [build] <plan.ts|dir>... [--out DIR] [--prune]
+                                               compile plans; a directory compiles its *.plan.ts
                                                (default --out: <dir>/build), writing <name>.json
-                                               for each plan and index.json
+                                               for each plan and index.json; a store already in
+                                               DIR keeps its other plans (--prune removes them)
+  rankc remove <name>... --store DIR           remove plans (and their artifacts) from a store
   rankc --explain <plan.ts|artifact.json>      print the DAG and its static cost
   rankc check <artifact.json>...               validate artifacts (schema, registry, digest)
   rankc gen-types [--check]                    write (or check) dsl/src/generated/registry.ts
@@ -43,10 +46,12 @@ interface Args {
   timeMs: number;
   memoryMb: number;
   check: boolean;
+  prune: boolean;
+  store?: string;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { command: "build", files: [], registry: DEFAULT_REGISTRY_DIR, timeMs: DEFAULT_LIMITS.timeMs, memoryMb: DEFAULT_LIMITS.memoryBytes / 1024 / 1024, check: false };
+  const a: Args = { command: "build", files: [], registry: DEFAULT_REGISTRY_DIR, timeMs: DEFAULT_LIMITS.timeMs, memoryMb: DEFAULT_LIMITS.memoryBytes / 1024 / 1024, check: false, prune: false };
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value`);
@@ -81,6 +86,12 @@ function parseArgs(argv: string[]): Args {
       case "--check":
         a.check = true;
         break;
+      case "--prune":
+        a.prune = true;
+        break;
+      case "--store":
+        a.store = value(i++, arg);
+        break;
       case "--help":
       case "-h":
         a.command = "help";
@@ -92,14 +103,19 @@ function parseArgs(argv: string[]): Args {
         break;
       default:
         if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`);
-        if (!commandSet && a.files.length === 0 && ["build", "check", "gen-types", "registry-digest", "explain"].includes(arg)) {
+        if (!commandSet && a.files.length === 0 && ["build", "check", "gen-types", "registry-digest", "explain", "remove"].includes(arg)) {
           a.command = arg;
           commandSet = true;
         } else a.files.push(arg);
     }
   }
+  if (a.prune && a.command !== "build") throw new UsageError("--prune is an option of build");
+  if (a.store !== undefined && a.command !== "remove") throw new UsageError("--store is an option of remove (build writes to --out)");
   return a;
 }
+
+/** `names` as a comma-separated list. */
+const list = (names: string[]) => names.join(", ");
 
 async function main(argv: string[]): Promise<number> {
   const a = parseArgs(argv);
@@ -109,6 +125,15 @@ async function main(argv: string[]): Promise<number> {
   }
   if (a.command === "version") {
     console.log(BUILT_BY);
+    return 0;
+  }
+  if (a.command === "remove") {
+    if (a.store === undefined) throw new UsageError("remove needs --store DIR");
+    if (a.files.length === 0) throw new UsageError("remove needs at least one plan name");
+    const dir = path.resolve(a.store);
+    const { index, change } = (await store()).removePlans(dir, a.files);
+    console.log(`removed ${list(change.removed)}`);
+    console.log(`wrote ${path.relative(process.cwd(), path.join(dir, "index.json"))} (${plural(index.plans.length)})`);
     return 0;
   }
   const registry = loadRegistry(path.resolve(a.registry));
@@ -190,15 +215,21 @@ async function main(argv: string[]): Promise<number> {
         }
       }
       const outDir = path.resolve(a.out ?? (outDefault as string));
-      const { plans } = await (await store()).buildStore(files, outDir, { registry, limits });
+      const { plans, index, change } = await (await store()).buildStore(files, outDir, { registry, limits, prune: a.prune });
       for (const p of plans) {
         console.log(`${path.relative(process.cwd(), p.file)} -> ${path.relative(process.cwd(), path.join(outDir, p.plan.name + ".json"))}  digest ${p.plan.digest}`);
       }
-      console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "index.json"))} (${plans.length} plan${plans.length === 1 ? "" : "s"})`);
+      if (change.kept.length) console.log(`kept ${list(change.kept)}`);
+      if (change.removed.length) console.log(`removed ${list(change.removed)}`);
+      console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "index.json"))} (${plural(index.plans.length)})`);
       return 0;
     }
   }
   throw new UsageError(`unknown command ${a.command}`);
+}
+
+function plural(plans: number): string {
+  return `${plans} plan${plans === 1 ? "" : "s"}`;
 }
 
 function statSafe(f: string) {

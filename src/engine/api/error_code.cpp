@@ -6,7 +6,7 @@ namespace rankd::engine {
 namespace {
 
 // In the order of ErrorCode.
-constexpr std::array<ErrorCodeInfo, 17> kCodes = {{
+constexpr std::array<ErrorCodeInfo, 18> kCodes = {{
     {ErrorCode::kBadRequest, "bad_request", 400},
     {ErrorCode::kInvalidParam, "invalid_param", 400},
     {ErrorCode::kUnknownPlan, "unknown_plan", 404},
@@ -16,6 +16,7 @@ constexpr std::array<ErrorCodeInfo, 17> kCodes = {{
     {ErrorCode::kInternal, "internal", 500},
     {ErrorCode::kForbidden, "forbidden", 403},
     {ErrorCode::kShuttingDown, "shutting_down", 503},
+    {ErrorCode::kPlanInUse, "plan_in_use", 409},
     {ErrorCode::kNotFound, "not_found", 404},
     {ErrorCode::kMethodNotAllowed, "method_not_allowed", 405},
     {ErrorCode::kPayloadTooLarge, "payload_too_large", 413},

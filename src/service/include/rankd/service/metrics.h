@@ -66,6 +66,9 @@ struct ShardMetrics {
   std::size_t in_flight = 0;
   std::array<std::uint64_t, kShedReasons> shed{};  // requests refused by admission, by reason
   double loop_lag_seconds = 0;                     // how late the shard's last lag probe woke
+  // By plan: when a request last named it (rt::MonotonicNanos). Not exposed; a reload reads it
+  // to tell the plans in use (RankService::kRecentlyRequested).
+  std::map<std::string, std::int64_t, std::less<>> last_requested_ns;
 };
 
 // The entry of `map` under `key` (a view of the map's string key, or a tuple of views of its

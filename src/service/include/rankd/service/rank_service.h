@@ -8,7 +8,9 @@
 // whose Redis is down starts, answers /readyz 503 and serves once Redis is up. The plan store
 // is immutable and shared; Reload replaces it whole, each shard takes the new one at its next
 // request, and requests in flight finish on the store they started with. A store whose
-// endpoints differ from the running ones is refused (endpoints change with a restart).
+// endpoints differ from the running ones is refused (endpoints change with a restart), and so
+// is one that drops a plan requested in the last kRecentlyRequested unless the reload allows
+// removals; a dry run loads the store and answers how it differs without serving it.
 //
 // Admission (admission.h): a request runs when its shard runs fewer than max_in_flight requests
 // and no Redis endpoint its plan reads is behind; otherwise /rank answers 503 overloaded at once,
@@ -28,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,31 @@ struct ServiceOptions {
   const StallCounts* stalls = nullptr;
 };
 
+// What POST /admin/reload (or a SIGHUP) asks of RankService::Reload, and what it did.
+struct ReloadOptions {
+  bool dry_run = false;         // load and compare, but keep serving the current store
+  bool allow_removals = false;  // remove plans even if they are in use
+};
+struct PlanChange {
+  std::string plan;
+  std::string from_digest;
+  std::string to_digest;
+};
+// How a reloaded store differs from the one being served, by plan name (each list sorted).
+struct StoreDiff {
+  std::vector<std::string> added;
+  std::vector<std::string> removed;
+  std::vector<PlanChange> changed;  // in both, with another digest
+  // Of `removed`, those requested in the last RankService::kRecentlyRequested.
+  std::vector<std::string> in_use;
+};
+struct ReloadOutcome {
+  bool loaded = false;  // the store loaded (and, unless a dry run, is served)
+  bool in_use = false;  // refused: it removes plans in use (diff.in_use) without allowing it
+  std::string message;  // what was loaded, or why the store was refused
+  StoreDiff diff;       // when the store loaded
+};
+
 class RankService {
  public:
   RankService(rt::ShardSet& shards, ServiceOptions options, LoadedStore initial, EventLog& log);
@@ -64,14 +92,15 @@ class RankService {
   // The routes, to hand to the http::Server (they borrow this service).
   http::Router Routes();
 
-  struct ReloadOutcome {
-    bool loaded = false;
-    std::string message;  // what was loaded, or why the store was refused
-  };
-  // Loads the plan source anew and, if it loads whole with the same endpoints, serves it from
-  // each shard's next request on. Logs and counts the outcome. Blocking (reads files): call it
-  // off the shards' loops (POST /admin/reload runs it on the CPU pool).
-  ReloadOutcome Reload();
+  // A plan requested this recently (a request named it, whatever its answer) is in use: a
+  // reload removes it only when it allows removals.
+  static constexpr std::chrono::seconds kRecentlyRequested{60};
+
+  // Loads the plan source anew and, if it loads whole with the same endpoints and removes no plan
+  // in use (or `options` allow removals), serves it from each shard's next request on. Logs and
+  // counts the outcome, except a dry run's, which serves nothing. Blocking (reads files): call
+  // it off the shards' loops (POST /admin/reload runs it on the CPU pool).
+  ReloadOutcome Reload(ReloadOptions options = {});
 
   std::shared_ptr<const engine::CompiledPlanStore> store() const;
   std::uint64_t reloads() const noexcept { return reloads_.load(std::memory_order_relaxed); }
@@ -94,6 +123,8 @@ class RankService {
   http::Response Metrics() const;
   http::Response OpenApi() const;
   rt::Task<http::Response> AdminReload(http::Request& request);
+  // The plans requested at or after `since_ns` (rt::MonotonicNanos) on any shard.
+  std::set<std::string, std::less<>> PlansRequestedSince(std::int64_t since_ns) const;
   // Counts a request's answer on its shard's metrics.
   void Count(std::size_t shard, const engine::Ranker::Answer& answer, int status,
              double seconds) const;

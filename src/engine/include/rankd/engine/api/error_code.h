@@ -25,6 +25,7 @@ enum class ErrorCode : std::uint8_t {
   kInternal,          // anything else
   kForbidden,         // an admin endpoint called from a peer that may not call it
   kShuttingDown,      // the server stopped the request unfinished (a drain past its grace)
+  kPlanInUse,         // a reload would remove a plan in use (requested in the last minute)
   // The HTTP layer's own answers, for requests no endpoint handles.
   kNotFound,                 // no endpoint at the path
   kMethodNotAllowed,         // the path's endpoint takes another method (Allow names it)
