@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
+#include <cmath>
+#include <stdexcept>
+#include <system_error>
 
 namespace rankd::service {
 namespace {
@@ -24,10 +26,27 @@ void AppendLabelValue(std::string& out, std::string_view value) {
   out += '"';
 }
 
+// A float as the exposition format reads it: the fewest digits that read back as the same double
+// (0.000142148, not 0.00014214800000000001), in plain decimal from 0.0001 to below 10^16 and in
+// scientific notation outside (Python's repr does the same: le="0.0005", not le="5e-04"), and
+// +Inf, -Inf and NaN spelled as Prometheus spells them.
 void AppendNumber(std::string& out, double v) {
-  char text[32];
-  const int n = std::snprintf(text, sizeof text, "%.17g", v);
-  out.append(text, static_cast<std::size_t>(n));
+  if (std::isnan(v)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+    return;
+  }
+  const double magnitude = std::fabs(v);
+  const std::chars_format format = magnitude == 0 || (magnitude >= 1e-4 && magnitude < 1e16)
+                                       ? std::chars_format::fixed
+                                       : std::chars_format::scientific;
+  char text[32];  // at most 17 significant digits, a sign, a point and 4 zeros or an exponent
+  const auto [end, error] = std::to_chars(text, text + sizeof text, v, format);
+  if (error != std::errc()) throw std::logic_error("to_chars failed on a finite double");
+  out.append(text, static_cast<std::size_t>(end - text));
 }
 
 void AppendNumber(std::string& out, std::uint64_t v) { out += std::to_string(v); }
