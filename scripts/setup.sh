@@ -22,10 +22,11 @@ build_packages=(
 )
 # make test: the Redis integration tests start redis-server and use redis-cli (tests/support),
 # the HTTP tests use curl as a real client, the fuzz smoke run needs clang's libFuzzer, the
-# `rankd serve` test parses /metrics with the Prometheus client library's own parser, and the
-# OpenAPI test runs in a venv (below); the plan-serving benchmark's smoke run loads with wrk.
+# `rankd serve` test parses /metrics with the Prometheus client library's own parser (and the
+# observability test reads docs/alerts' rules with PyYAML), and the OpenAPI test runs in a venv
+# (below); the plan-serving benchmark's smoke run loads with wrk.
 test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev python3-prometheus-client
-  python3-venv wrk)
+  python3-yaml python3-venv wrk)
 # make demo / make serve: a private redis-server, and node (below) for rankc.
 demo_packages=(redis-server)
 # make bench and its runners: Google Benchmark (bench/runtime, the cache-calc peers), http-parser

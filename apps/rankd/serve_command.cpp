@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "build_info.h"
 #include "config_file.h"
 #include "engine_flags.h"
 #include "rankd/engine/json/json_text.h"
@@ -242,11 +243,15 @@ int RunServe(int argc, char** argv) {
   server_options.port = flags->port;
   server_options.drain_grace = std::chrono::milliseconds(flags->drain_grace_ms);
   options.stalls = &stalls;
+  options.build =
+      service::BuildInfo{std::string(build_info::kVersion), std::string(build_info::kGitCommit),
+                         std::string(build_info::kBuildType), std::string(build_info::kCompiler)};
   // The service before the server: its per-shard state outlives the server's drain.
   service::RankService service(shards, std::move(options), std::move(loaded), log);
   std::unique_ptr<http::Server> server;
   try {
     server = std::make_unique<http::Server>(shards, server_options, service.Routes());
+    service.set_server(server.get());
     shards.Start();
   } catch (const http::PortInUseError& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());

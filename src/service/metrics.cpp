@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
+#include <cmath>
+#include <span>
+#include <stdexcept>
+#include <system_error>
+
+#include "rankd/service/http_errors.h"
 
 namespace rankd::service {
 namespace {
@@ -24,10 +29,27 @@ void AppendLabelValue(std::string& out, std::string_view value) {
   out += '"';
 }
 
+// A float as the exposition format reads it: the fewest digits that read back as the same double
+// (0.000142148, not 0.00014214800000000001), in plain decimal from 0.0001 to below 10^16 and in
+// scientific notation outside (Python's repr does the same: le="0.0005", not le="5e-04"), and
+// +Inf, -Inf and NaN spelled as Prometheus spells them.
 void AppendNumber(std::string& out, double v) {
-  char text[32];
-  const int n = std::snprintf(text, sizeof text, "%.17g", v);
-  out.append(text, static_cast<std::size_t>(n));
+  if (std::isnan(v)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+    return;
+  }
+  const double magnitude = std::fabs(v);
+  const std::chars_format format = magnitude == 0 || (magnitude >= 1e-4 && magnitude < 1e16)
+                                       ? std::chars_format::fixed
+                                       : std::chars_format::scientific;
+  char text[32];  // at most 17 significant digits, a sign, a point and 4 zeros or an exponent
+  const auto [end, error] = std::to_chars(text, text + sizeof text, v, format);
+  if (error != std::errc()) throw std::logic_error("to_chars failed on a finite double");
+  out.append(text, static_cast<std::size_t>(end - text));
 }
 
 void AppendNumber(std::string& out, std::uint64_t v) { out += std::to_string(v); }
@@ -74,14 +96,22 @@ void Sample(std::string& out, std::string_view name, const Labels& labels, Numbe
   out += '\n';
 }
 
+constexpr bool IsLatencyBound(double bound) {
+  return std::find(kLatencyBuckets.begin(), kLatencyBuckets.end(), bound) != kLatencyBuckets.end();
+}
+static_assert(std::all_of(kNodeBuckets.begin(), kNodeBuckets.end(), IsLatencyBound),
+              "every node bucket bound is a latency bucket bound");
+
+// `h`'s samples with the buckets of `bounds` (a subset of kLatencyBuckets) and +Inf.
 void HistogramSamples(std::string& out, std::string_view name, const Labels& labels,
-                      const Histogram& h) {
+                      const Histogram& h, std::span<const double> bounds = kLatencyBuckets) {
   std::uint64_t cumulative = 0;
   const std::string bucket = std::string(name) + "_bucket";
   for (std::size_t i = 0; i <= kLatencyBuckets.size(); ++i) {
     cumulative += h.counts[i];
     std::string le = "+Inf";
     if (i < kLatencyBuckets.size()) {
+      if (std::find(bounds.begin(), bounds.end(), kLatencyBuckets[i]) == bounds.end()) continue;
       le.clear();
       AppendNumber(le, kLatencyBuckets[i]);
     }
@@ -105,6 +135,8 @@ struct Totals {
   std::vector<std::size_t> in_flight;
   std::array<std::uint64_t, kShedReasons> shed{};
   std::vector<double> loop_lag_seconds;
+  std::map<std::string, std::uint64_t, std::less<>> empty_results;
+  std::map<std::string, std::uint64_t, std::less<>> unparsable_values;
 };
 
 void AddClient(redis::ClientMetrics& into, const redis::ClientMetrics& m) {
@@ -143,6 +175,8 @@ Totals Sum(const std::vector<ShardMetrics*>& shards) {
     t.in_flight.push_back(shard->in_flight);
     for (std::size_t r = 0; r < kShedReasons; ++r) t.shed[r] += shard->shed[r];
     t.loop_lag_seconds.push_back(shard->loop_lag_seconds);
+    for (const auto& [plan, n] : shard->empty_results) t.empty_results[plan] += n;
+    for (const auto& [schema, n] : shard->unparsable_values) t.unparsable_values[schema] += n;
   }
   return t;
 }
@@ -178,10 +212,38 @@ void StallCounts::Record(std::string_view loop_name) noexcept {
   counts_[index].fetch_add(1, std::memory_order_relaxed);
 }
 
+void StatusCounts::Record(int status) noexcept {
+  if (status < kFirst || status > kLast) return;
+  counts_[static_cast<std::size_t>(status - kFirst)].fetch_add(1, std::memory_order_relaxed);
+}
+
+std::uint64_t StatusCounts::count(int status) const noexcept {
+  if (status < kFirst || status > kLast) return 0;
+  return counts_[static_cast<std::size_t>(status - kFirst)].load(std::memory_order_relaxed);
+}
+
 std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const ProcessMetrics& process) {
-  const Totals t = Sum(shards);
+  Totals t = Sum(shards);
   std::string out;
   out.reserve(16384);
+
+  if (process.build != nullptr) {
+    Family(out, "rankd_build_info", "gauge",
+           "1, labelled with how this rankd was built: version, commit (empty when not built from "
+           "a git checkout), build type and compiler.");
+    Sample(out, "rankd_build_info",
+           {{"version", process.build->version},
+            {"commit", process.build->commit},
+            {"build_type", process.build->build_type},
+            {"compiler", process.build->compiler}},
+           std::uint64_t{1});
+  }
+  Family(out, "rankd_plan_info", "gauge",
+         "1 per plan of the loaded store, labelled with its name and digest.");
+  for (const PlanInfo& plan : process.plans) {
+    Sample(out, "rankd_plan_info", {{"plan", plan.name}, {"digest", plan.digest}},
+           std::uint64_t{1});
+  }
 
   Family(out, "rankd_requests_total", "counter",
          "Ranking requests answered, by plan, HTTP status and error code (empty when it ranked).");
@@ -214,7 +276,8 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
          "Time from a node's start to its end, by plan and node.");
   for (const auto& [key, h] : t.node_seconds) {
     const auto& [plan, node] = key;
-    HistogramSamples(out, "rankd_node_duration_seconds", {{"plan", plan}, {"node", node}}, h);
+    HistogramSamples(out, "rankd_node_duration_seconds", {{"plan", plan}, {"node", node}}, h,
+                     kNodeBuckets);
   }
   Family(out, "rankd_node_degraded_total", "counter",
          "Nodes that degraded (on_error: skip), by plan, node and reason (timeout or error).");
@@ -222,6 +285,19 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
     const auto& [plan, node, reason] = key;
     Sample(out, "rankd_node_degraded_total", {{"plan", plan}, {"node", node}, {"reason", reason}},
            n);
+  }
+
+  Family(out, "rankd_plan_empty_results_total", "counter",
+         "Ranked answers with no row in any output, by plan.");
+  for (const PlanInfo& plan : process.plans) FindOrAdd(t.empty_results, plan.name);
+  for (const auto& [plan, n] : t.empty_results) {
+    Sample(out, "rankd_plan_empty_results_total", {{"plan", plan}}, n);
+  }
+  Family(out, "rankd_unparsable_values_total", "counter",
+         "Values read from Redis that the value rules turned into null, by key schema.");
+  for (const std::string& schema : process.hash_schemas) FindOrAdd(t.unparsable_values, schema);
+  for (const auto& [schema, n] : t.unparsable_values) {
+    Sample(out, "rankd_unparsable_values_total", {{"schema", schema}}, n);
   }
 
   Family(out, "rankd_redis_commands_total", "counter", "Redis commands sent, by endpoint.");
@@ -283,6 +359,20 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
     Sample(out, "rankd_redis_up", {{"endpoint", name}}, std::uint64_t{e.ready ? 1u : 0u});
   }
 
+  if (process.http_errors != nullptr) {
+    Family(out, "rankd_http_error_responses_total", "counter",
+           "Answers the HTTP layer made itself, by status: a request it could not parse (400, "
+           "411, 413, 417, 431, 501, 505), no route (404, 405), a handler that threw (500), a "
+           "connection over the shard's limit (503).");
+    for (int status = StatusCounts::kFirst; status <= StatusCounts::kLast; ++status) {
+      std::uint64_t n = process.http_errors->count(status);
+      if (status == 503) n += process.connections_rejected.value_or(0);
+      if (n == 0 && !HttpLayerErrorCode(status)) continue;
+      const std::string status_text = std::to_string(status);
+      Sample(out, "rankd_http_error_responses_total", {{"status", status_text}}, n);
+    }
+  }
+
   Family(out, "rankd_event_loop_lag_seconds", "gauge",
          "How late the shard's loop woke for its last lag probe (one every 100 ms).");
   for (std::size_t i = 0; i < t.loop_lag_seconds.size(); ++i) {
@@ -306,6 +396,30 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
   Family(out, "rankd_plan_store_reload_failures_total", "counter",
          "Plan store reloads refused (the store did not load whole, or changed the endpoints).");
   Sample(out, "rankd_plan_store_reload_failures_total", {}, process.reload_failures);
+
+  // Prometheus' standard process metrics, under their standard names.
+  const struct {
+    std::string_view name, type, help;
+    const std::optional<double>& value;
+  } standard[] = {
+      {"process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+       process.process.cpu_seconds},
+      {"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+       process.process.resident_bytes},
+      {"process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+       process.process.virtual_bytes},
+      {"process_open_fds", "gauge", "Number of open file descriptors.", process.process.open_fds},
+      {"process_max_fds", "gauge", "Maximum number of open file descriptors.",
+       process.process.max_fds},
+      {"process_start_time_seconds", "gauge",
+       "Start time of the process since unix epoch in seconds.",
+       process.process.start_time_seconds},
+  };
+  for (const auto& metric : standard) {
+    if (!metric.value) continue;
+    Family(out, metric.name, metric.type, metric.help);
+    Sample(out, metric.name, {}, *metric.value);
+  }
   return out;
 }
 

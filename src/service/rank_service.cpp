@@ -380,7 +380,12 @@ ReloadOutcome RankService::Reload(ReloadOptions options) {
 
 http::Router RankService::Routes() {
   http::Router router;
-  router.OnError(HttpErrorResponse);
+  router.OnError([this](int status, std::string_view message, const http::Request* request) {
+    // The server's 503 at its connection limit is a response it makes once, not per answer: it
+    // counts those itself (set_server).
+    if (status != 503) http_errors_.Record(status);
+    return HttpErrorResponse(status, message, request);
+  });
   router.Post("/rank", [this](http::Request& request) { return Rank(request); });
   router.Get("/plans", [this](http::Request&) { return Plans(); });
   router.Get("/plans/:name", [this](http::Request& request) { return PlanArtifact(request); });
@@ -456,7 +461,14 @@ void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer,
   if (answer.compiled && answer.error != engine::ErrorCode::kOverloaded) {
     FindOrAdd(m.request_seconds, plan).Observe(seconds);
   }
-  for (const engine::Ranker::NodeOutcome& node : answer.nodes) {
+  if (answer.compiled && !answer.error && answer.rows == 0) ++FindOrAdd(m.empty_results, plan);
+  for (std::size_t i = 0; i < answer.nodes.size(); ++i) {
+    const engine::Ranker::NodeOutcome& node = answer.nodes[i];
+    // Only hash reads parse values (docs/engine.md, "Values from Redis"): the node's hash schema.
+    const engine::KeySchema* schema = answer.compiled->nodes()[i].hash.schema;
+    if (node.unparsable_values > 0 && schema != nullptr) {
+      FindOrAdd(m.unparsable_values, std::string_view(schema->name)) += node.unparsable_values;
+    }
     if (node.duration_us >= 0) {
       FindOrAdd(m.node_seconds, std::tuple(plan, node.node))
           .Observe(static_cast<double>(node.duration_us) / 1e6);
@@ -516,6 +528,17 @@ http::Response RankService::Metrics() const {
   process.cpu_pool_queued = rt::CpuPool::Default().queued();
   process.cpu_pool_threads = rt::CpuPool::Default().threads();
   process.stalls = options_.stalls;
+  if (options_.build) process.build = &*options_.build;
+  const std::shared_ptr<const engine::CompiledPlanStore> current = store();
+  for (const auto& [name, plan] : current->store().plans()) {
+    process.plans.push_back({name, plan->digest});
+  }
+  for (const engine::KeySchema& schema : current->store().registry().key_schemas()) {
+    if (schema.type == engine::KeySchema::Type::kHash) process.hash_schemas.push_back(schema.name);
+  }
+  process.http_errors = &http_errors_;
+  if (server_ != nullptr) process.connections_rejected = server_->Stats().connections_rejected;
+  process.process = ReadProcessStats();
   return http::Response::Text(200, RenderMetrics(shards, process),
                               "text/plain; version=0.0.4; charset=utf-8");
 }

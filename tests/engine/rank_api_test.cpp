@@ -287,9 +287,28 @@ TEST(RankerTest, RanksAndWritesTheResponseOfDocsEngineMd) {
   EXPECT_EQ(a.request_id, "r1");
   EXPECT_EQ(a.plan, "score");
   EXPECT_EQ(a.degraded, 0u);
+  EXPECT_EQ(a.rows, 2u);  // top's two rows
   ASSERT_EQ(a.nodes.size(), 3u);
   EXPECT_EQ(a.nodes[1].node, "score");
   EXPECT_GE(a.nodes[1].duration_us, 0);
+  EXPECT_EQ(a.nodes[0].unparsable_values, 0u);  // a fixed source parses nothing
+}
+
+TEST(RankerTest, AnAnswerWithNoRowsHasRowsZero) {
+  NodeParams ids;
+  ids.ids = {1, 2};
+  NodeParams none;
+  none.pred = "p0";  // an id is never null: no row passes
+  const auto empty = PlanBuilder("empty")
+                         .Add("ids", Op::kFixedSource, {}, ids)
+                         .Pred("p0", P::IsNull(X::Key("id")))
+                         .Add("top", Op::kFilter, {"ids"}, none)
+                         .Output("top")
+                         .Build();
+  const Ranker::Answer b = Rank(StoreOf({empty}), R"({"plan":"empty"})");
+  ASSERT_FALSE(b.error) << b.body;
+  EXPECT_EQ(b.rows, 0u);
+  EXPECT_NE(b.body.find(R"("outputs":{"top":[]})"), std::string::npos) << b.body;
 }
 
 TEST(RankerTest, ExplainListsEveryNodeAndTheTotals) {

@@ -262,6 +262,101 @@ class MetricsTest(SharedServer):
         self.assertEqual(after[("rankd_cpu_pool_queued", ())], 0)
         self.assertGreaterEqual(after[("rankd_event_loop_lag_seconds", (("shard", "1"),))], 0)
 
+    def test_build_plans_data_http_and_process_families(self):
+        _, before = self.scrape()
+        # A viewer with nothing in Redis: each output empty, a 200 counted as an empty result.
+        status, empty = self.server.rank({"plan": "feed", "viewer_id": 424242})
+        self.assertEqual(status, 200, empty)
+        self.assertEqual([rows for rows in empty["outputs"].values() if rows], [])
+        status, ranked = self.server.rank({"plan": "feed", "viewer_id": 1, "explain": True})
+        self.assertEqual(status, 200, ranked)
+        self.assertTrue(ranked["outputs"]["top"])
+        unparsable = sum(n["unparsable_values"] for n in ranked["explain"]["nodes"])
+        self.assertGreater(unparsable, 0)  # the dataset's "many" likes and "NaN" ages
+        self.assertEqual(self.server.request("GET", "/no/such/path")[0], 404)
+        self.assertEqual(self.server.request("DELETE", "/rank")[0], 405)
+        self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1, "zzz": 1})[0], 400)
+        families, after = self.scrape()
+
+        for name, kind in [("rankd_build_info", "gauge"), ("rankd_plan_info", "gauge"),
+                           ("rankd_plan_empty_results", "counter"),
+                           ("rankd_unparsable_values", "counter"),
+                           ("rankd_http_error_responses", "counter"),
+                           ("process_cpu_seconds", "counter"),
+                           ("process_resident_memory_bytes", "gauge"),
+                           ("process_virtual_memory_bytes", "gauge"),
+                           ("process_open_fds", "gauge"), ("process_max_fds", "gauge"),
+                           ("process_start_time_seconds", "gauge")]:
+            self.assertIn((name, kind), families)
+
+        def delta(name, **labels):
+            key = (name, tuple(sorted(labels.items())))
+            self.assertIn(key, after)
+            return after[key] - before.get(key, 0)
+
+        def labelled(name):
+            return [dict(k[1]) for k, v in after.items() if k[0] == name and v == 1]
+
+        build = labelled("rankd_build_info")
+        self.assertEqual(len(build), 1)
+        self.assertRegex(build[0]["version"], r"^\d+\.\d+")
+        self.assertRegex(build[0]["commit"], r"^([0-9a-f]{7,40})?$")
+        self.assertTrue(build[0]["build_type"] and build[0]["compiler"], build[0])
+        # One rankd_plan_info per plan of GET /plans, with its digest.
+        plans = json.loads(self.server.request("GET", "/plans")[2])["plans"]
+        self.assertCountEqual(labelled("rankd_plan_info"),
+                              [{"plan": p["name"], "digest": p["digest"]} for p in plans])
+
+        self.assertEqual(delta("rankd_plan_empty_results_total", plan="feed"), 1)
+        # Every plan has its series from the start, 0 until one of its answers is empty.
+        for p in plans:
+            self.assertIn(("rankd_plan_empty_results_total", (("plan", p["name"]),)), after)
+        # Counted per hash key schema (both of the registry's), as explain counts them per node.
+        unparsable_delta = {schema: delta("rankd_unparsable_values_total", schema=schema)
+                            for schema in ("user", "media_features")}
+        self.assertEqual(sum(unparsable_delta.values()), unparsable)
+        self.assertGreater(unparsable_delta["media_features"], 0)
+
+        self.assertEqual(delta("rankd_http_error_responses_total", status="404"), 1)
+        self.assertEqual(delta("rankd_http_error_responses_total", status="405"), 1)
+        # Each status the HTTP layer answers on its own has a series from the start.
+        for status in ("400", "413", "431", "500", "503"):
+            self.assertIn(("rankd_http_error_responses_total", (("status", status),)), after)
+        # /rank's answers are rankd_requests_total's, not the HTTP layer's.
+        self.assertEqual(delta("rankd_http_error_responses_total", status="400"), 0)
+
+        self.assertGreaterEqual(after[("process_cpu_seconds_total", ())], 0)
+        rss = after[("process_resident_memory_bytes", ())]
+        self.assertGreater(rss, 1 << 20)
+        self.assertGreaterEqual(after[("process_virtual_memory_bytes", ())], rss)
+        self.assertGreaterEqual(after[("process_open_fds", ())], 3)
+        self.assertLessEqual(after[("process_open_fds", ())], after[("process_max_fds", ())])
+        start = after[("process_start_time_seconds", ())]
+        self.assertLessEqual(start, time.time() + 1)
+        self.assertGreater(start, time.time() - 600)
+
+    def test_floats_are_shortest_and_node_histograms_have_fewer_buckets(self):
+        self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
+        _, _, text = self.server.request("GET", "/metrics")
+        # Every value and bound as Python's repr writes its double (the fewest digits that read
+        # back as it, plain from 0.0001 to below 1e16), an integral one without ".0":
+        # 0.000142148, not 0.00014214800000000001; le="0.0005", not "5e-04".
+        numbers = re.findall(r"^[^#].* (\S+)$", text, re.MULTILINE)
+        numbers += re.findall(r'le="([^"]+)"', text)
+        finite = [n for n in numbers if n not in ("+Inf", "-Inf", "NaN")]
+        self.assertGreater(len(finite), 100)
+        for number in finite:
+            self.assertEqual(number, re.sub(r"\.0$", "", repr(float(number))))
+
+        def le(name):
+            return set(re.findall(name + r'_bucket\{[^}]*le="([^"]+)"', text))
+
+        self.assertEqual(le("rankd_request_duration_seconds"),
+                         {"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
+                          "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"})
+        self.assertEqual(le("rankd_node_duration_seconds"),
+                         {"0.0005", "0.0025", "0.01", "0.05", "0.25", "1", "5", "+Inf"})
+
 
 class ServeFaultTest(OwnServer):
     """Each test starts its own Redis and server: they stop, kill and reload them."""

@@ -97,9 +97,9 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
   answer.nodes.reserve(result.nodes.size());
   for (std::size_t i = 0; i < result.nodes.size(); ++i) {
     const NodeReport& n = result.nodes[i];
-    answer.nodes.push_back({plan->nodes()[i].node->id,
-                            n.start_us >= 0 && n.end_us >= 0 ? n.end_us - n.start_us : -1,
-                            n.status == NodeStatus::kDegraded ? n.reason : DegradeReason::kNone});
+    answer.nodes.push_back(
+        {plan->nodes()[i].node->id, n.start_us >= 0 && n.end_us >= 0 ? n.end_us - n.start_us : -1,
+         n.status == NodeStatus::kDegraded ? n.reason : DegradeReason::kNone, n.unparsable_values});
   }
   if (result.error) {
     answer.error = result.error->code;
@@ -109,6 +109,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
   }
   for (const NodeReport& n : result.nodes)
     answer.degraded += n.status == NodeStatus::kDegraded ? 1 : 0;
+  for (const ExecutionResult::Output& o : result.outputs) answer.rows += o.rows->size();
   WriteRankResponse(answer.body, answer.request_id, *plan, result, request->explain);
   co_return answer;
 }

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -26,12 +27,18 @@
 
 #include "rankd/redis/client_metrics.h"
 #include "rankd/service/admission.h"
+#include "rankd/service/process_stats.h"
 
 namespace rankd::service {
 
 // Latency histogram buckets, seconds (upper bounds; +Inf is implied).
 inline constexpr std::array<double, 14> kLatencyBuckets = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+// The bounds the per-node histograms are written with: a subset of kLatencyBuckets (so that the
+// cumulative count at each is exact), 10 series per node instead of 17: a plan's node series are
+// its nodes times that, per plan (docs/operations.md, "Metrics").
+inline constexpr std::array<double, 7> kNodeBuckets = {0.0005, 0.0025, 0.01, 0.05, 0.25, 1, 5};
 
 struct Histogram {
   std::array<std::uint64_t, kLatencyBuckets.size() + 1> counts{};  // per bucket; last: +Inf
@@ -69,6 +76,8 @@ struct ShardMetrics {
   // By plan: when a request last named it (rt::MonotonicNanos). Not exposed; a reload reads it
   // to tell the plans in use (RankService::kRecentlyRequested).
   std::map<std::string, std::int64_t, std::less<>> last_requested_ns;
+  std::map<std::string, std::uint64_t, std::less<>> empty_results;      // by plan
+  std::map<std::string, std::uint64_t, std::less<>> unparsable_values;  // by key schema
 };
 
 // The entry of `map` under `key` (a view of the map's string key, or a tuple of views of its
@@ -105,6 +114,36 @@ class StallCounts {
   std::vector<std::atomic<std::uint64_t>> counts_;
 };
 
+// Answers the HTTP layer made itself (no route's handler answered: a request it could not parse,
+// no route, a handler that threw), by status, counted by the service's ErrorResponder.
+// Thread affinity: any thread (relaxed atomics). Ownership: plain values.
+class StatusCounts {
+ public:
+  static constexpr int kFirst = 100;
+  static constexpr int kLast = 599;
+  StatusCounts() : counts_(kLast - kFirst + 1) {}
+  // Counts one answer of `status`; a status outside kFirst..kLast is ignored.
+  void Record(int status) noexcept;
+  std::uint64_t count(int status) const noexcept;
+
+ private:
+  std::vector<std::atomic<std::uint64_t>> counts_;
+};
+
+// How the binary was built: rankd_build_info's labels (the app's build_info.h.in).
+struct BuildInfo {
+  std::string version;
+  std::string commit;  // HEAD at configure time; empty when not built from a git checkout
+  std::string build_type;
+  std::string compiler;
+};
+
+// A plan of the loaded store: rankd_plan_info's labels.
+struct PlanInfo {
+  std::string name;
+  std::string digest;
+};
+
 // What the exposition reads besides the shards.
 struct ProcessMetrics {
   std::uint64_t reloads = 0;
@@ -112,6 +151,16 @@ struct ProcessMetrics {
   std::size_t cpu_pool_queued = 0;
   std::size_t cpu_pool_threads = 0;
   const StallCounts* stalls = nullptr;  // may be null
+  const BuildInfo* build = nullptr;     // null: no rankd_build_info
+  // The loaded store's plans, and its registry's hash key schemas (those whose values are
+  // parsed): each has a series in the per-plan and per-schema counters, 0 until counted.
+  std::vector<PlanInfo> plans;
+  std::vector<std::string> hash_schemas;
+  const StatusCounts* http_errors = nullptr;  // null: not exposed
+  // Connections answered 503 at the shard's connection limit (http::ServerStats), which the
+  // server answers from a response made once, not through the ErrorResponder; nullopt: unknown.
+  std::optional<std::uint64_t> connections_rejected;
+  ProcessStats process;  // process_*: each figure left out when it could not be read
 };
 
 // The Prometheus text exposition (format 0.0.4) of `shards` summed (per shard where the label

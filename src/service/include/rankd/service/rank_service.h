@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +38,7 @@
 #include "rankd/engine/api/ranker.h"
 #include "rankd/engine/plan/compiled_plan.h"
 #include "rankd/http/router.h"
+#include "rankd/http/server.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/shards.h"
 #include "rankd/service/admission.h"
@@ -55,6 +57,9 @@ struct ServiceOptions {
   rt::Duration connect_timeout = std::chrono::seconds(2);
   // The loops' stall reports, counted by whoever receives them (null: not exposed).
   const StallCounts* stalls = nullptr;
+  // How the binary was built, for rankd_build_info (the service library cannot see the app's
+  // build_info.h); nullopt: not exposed.
+  std::optional<BuildInfo> build;
 };
 
 // What POST /admin/reload (or a SIGHUP) asks of RankService::Reload, and what it did.
@@ -102,6 +107,11 @@ class RankService {
   // it off the shards' loops (POST /admin/reload runs it on the CPU pool).
   ReloadOutcome Reload(ReloadOptions options = {});
 
+  // The server that serves Routes(), whose connection-limit answers /metrics counts with the
+  // other HTTP-layer answers (rankd_http_error_responses_total). Call it before the shards run;
+  // the server must outlive the requests it serves.
+  void set_server(const http::Server* server) noexcept { server_ = server; }
+
   std::shared_ptr<const engine::CompiledPlanStore> store() const;
   std::uint64_t reloads() const noexcept { return reloads_.load(std::memory_order_relaxed); }
   std::uint64_t reload_failures() const noexcept {
@@ -142,6 +152,8 @@ class RankService {
   std::atomic<std::uint64_t> reloads_{0};
   std::atomic<std::uint64_t> reload_failures_{0};
 
+  StatusCounts http_errors_;              // the ErrorResponder's answers, by status
+  const http::Server* server_ = nullptr;  // set before the shards run; may be null
   std::vector<std::unique_ptr<ShardMetrics>> shard_metrics_;  // slot i written by shard i
   std::unique_ptr<rt::ShardLocal<ShardEngine>> shard_engines_;
 };

@@ -43,6 +43,7 @@ class Ranker {
     std::string_view node;          // its id (a view into `Answer::compiled`)
     std::int64_t duration_us = -1;  // -1: it never started
     DegradeReason degraded = DegradeReason::kNone;
+    std::uint64_t unparsable_values = 0;  // as explain's (NodeReport::unparsable_values)
   };
   // One request's answer: the JSON body, and what a server logs and counts about it.
   struct Answer {
@@ -53,6 +54,7 @@ class Ranker {
     std::string trace_id;  // of a valid traceparent, else empty
     std::string plan;
     std::size_t degraded = 0;
+    std::size_t rows = 0;  // of a ranked answer: its rows, over every output
     // The plan it named, once found in the store (null before), and its executed nodes.
     std::shared_ptr<const CompiledPlan> compiled;
     std::vector<NodeOutcome> nodes;
