@@ -200,18 +200,20 @@ def section(doc):
     f = s["flood"]
     lines = ["<!-- overload:begin -->", "",
              "Recorded %s at %s on %s (%d cores), dataset `%s`, %s s per step, deadline_ms %d, "
-             "`rankd serve %s`." % (meta["date"], meta["commit"], meta["cpu"], meta["cores"],
-                                     meta["dataset"], meta["seconds_per_step"], meta["deadline_ms"],
-                                     " ".join(meta["serve_flags"]) or "(defaults)"), "",
+             "%s." % (meta["date"], meta["commit"], meta["cpu"], meta["cores"], meta["dataset"],
+                      meta["seconds_per_step"], meta["deadline_ms"],
+                      "`rankd serve %s`" % " ".join(meta["serve_flags"]) if meta["serve_flags"]
+                      else "`rankd serve`'s default flags"), "",
              "**Max throughput** (closed loop, best of %s connections): **%s goodput/s** at %s "
              "connections; RSS %s MB." % (", ".join(str(c) for c in meta["concurrency"]),
                                            fmt(s["max_goodput_per_s"], "%.0f"), s["max_concurrency"],
                                            fmt(s["rss_at_max_mb"], "%.1f")), ""]
     lines += table(doc)
-    lines += ["", "Recovery after %gx: goodput back to 90%% of the offered rate %s s after the "
-              "overload ended. Flood (%d connections, closed loop): %s goodput/s, %s shed/s, %s other "
+    recovered = ("%s s after the overload ended" % fmt(s["recovery_s"], "%.1f")
+                 if s["recovery_s"] is not None else "never within the %s s step" % meta["seconds_per_step"])
+    lines += ["", "Recovery after %gx: goodput back to 90%% of the offered rate %s. Flood (%d connections, closed loop): %s goodput/s, %s shed/s, %s other "
               "errors/s; RSS idle %s MB, peak %s MB, %s s after %s MB." % (
-                  OVERLOAD, fmt(s["recovery_s"], "%.1f"), FLOOD_CONNECTIONS,
+                  OVERLOAD, recovered, FLOOD_CONNECTIONS,
                   fmt(f["goodput_per_s"], "%.0f"), fmt(f["shed_per_s"], "%.0f"),
                   fmt(f["other_errors_per_s"], "%.1f"), fmt(s["rss_idle_mb"], "%.1f"),
                   fmt(f["peak_rss_mb"], "%.1f"), meta["settle_s"], fmt(f["rss_after_mb"], "%.1f")),
