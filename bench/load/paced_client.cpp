@@ -315,6 +315,9 @@ class LoadRun {
     std::string out;                 // the request's bytes not yet written
     bool want_write = false;
     HttpResponseReader reader;
+    // Which socket of the slot an epoll event is for: the slot may have closed and opened another
+    // between the poll and the event's turn in the batch.
+    std::uint32_t generation = 0;
   };
 
   static constexpr std::uint64_t kTimerToken = ~std::uint64_t{0};
@@ -388,19 +391,20 @@ void LoadRun::ArmTimer(std::int64_t at_ns) {
   at_ns = std::max<std::int64_t>(at_ns, 1);
   spec.it_value.tv_sec = at_ns / 1'000'000'000;
   spec.it_value.tv_nsec = at_ns % 1'000'000'000;
-  if (::timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr) != 0)
+  if (::timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr) != 0) {
     Fatal("timerfd_settime");
+  }
 }
 
 std::string LoadRun::RequestBytes() {
   ++requests_built_;
   std::string body = f_.body;
-  if (const std::size_t at = body.find(kViewerPlaceholder); at != std::string::npos) {
-    const std::int64_t viewer = (requests_built_ * kViewerStride) % f_.users + 1;
-    do {
-      body.replace(body.find(kViewerPlaceholder), kViewerPlaceholder.size(),
-                   std::to_string(viewer));
-    } while (body.find(kViewerPlaceholder) != std::string::npos);
+  if (body.find(kViewerPlaceholder) != std::string::npos) {
+    const std::string viewer = std::to_string((requests_built_ * kViewerStride) % f_.users + 1);
+    for (std::size_t at = body.find(kViewerPlaceholder); at != std::string::npos;
+         at = body.find(kViewerPlaceholder, at + viewer.size())) {
+      body.replace(at, kViewerPlaceholder.size(), viewer);
+    }
   }
   return request_head_ + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
@@ -410,7 +414,7 @@ void LoadRun::Watch(int slot, bool add) {
   epoll_event ev{};
   const bool writable_wanted = c.want_write || c.state == ConnState::kConnecting;
   ev.events = EPOLLIN | EPOLLRDHUP | (writable_wanted ? std::uint32_t{EPOLLOUT} : 0u);
-  ev.data.u64 = static_cast<std::uint64_t>(slot);
+  ev.data.u64 = (std::uint64_t{c.generation} << 32) | static_cast<std::uint32_t>(slot);
   if (::epoll_ctl(epoll_fd_, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.fd, &ev) != 0) {
     Fatal("epoll_ctl");
   }
@@ -454,6 +458,7 @@ void LoadRun::Open(int slot, Pending p) {
   const int one = 1;
   if (::setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) Fatal("TCP_NODELAY");
   c.reader = HttpResponseReader();
+  ++c.generation;
   c.request = p;
   c.want_write = false;
   c.state = ConnState::kConnecting;
@@ -746,7 +751,12 @@ void LoadRun::Run() {
         if (!f_.closed) IssueDue(NowNs());
         continue;
       }
-      OnEvent(static_cast<int>(events[i].data.u64), events[i].events);
+      const auto slot = static_cast<int>(events[i].data.u64 & 0xffffffffu);
+      const auto generation = static_cast<std::uint32_t>(events[i].data.u64 >> 32);
+      const Conn& c = conns_[static_cast<std::size_t>(slot)];
+      if (c.state != ConnState::kClosed && c.generation == generation) {
+        OnEvent(slot, events[i].events);
+      }
     }
   }
 }
