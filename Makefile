@@ -116,7 +116,7 @@ bench-plan: setup-bench
 
 # Overload: the feed plan on the bench dataset offered 0.5x, 1x, 2x and 4x its measured max by
 # rankd's paced client (open loop), the recovery after 4x and a 512-connection flood's RSS;
-# recorded in docs/benchmarks.md (about 3 min); with ARGS (e.g. '--quick --dataset tiny') it runs
+# recorded in docs/benchmarks.md (about 2 min); with ARGS (e.g. '--quick --dataset tiny') it runs
 # without recording.
 bench-overload: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)

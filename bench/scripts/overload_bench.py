@@ -231,8 +231,8 @@ def main():
     ap.add_argument("--client", default=os.path.join(BUILD, "bench", "load", "rankd_paced_client"))
     ap.add_argument("--dataset", default="bench", choices=sorted(DATASET_USERS))
     ap.add_argument("--seconds", type=int, default=5, help="per step (default 5)")
-    ap.add_argument("--concurrency", default="8,16,32,64",
-                    help="closed-loop connections tried for the max (default 8,16,32,64)")
+    ap.add_argument("--concurrency", default="4,8,16,32,64",
+                    help="closed-loop connections tried for the max (default 4,8,16,32,64)")
     ap.add_argument("--connections", type=int, default=256,
                     help="open loop: at most this many connections (default 256)")
     ap.add_argument("--deadline_ms", type=int, default=100, help="the requests' deadline_ms")
