@@ -28,8 +28,9 @@
 //     stats: requests, sent, answered, goodput, late_200, shed, other_errors (every answer but
 //     200 and 503, and every failure), waited_for_connection, goodput_per_s, shed_per_s,
 //     other_errors_per_s (over the phase's duration), status {code: count}, failures {kind:
-//     count}, latency_ms {"200", "503", "other", "admitted" (every status but 503): count, p50,
-//     p90, p99, p999, max}, send_lag_ms (written - due)
+//     count}, latency_ms {"200", "503", "other", "admitted" (every status but 503) from the due
+//     time, "503_from_send" from the write: count, p50, p90, p99, p999, max}, send_lag_ms
+//     (written - due)
 //   timeline {goodput, late_200, shed, other_errors}: counts per --bucket_ms of answer time
 // Exit status 0 when the run finished (whatever the server answered), 1 when the client itself
 // could not run (epoll, timerfd), 2 on a bad flag.
@@ -805,7 +806,7 @@ std::string LoadRun::Report() const {
     std::int64_t requests = 0, sent = 0, answered = 0, good = 0, late = 0, shed = 0, other = 0;
     std::int64_t waited = 0;
     std::map<int, std::int64_t> by_status;
-    std::vector<double> ok_ms, shed_ms, other_ms, admitted_ms, lag_ms;
+    std::vector<double> ok_ms, shed_ms, shed_from_send_ms, other_ms, admitted_ms, lag_ms;
     for (const Sample& s : samples_) {
       if (phase >= 0 && s.phase != phase) continue;
       ++requests;
@@ -823,6 +824,7 @@ std::string LoadRun::Report() const {
       } else if (s.status == 503) {
         ++shed;
         shed_ms.push_back(latency);
+        shed_from_send_ms.push_back(NsToMs(s.done_ns - s.sent_ns));
       } else {
         ++other;
         if (s.status > 0 || s.status == kConnectionLost || s.status == kProtocolError ||
@@ -864,6 +866,8 @@ std::string LoadRun::Report() const {
     w.Open("latency_ms");
     WriteLatency(w, "200", std::move(ok_ms));
     WriteLatency(w, "503", std::move(shed_ms));
+    // The server's time to refuse, without the client's own lag in sending.
+    WriteLatency(w, "503_from_send", std::move(shed_from_send_ms));
     WriteLatency(w, "other", std::move(other_ms));
     WriteLatency(w, "admitted", std::move(admitted_ms));
     w.Close();

@@ -9,6 +9,7 @@ exist, add up and are consistent with each other.
 """
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -43,7 +44,6 @@ class PacedClientFlagsTest(unittest.TestCase):
 
     def test_a_refused_server_is_counted_not_fatal(self):
         # A port nobody listens on: every request fails to connect, and the report says so.
-        import socket
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
