@@ -35,13 +35,15 @@ docs/benchmarks/overload.json and the section of docs/benchmarks.md between
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
+import re
 import shutil
-import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 from bench_env import (REPO_ROOT, cpu_model, git, loadavg, rewrite_docs_section, save_doc_json,
                        save_results)
@@ -63,6 +65,7 @@ RECOVERED_SHARE = 0.9   # of the offered rate, per bucket
 RECOVERED_BUCKETS = 5   # in a row
 RSS_SAMPLE_S = 0.02
 FLOOD_CONNECTIONS = 512
+SHED_SAMPLE = re.compile(r'^rankd_requests_shed_total\{[^}]*reason="([^"]+)"[^}]*\} (\S+)$', re.M)
 
 
 def log(*args):
@@ -96,9 +99,21 @@ class RssSampler:
         self._thread.join()
 
 
+def shed_by_reason(port):
+    """rankd's rankd_requests_shed_total per reason so far ({} when /metrics cannot be read)."""
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+            text = r.read().decode()
+    except OSError:
+        return {}
+    return {m.group(1): int(float(m.group(2))) for m in SHED_SAMPLE.finditer(text)}
+
+
 def client(args, port, users, mode, connections, seconds):
     """Runs the paced client to its end with `mode` (its --phases or --closed flags), which send
-    for `seconds`; returns its report plus the client's CPU seconds."""
+    for `seconds`; returns its report plus the client's CPU seconds and the server's sheds per
+    reason during the run (from /metrics)."""
+    before = shed_by_reason(port)
     argv = [args.client, "--port", str(port), "--path", "/rank",
             "--body", BODY % args.deadline_ms, "--users", str(users),
             "--connections", str(connections), "--deadline_ms", str(args.deadline_ms),
@@ -106,6 +121,8 @@ def client(args, port, users, mode, connections, seconds):
     stdout, cpu_s = run_load_generator(argv, seconds + args.drain_ms / 1000 + 60)
     report = json.loads(stdout)
     report["client_cpu_s"] = cpu_s
+    after = shed_by_reason(port)
+    report["shed_by_reason"] = {k: v - before.get(k, 0) for k, v in after.items()}
     return report
 
 
@@ -218,6 +235,9 @@ def section(doc):
                   fmt(f["goodput_per_s"], "%.0f"), fmt(f["shed_per_s"], "%.0f"),
                   fmt(f["other_errors_per_s"], "%.1f"), fmt(s["rss_idle_mb"], "%.1f"),
                   fmt(f["peak_rss_mb"], "%.1f"), meta["settle_s"], fmt(f["rss_after_mb"], "%.1f")),
+              "", "Shed by the server's admission rules (rankd_requests_shed_total), per run: %s." % (
+                  "; ".join("%s: %s" % (run, fmt_other(by)) for run, by in s["shed_by_reason"].items())
+                  + (" (%gx: its 1x that followed too)" % OVERLOAD)),
               "", "| target | measured | goal | |", "|---|---:|---|---|"]
     for name, value, goal, ok in doc["targets"]:
         lines.append("| %s | %s | %s | %s |" % (name, fmt(value, "%.2f"), goal,
@@ -234,8 +254,9 @@ def main():
     ap.add_argument("--seconds", type=int, default=5, help="per step (default 5)")
     ap.add_argument("--concurrency", default="4,8,16,32,64",
                     help="closed-loop connections tried for the max (default 4,8,16,32,64)")
-    ap.add_argument("--connections", type=int, default=256,
-                    help="open loop: at most this many connections (default 256)")
+    ap.add_argument("--connections", type=int,
+                    help="open loop: at most this many connections (default: twice what %gx the max "
+                    "needs if every request took its whole deadline, at least 256)" % OVERLOAD)
     ap.add_argument("--deadline_ms", type=int, default=100, help="the requests' deadline_ms")
     ap.add_argument("--drain_ms", type=int, default=3000,
                     help="after each step, wait this long for its outstanding answers")
@@ -251,7 +272,8 @@ def main():
     except ValueError:
         ap.error("--concurrency: expected connection counts separated by commas, got %r"
                  % args.concurrency)
-    if any(c < 1 for c in concurrency) or args.seconds < 1 or args.connections < 1 \
+    if any(c < 1 for c in concurrency) or args.seconds < 1 \
+            or (args.connections is not None and args.connections < 1) \
             or args.deadline_ms < 1 or args.drain_ms < 0 or args.settle < 0 \
             or (args.shards is not None and args.shards < 1):
         ap.error("--concurrency, --seconds, --connections, --deadline_ms and --shards must be "
@@ -301,8 +323,9 @@ def main():
             rep["peak_rss_mb"] = rss.peak_mb
             runs["closed"][str(c)] = rep
             t = rep["total"]
-            log("  c=%-4d goodput %7.0f/s  shed %6.0f/s  other %5.1f/s  200 p50/p99 %s ms" % (
-                c, t["goodput_per_s"], t["shed_per_s"], t["other_errors_per_s"],
+            log("  c=%-4d goodput %7.0f/s  shed %6.0f/s (%s)  other %5.1f/s  200 p50/p99 %s ms" % (
+                c, t["goodput_per_s"], t["shed_per_s"], fmt_other(rep["shed_by_reason"]),
+                t["other_errors_per_s"],
                 fmt_pair(t["latency_ms"]["200"]["p50"], t["latency_ms"]["200"]["p99"])))
             if best is None or t["goodput_per_s"] > runs["closed"][str(best)]["total"]["goodput_per_s"]:
                 best = c
@@ -313,14 +336,18 @@ def main():
         log("  max %.0f goodput/s at c=%d" % (max_rps, best))
 
         steps, runs["open"] = {}, {}
-        log("Open loop: up to %d connections, %d s per step" % (args.connections, args.seconds))
+        # Little's law: at 4x the max with every request held to its deadline, this many are open
+        # at once; twice that leaves the client room, so that waiting for a connection is rare.
+        connections = args.connections or max(256, math.ceil(
+            2 * OVERLOAD * max_rps * args.deadline_ms / 1000))
+        log("Open loop: up to %d connections, %d s per step" % (connections, args.seconds))
         plan = [(name, ["--phases", "%.3f:%d" % (share * max_rps, step_ms)], 1)
                 for name, share in STEPS]
         plan.append(("%gx" % OVERLOAD, ["--phases", "%.3f:%d,%.3f:%d" % (
             OVERLOAD * max_rps, step_ms, RECOVERY * max_rps, step_ms)], 2))
         recovery = None
         for name, mode, phases in plan:
-            rep = client(args, port, users, mode, args.connections, phases * args.seconds)
+            rep = client(args, port, users, mode, connections, phases * args.seconds)
             runs["open"][name] = rep
             names = [name] if len(rep["phases"]) == 1 else [name, "%gx after %gx" % (RECOVERY, OVERLOAD)]
             for i, phase_name in enumerate(names):
@@ -332,6 +359,7 @@ def main():
                         v["other_errors_per_s"], fmt_other(v["other_errors"]),
                         fmt_pair(v["admitted_p50_ms"], v["admitted_p99_ms"]),
                         fmt_pair(v["shed_p50_ms"], v["shed_p99_ms"]), v["waited_for_connection"]))
+            log("  %-10s shed by reason: %s" % ("", fmt_other(rep["shed_by_reason"])))
             if len(names) == 2:
                 recovery = recovery_s(rep, step_ms, RECOVERY * max_rps)
                 log("  recovery after %gx: %s" % (OVERLOAD, "never" if recovery is None
@@ -349,6 +377,7 @@ def main():
                  "other_errors_per_s": t["other_errors_per_s"], "peak_rss_mb": rss.peak_mb,
                  "rss_after_mb": rss_after, "connects": rep["connects"],
                  "connect_errors": rep["connect_errors"], "connections_lost": rep["connections_lost"]}
+        log("  shed by reason: %s" % fmt_other(rep["shed_by_reason"]))
         log("  goodput %.0f/s  shed %.0f/s  other %.1f/s; RSS peak %s MB, %d s after %s MB (idle %s)" % (
             t["goodput_per_s"], t["shed_per_s"], t["other_errors_per_s"], fmt(rss.peak_mb, "%.1f"),
             args.settle, fmt(rss_after, "%.1f"), fmt(rss_idle, "%.1f")))
@@ -362,13 +391,17 @@ def main():
 
     summary = {"max_goodput_per_s": max_rps, "max_concurrency": best,
                "rss_idle_mb": rss_idle, "rss_at_max_mb": runs["closed"][str(best)]["peak_rss_mb"],
-               "steps": steps, "recovery_s": recovery, "flood": flood}
+               "steps": steps, "recovery_s": recovery, "flood": flood,
+               # The server's own count per admission rule, for each client run.
+               "shed_by_reason": dict([("c=%s" % c, r["shed_by_reason"]) for c, r in runs["closed"].items()]
+                                      + [(n, r["shed_by_reason"]) for n, r in runs["open"].items()]
+                                      + [("flood", runs["flood"]["shed_by_reason"])])}
     doc = {"meta": {"date": now.strftime("%Y-%m-%d"), "commit": git("rev-parse", "--short", "HEAD"),
                     "cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release(),
                     "loadavg_start": loadavg_start, "loadavg_end": loadavg(),
                     "dataset": args.dataset, "keys": keys, "seconds_per_step": args.seconds,
                     "deadline_ms": args.deadline_ms, "concurrency": concurrency,
-                    "connections": args.connections, "flood_connections": FLOOD_CONNECTIONS,
+                    "connections": connections, "flood_connections": FLOOD_CONNECTIONS,
                     "settle_s": args.settle, "serve_flags": serve_flags,
                     "seconds": time.time() - t0},
            "summary": summary}
