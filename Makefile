@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-overload bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -113,6 +113,15 @@ bench-plan: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@nice ninja -C build-bench -j$(JOBS) --quiet rankd
 	/usr/bin/python3 bench/scripts/plan_bench.py $(if $(ARGS),$(ARGS),--record)
+
+# Overload: the feed plan on the bench dataset offered 0.5x, 1x, 2x and 4x its measured max by
+# rankd's paced client (open loop), the recovery after 4x and a 512-connection flood's RSS;
+# recorded in docs/benchmarks.md (about 2 min); with ARGS (e.g. '--quick --dataset tiny') it runs
+# without recording.
+bench-overload: setup-bench
+	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
+	@nice ninja -C build-bench -j$(JOBS) --quiet rankd rankd_paced_client
+	/usr/bin/python3 bench/scripts/overload_bench.py $(if $(ARGS),$(ARGS),--record)
 
 # TCP echo, rankd (epoll, io_uring) vs Boost.Asio, recorded in docs/benchmarks.md.
 bench-echo: bench

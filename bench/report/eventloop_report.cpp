@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <string>
 
-#include "json_object_writer.h"
 #include "rankd/bench_report/clock.h"
+#include "rankd/bench_report/json_object_writer.h"
 
 namespace rankd::bench_report {
 namespace {

@@ -1,4 +1,4 @@
-#include "json_object_writer.h"
+#include "rankd/bench_report/json_object_writer.h"
 
 #include <cmath>
 #include <cstdio>
@@ -39,6 +39,16 @@ void JsonObjectWriter::Num(std::string_view key, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f", std::isfinite(value) ? value : 0.0);
   out_ += buf;
+}
+
+void JsonObjectWriter::IntArray(std::string_view key, std::span<const std::int64_t> values) {
+  Key(key);
+  out_ += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i != 0) out_ += ", ";
+    out_ += std::to_string(values[i]);
+  }
+  out_ += ']';
 }
 
 }  // namespace rankd::bench_report

@@ -125,6 +125,19 @@ def cpu_ns(pid):
     return total
 
 
+def proc_status(pid, key):
+    """A kB figure of /proc/<pid>/status (VmRSS, VmHWM), in MB (10^6 bytes), or None once the
+    process is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024 / 1e6
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def run_load_generator(argv, timeout):
     """Runs a load generator (wrk) to its end: (its stdout, the CPU seconds it used, user +
     system), the load's own cost on cores it shares with the servers. ValueError when it fails."""

@@ -59,7 +59,8 @@ import threading
 import time
 
 from bench_env import cpu_model, git, loadavg
-from bench_server import LIVE, Server, ServerError, cpu_ns, run_main, stop_all, stop_and_record
+from bench_server import (LIVE, Server, ServerError, cpu_ns, proc_status, run_main, stop_all,
+                          stop_and_record)
 from bench_stats import fmt
 from http_check import cut_response
 
@@ -103,18 +104,6 @@ def start_server(args, shards, preexec_fn=None):
     LIVE.append(server)
     server.wait_listening()
     return server
-
-
-def proc_status(pid, key):
-    """A kB figure of /proc/<pid>/status (VmRSS, VmHWM), in MB (10^6 bytes), or None."""
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024 / 1e6
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def open_fds(pid):

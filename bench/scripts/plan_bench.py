@@ -46,7 +46,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 
@@ -54,6 +53,8 @@ from bench_env import cpu_model, loadavg, rewrite_docs_section, git, save_doc_js
 from bench_server import (LIVE, Server, ServerError, run_load_generator, run_main, stop_all,
                           stop_and_record)
 from bench_stats import median, paired_ratio, rotation, fmt
+from feed_service import (DATASET_USERS, RankdServer, RedisServer, build_plans, load_dataset,
+                          rankd_serve_args)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_DIR = os.path.join(ROOT, "bench", "results")
@@ -62,7 +63,6 @@ DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 LUA = os.path.join(ROOT, "bench", "scripts", "plan_bench.lua")
 NODE_PEER = os.path.join(ROOT, "bench", "peers", "node", "feed_server.js")
 WRK = "/usr/bin/wrk"
-DATASET_USERS = {"tiny": 200, "demo": 2000, "bench": 100000}
 FEATURES = ["author_id", "age_hours", "likes", "ctr", "title"]
 FOLLOW_FANOUT, MEDIA_FANOUT = 100, 10
 
@@ -85,49 +85,7 @@ def log(*args):
     print(*args, flush=True)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # ----------------------------------------------------------------------------- Redis and data
-
-class RedisServer:
-    """A private redis-server on a free loopback port, its data in `folder`; stopped by PID."""
-
-    def __init__(self, folder):
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", folder, "--logfile", os.path.join(folder, "redis.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline or self.proc.poll() is not None:
-                self.stop()
-                raise ServerError("redis-server did not start on port %d" % self.port)
-            time.sleep(0.05)
-
-    def address(self):
-        return "127.0.0.1:%d" % self.port
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
 
 class RespConnection:
     """A minimal blocking RESP client for reading the dataset back (lists and hashes)."""
@@ -256,38 +214,11 @@ def bench_registry(folder):
     return registry
 
 
-class RankdServer(Server):
-    """`rankd serve` on a free port: its `listening` log line (stderr) names the port; ready once
-    /readyz answers 200."""
-
-    def wait_listening(self):
-        threading.Thread(target=self._drain, daemon=True).start()  # stdout, should it write
-        deadline = time.time() + self.listen_timeout_s
-        while self.port is None:
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise ServerError("%s did not start: %s" % (self.name, self.stderr_tail()))
-            self.stderr.seek(0)
-            for line in self.stderr.read().splitlines():
-                if '"listening"' in line:
-                    self.port = json.loads(line)["port"]
-            time.sleep(0.02)
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen("http://127.0.0.1:%d/readyz" % self.port).status == 200:
-                    return self.port
-            except OSError:
-                pass
-            time.sleep(0.02)
-        raise ServerError("%s never became ready" % self.name)
-
-
 def start(impl, ctx):
     argv = IMPLS[impl].format(rankd=ctx["rankd"]).split()
     if impl.startswith("rankd"):
-        argv += ["--plans", ctx["store"], "--registry", ctx["registry"], "--env",
-                 "test", "--endpoint", "graph=" + ctx["redis"], "--endpoint",
-                 "features=" + ctx["redis"], "--port", "0", "--log_sample", "0",
-                 "--max_in_flight", "4096"]
+        argv += rankd_serve_args(ctx["store"], ctx["registry"], ctx["redis"]) + [
+            "--max_in_flight", "4096"]
         server = RankdServer(argv, impl, listen_timeout_s=20)
     else:
         argv += ["--redis", ctx["redis"], "--port", "0", "--digest", ctx["feed_digest"]]
@@ -652,22 +583,9 @@ def main():
     redis = None
     try:
         redis = RedisServer(folder)
-        log("redis-server on %s; loading the %s dataset" % (redis.address(), args.dataset))
-        out = subprocess.run([args.rankd, "datagen", "--dataset", args.dataset, "--redis",
-                              redis.address(), "--flush"], capture_output=True, text=True, timeout=600)
-        if out.returncode != 0:
-            raise SystemExit("datagen failed: " + out.stderr[-500:])
-        log("  " + out.stderr.strip().splitlines()[-1])
-        keys = int(re.search(r"(\d+) keys \(", out.stderr).group(1))
+        keys = load_dataset(args.rankd, redis, args.dataset, log)
         registry = bench_registry(folder)
-        store = os.path.join(folder, "plans")
-        out = subprocess.run(["node", os.path.join(ROOT, "dsl", "bin", "rankc.js"), "build",
-                              os.path.join(ROOT, "plans"), "--out", store, "--registry", registry],
-                             capture_output=True, text=True, timeout=120, cwd=ROOT)
-        if out.returncode != 0:
-            raise SystemExit("rankc build failed: " + (out.stderr or out.stdout)[-500:])
-        with open(os.path.join(store, "index.json")) as f:
-            feed_digest = next(p["digest"] for p in json.load(f)["plans"] if p["name"] == "feed")
+        store, feed_digest = build_plans(folder, registry)
         users = DATASET_USERS[args.dataset]
         ctx = {"rankd": args.rankd, "store": store, "registry": registry,
                "redis": redis.address(), "users": users,

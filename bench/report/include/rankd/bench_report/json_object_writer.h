@@ -1,9 +1,11 @@
-// A minimal JSON writer for the benchmark reports: nested objects of numbers, two-space
-// indentation, keys in the order they are added. The text it builds is the body of the top-level
-// object (the caller prints the outer braces), starting at depth 1.
+// A minimal JSON writer for the benchmark reports: nested objects of numbers and arrays of
+// integers, two-space indentation, keys in the order they are added. The text it builds is the
+// body of the top-level object (the caller prints the outer braces), starting at depth 1. Keys
+// are written as given (the reports' keys need no escape).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,8 @@ class JsonObjectWriter {
   void Int(std::string_view key, std::int64_t value);
   // Three decimals; NaN and infinity (which JSON lacks) are written as 0.
   void Num(std::string_view key, double value);
+  // The values on one line: "key": [1, 2, 3].
+  void IntArray(std::string_view key, std::span<const std::int64_t> values);
 
   const std::string& text() const { return out_; }
 
