@@ -54,6 +54,7 @@ std::size_t HttpResponseReader::Consume() {
   head_bytes_ = body_bytes_ = 0;
   status_ = 0;
   keep_alive_ = true;
+  retry_after_ = false;
   return buffer_.size();
 }
 
@@ -119,6 +120,8 @@ HttpResponseReader::Result HttpResponseReader::ParseHead(std::string_view head) 
       body_bytes_ = length;
     } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
       return Fail("Transfer-Encoding " + Quote(value) + " is not supported (Content-Length only)");
+    } else if (EqualsIgnoreCase(name, "Retry-After")) {
+      retry_after_ = true;
     } else if (EqualsIgnoreCase(name, "Connection")) {
       if (ListsToken(value, "close")) keep_alive_ = false;
       if (http10 && ListsToken(value, "keep-alive")) keep_alive_ = true;

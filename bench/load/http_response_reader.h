@@ -1,9 +1,9 @@
 // HttpResponseReader: reads the HTTP/1.1 responses of one client connection that sends one
 // request at a time (the paced load client never pipelines): the status line, the two headers a
-// keep-alive client needs (Content-Length, Connection) and a Content-Length body, which it
-// skips. Anything else a response may be (a Transfer-Encoding body, a body delimited by the
-// close of the connection, an interim 1xx) is an error that names what was wrong: the load
-// client counts it and drops the connection.
+// keep-alive client needs (Content-Length, Connection), whether it has a Retry-After, and a
+// Content-Length body, which it skips. Anything else a response may be (a Transfer-Encoding body, a
+// body delimited by the close of the connection, an interim 1xx) is an error that names what was
+// wrong: the load client counts it and drops the connection.
 //
 // Thread affinity: none; one connection's owner uses it. Ownership: keeps a copy of the bytes
 // received and not yet consumed.
@@ -34,6 +34,8 @@ class HttpResponseReader {
   // After kResponse: the status code and whether the connection stays open after it.
   int status() const { return status_; }
   bool keep_alive() const { return keep_alive_; }
+  // After kResponse: it has a Retry-After header (a shed answer should).
+  bool retry_after() const { return retry_after_; }
   // After kError: what was wrong, e.g. "malformed status line 'HTTP/1.1 2x0 OK'".
   const std::string& error() const { return error_; }
 
@@ -54,6 +56,7 @@ class HttpResponseReader {
   std::size_t body_bytes_ = 0;
   int status_ = 0;
   bool keep_alive_ = true;
+  bool retry_after_ = false;
   bool failed_ = false;
   std::string error_;
 };

@@ -25,7 +25,8 @@
 // Output (stdout or --out): one JSON object (LoadRun::Report):
 //   connects, connect_errors, connections_lost, protocol_errors {message: count}, elapsed_s ...
 //   phases {"0": stats, "1": ...} by due time (closed loop: one phase), total: stats
-//     stats: requests, sent, answered, goodput, late_200, shed, other_errors (every answer but
+//     stats: requests, sent, answered, goodput, late_200, shed, shed_without_retry_after
+//     (503s that lack the header), other_errors (every answer but
 //     200 and 503, and every failure), waited_for_connection, goodput_per_s, shed_per_s,
 //     other_errors_per_s (over the phase's duration), status {code: count}, failures {kind:
 //     count}, latency_ms {"200", "503", "other", "admitted" (every status but 503) from the due
@@ -276,6 +277,7 @@ struct Sample {
   int status = 0;            // HTTP status, or a Failure
   int phase = 0;
   bool waited_for_connection = false;
+  bool retry_after = false;  // the answer had a Retry-After header
 };
 
 // One request on its way: its place in the samples.
@@ -568,6 +570,7 @@ void LoadRun::OnReadable(int slot) {
       case HttpResponseReader::Result::kResponse: {
         const int status = c.reader.status();
         const bool keep_alive = c.reader.keep_alive();
+        if (c.request) samples_[c.request->sample].retry_after = c.reader.retry_after();
         const bool extra = c.reader.Consume() != 0;
         if (!c.request || extra) {
           // Bytes nobody asked for: the connection's framing can no longer be trusted.
@@ -804,6 +807,7 @@ std::string LoadRun::Report() const {
   // Per phase, then over the whole run (phase index -1).
   const auto write_stats = [&](std::string_view key, int phase, double seconds) {
     std::int64_t requests = 0, sent = 0, answered = 0, good = 0, late = 0, shed = 0, other = 0;
+    std::int64_t shed_without_retry_after = 0;
     std::int64_t waited = 0;
     std::map<int, std::int64_t> by_status;
     std::vector<double> ok_ms, shed_ms, shed_from_send_ms, other_ms, admitted_ms, lag_ms;
@@ -823,6 +827,7 @@ std::string LoadRun::Report() const {
         ok_ms.push_back(latency);
       } else if (s.status == 503) {
         ++shed;
+        shed_without_retry_after += s.retry_after ? 0 : 1;
         shed_ms.push_back(latency);
         shed_from_send_ms.push_back(NsToMs(s.done_ns - s.sent_ns));
       } else {
@@ -846,6 +851,7 @@ std::string LoadRun::Report() const {
     w.Int("goodput", good);
     w.Int("late_200", late);
     w.Int("shed", shed);
+    w.Int("shed_without_retry_after", shed_without_retry_after);
     w.Int("other_errors", other);
     w.Int("waited_for_connection", waited);
     w.Num("goodput_per_s", static_cast<double>(good) / seconds);

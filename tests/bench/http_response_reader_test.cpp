@@ -21,6 +21,7 @@ TEST(HttpResponseReader, ReadsAWholeResponseAndItsStatus) {
   ASSERT_EQ(r.Feed(kOverloaded), Result::kResponse);
   EXPECT_EQ(r.status(), 503);
   EXPECT_TRUE(r.keep_alive());
+  EXPECT_TRUE(r.retry_after());
   EXPECT_EQ(r.Consume(), 0u);
   EXPECT_EQ(r.buffered(), 0u);
 }
@@ -36,8 +37,12 @@ TEST(HttpResponseReader, ReadsAResponseFedOneByteAtATime) {
 
 TEST(HttpResponseReader, ReadsConsecutiveResponsesOnOneConnection) {
   HttpResponseReader r;
+  ASSERT_EQ(r.Feed(kOverloaded), Result::kResponse);
+  EXPECT_TRUE(r.retry_after());
+  EXPECT_EQ(r.Consume(), 0u);
   ASSERT_EQ(r.Feed("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"), Result::kResponse);
   EXPECT_EQ(r.status(), 200);
+  EXPECT_FALSE(r.retry_after());  // the previous response's header is forgotten
   EXPECT_EQ(r.Consume(), 0u);
   ASSERT_EQ(r.Feed("HTTP/1.1 504 Gateway Timeout\r\nContent-Length: 0\r\n\r\n"), Result::kResponse);
   EXPECT_EQ(r.status(), 504);
