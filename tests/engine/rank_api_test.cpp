@@ -14,7 +14,10 @@
 #include "rankd/engine/api/ranker.h"
 #include "rankd/engine/api/request_ids.h"
 #include "rankd/engine/sources/endpoints.h"
+#include "rankd/runtime/cancellation.h"
 #include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/sleep.h"
+#include "rankd/runtime/task_scope.h"
 
 namespace rankd::engine {
 namespace {
@@ -352,6 +355,43 @@ TEST(RankerTest, AFailedRequestCarriesTheExplainOfWhatRanWhenAskedFor) {
   ASSERT_EQ(plain.error, ErrorCode::kDeadlineExceeded);
   EXPECT_EQ(plain.body, R"({"request_id":"f2","error":{"code":"deadline_exceeded","message":)"
                         R"("node nap timed out after 1 ms"}})");
+}
+
+TEST(RankerTest, ARequestItsCallerStopsIsStillAnsweredShuttingDownWithItsId) {
+  NodeParams ids;
+  ids.ids = {1};
+  NodeParams nap;
+  nap.ms = 60'000;
+  const auto store = StoreOf({PlanBuilder("slow")
+                                  .Add("ids", Op::kFixedSource, {}, ids)
+                                  .Add("nap", Op::kSleep, {"ids"}, nap)
+                                  .Output("nap")
+                                  .Build()});
+  rt::EventLoop loop;
+  const Ranker::Answer a = loop.RunUntilComplete(
+      [](std::shared_ptr<const CompiledPlanStore> s) -> rt::Task<Ranker::Answer> {
+        EndpointSet endpoints(std::vector<std::unique_ptr<Endpoint>>{});
+        Ranker ranker(std::move(s), endpoints, RankerOptions{});
+        const std::string body = R"({"plan":"slow","request_id":"s1","deadline_ms":60000})";
+        // The caller (a server's drain past its grace) stops the request while its node sleeps.
+        rt::CancelSource stop;
+        rt::TaskScope scope;
+        scope.Spawn([](rt::CancelSource* source) -> rt::Task<void> {
+          co_await rt::SleepFor(std::chrono::milliseconds(5));
+          source->RequestCancel();
+        }(&stop));
+        rt::Task<Ranker::Answer> ranking = ranker.Rank(body);
+        ranking.promise().set_cancel_token(stop.token());
+        Ranker::Answer answer = co_await std::move(ranking);
+        co_await scope.Join();
+        co_return answer;
+      }(store));
+  ASSERT_EQ(a.error, ErrorCode::kShuttingDown) << a.body;
+  EXPECT_EQ(a.request_id, "s1");
+  EXPECT_NE(a.body.find(R"({"request_id":"s1","error":{"code":"shutting_down","message":)"),
+            std::string::npos)
+      << a.body;
+  EXPECT_EQ(a.plan, "slow");
 }
 
 // Runs one request with headers through a Ranker over `store`, with no endpoints.
