@@ -18,6 +18,7 @@
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/sleep.h"
 #include "rankd/runtime/task_scope.h"
+#include "vm/regex_cache.h"
 
 namespace rankd::engine {
 namespace {
@@ -119,27 +120,30 @@ TEST(ParseRankRequestTest, ARequestIdIsAtMost128BytesOfPrintableAscii) {
 }
 
 // A plan of no Redis nodes with one param of each type and a regex param used with two flag sets.
-std::shared_ptr<const CompiledPlan> ParamPlan() {
-  static const std::shared_ptr<const Registry> registry = testing::ExampleRegistry("127.0.0.1:1");
+std::shared_ptr<const Plan> ParamPlanSpec() {
   NodeParams ids;
   ids.ids = {3, 1, 2};
   const auto param = [](std::string name, ValueType type, Scalar value,
                         std::optional<double> min = {}, std::optional<double> max = {}) {
     return PlanParam{std::move(name), type, std::move(value), min, max};
   };
-  auto plan = PlanBuilder("params")
-                  .Param(param("flag", ValueType::kBool, false))
-                  .Param(param("limit", ValueType::kInt, std::int64_t{5}, 1, 10))
-                  .Param(param("pattern", ValueType::kString, std::string("^clip")))
-                  .Param(param("weight", ValueType::kFloat, 0.5, 0, 100))
-                  .Add("ids", Op::kFixedSource, {}, ids)
-                  .Expr("e0", X::If(P::Or({P::RegexParam(X::Str("Clip"), "pattern", "i"),
-                                           P::RegexParam(X::Str("clip"), "pattern", "s")}),
-                                    X::Param("weight"), X::Float(0)))
-                  .Add("score", Op::kVm, {"ids"}, testing::VmParams("final_score", "e0"))
-                  .Output("score")
-                  .Build();
-  return CompilePlan(std::move(plan), registry);
+  return PlanBuilder("params")
+      .Param(param("flag", ValueType::kBool, false))
+      .Param(param("limit", ValueType::kInt, std::int64_t{5}, 1, 10))
+      .Param(param("pattern", ValueType::kString, std::string("^clip")))
+      .Param(param("weight", ValueType::kFloat, 0.5, 0, 100))
+      .Add("ids", Op::kFixedSource, {}, ids)
+      .Expr("e0", X::If(P::Or({P::RegexParam(X::Str("Clip"), "pattern", "i"),
+                               P::RegexParam(X::Str("clip"), "pattern", "s")}),
+                        X::Param("weight"), X::Float(0)))
+      .Add("score", Op::kVm, {"ids"}, testing::VmParams("final_score", "e0"))
+      .Output("score")
+      .Build();
+}
+
+std::shared_ptr<const CompiledPlan> ParamPlan() {
+  static const std::shared_ptr<const Registry> registry = testing::ExampleRegistry("127.0.0.1:1");
+  return CompilePlan(ParamPlanSpec(), registry);
 }
 
 RequestParam Override(std::string name, Scalar value, std::string json_type) {
@@ -194,6 +198,30 @@ TEST(BindParamsTest, EveryBadOverrideIsAnInvalidParamNamingIt) {
             "param pattern is a string: expected a string, got a null");
   const std::string regex = BindRefusal(*plan, Override("pattern", std::string("("), "string"));
   EXPECT_EQ(regex.rfind("param pattern is not a valid RE2 pattern: ", 0), 0u) << regex;
+}
+
+TEST(BindParamsTest, APatternOverRe2sMemoryBoundIsAnInvalidParam) {
+  EXPECT_EQ(BindRefusal(*ParamPlan(), Override("pattern", std::string("\\pL{400}"), "string")),
+            "param pattern is not a valid RE2 pattern: pattern too large - compile failed");
+}
+
+TEST(BindParamsTest, ListsThePatternsItWouldCompileOncePerFlagSet) {
+  const auto plan = ParamPlan();
+  const std::string fresh = "bind-params-test-[a-z]+";
+  const std::vector<RequestParam> overrides = {
+      Override("pattern", fresh, "string"), Override("weight", 1.0, "number"),
+      Override("colour", std::string("x"), "string")};  // not a param: BindParams refuses it
+  std::vector<ParamPattern> todo = UncompiledParamPatterns(*plan, overrides);
+  ASSERT_EQ(todo.size(), 2u);
+  EXPECT_EQ(todo[0].pattern, fresh);
+  EXPECT_EQ(todo[0].flags + "," + todo[1].flags, "i,s");
+  CompileParamPatterns(todo);
+  EXPECT_TRUE(UncompiledParamPatterns(*plan, overrides).empty());
+  // A refused pattern is kept too: BindParams reports it without compiling it again.
+  const std::vector<RequestParam> broken = {Override("pattern", std::string("(("), "string")};
+  CompileParamPatterns(UncompiledParamPatterns(*plan, broken));
+  EXPECT_TRUE(UncompiledParamPatterns(*plan, broken).empty());
+  EXPECT_EQ(BindParams(*plan, broken).error().code, ErrorCode::kInvalidParam);
 }
 
 TEST(CompiledPlanTest, KnowsEachParamsRegexFlagsAndWhetherItReadsTheViewer) {
@@ -528,6 +556,21 @@ TEST(RankerTest, AnErrorAfterThePlanIsFoundKeepsThePlan) {
   ASSERT_NE(a.compiled, nullptr);
   EXPECT_EQ(a.compiled->plan().name, "score");
   EXPECT_EQ(Rank(store, R"({"plan":"nope"})").compiled, nullptr);
+}
+
+TEST(RankerTest, CompilesARequestsNewPatternsOffTheLoopAndStillRefusesABadOne) {
+  const auto store = StoreOf({ParamPlanSpec()});
+  const std::string fresh = "ranker-test-[a-z]+";
+  ASSERT_FALSE(RegexCached(fresh, "i"));
+  const Ranker::Answer ok =
+      Rank(store, R"({"plan":"params","params":{"pattern":")" + fresh + R"("}})");
+  EXPECT_FALSE(ok.error) << ok.body;
+  EXPECT_TRUE(RegexCached(fresh, "i"));
+  EXPECT_TRUE(RegexCached(fresh, "s"));
+  const Ranker::Answer refused =
+      Rank(store, R"({"plan":"params","params":{"pattern":"\\pL{400}"}})");
+  ASSERT_EQ(refused.error, ErrorCode::kInvalidParam) << refused.body;
+  EXPECT_NE(refused.body.find("pattern too large"), std::string::npos) << refused.body;
 }
 
 TEST(RankerTest, AnswersEachRequestErrorWithItsCode) {

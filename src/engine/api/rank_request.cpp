@@ -231,4 +231,26 @@ std::expected<ParamBinding, RankError> BindParams(const CompiledPlan& compiled,
   return binding;
 }
 
+std::vector<ParamPattern> UncompiledParamPatterns(const CompiledPlan& compiled,
+                                                  const std::vector<RequestParam>& overrides) {
+  const Plan& plan = compiled.plan();
+  std::vector<ParamPattern> out;
+  for (const RequestParam& o : overrides) {
+    if (!std::holds_alternative<std::string>(o.value)) continue;  // BindParams refuses it
+    const auto at = std::find_if(plan.params.begin(), plan.params.end(),
+                                 [&o](const PlanParam& p) { return p.name == o.name; });
+    if (at == plan.params.end() || at->type != ValueType::kString) continue;
+    const std::string& pattern = std::get<std::string>(o.value);
+    for (const std::string& flags :
+         compiled.regex_flags()[static_cast<std::size_t>(at - plan.params.begin())]) {
+      if (!RegexCached(pattern, flags)) out.push_back({pattern, flags});
+    }
+  }
+  return out;
+}
+
+void CompileParamPatterns(const std::vector<ParamPattern>& patterns) {
+  for (const ParamPattern& p : patterns) (void)CachedRegex(p.pattern, p.flags, nullptr);
+}
+
 }  // namespace rankd::engine

@@ -3,6 +3,8 @@
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
 #include "rankd/engine/api/request_ids.h"
+#include "rankd/runtime/deadline.h"
+#include "rankd/runtime/offload.h"
 
 namespace rankd::engine {
 
@@ -53,6 +55,23 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
                    "viewer_id is required: plan " + request->plan + " reads the viewer"});
     co_return answer;
   }
+  const rt::Duration deadline = request->deadline_ms
+                                    ? rt::Duration(std::chrono::milliseconds(*request->deadline_ms))
+                                    : options_.default_deadline;
+  // A pattern param the process has not compiled yet is compiled on the CPU pool, within the
+  // request's deadline: a costly pattern never holds the loop (BindParams then finds it cached).
+  if (std::vector<ParamPattern> patterns = UncompiledParamPatterns(*plan, request->params);
+      !patterns.empty()) {
+    try {
+      co_await rt::WithTimeout(deadline, [](std::vector<ParamPattern> todo) -> rt::Task<void> {
+        co_await rt::OffloadCpu([&todo] { CompileParamPatterns(todo); });
+      }(std::move(patterns)));
+    } catch (const rt::DeadlineExceeded&) {
+      fail(RankError{ErrorCode::kDeadlineExceeded,
+                     "compiling the request's regex params took longer than its deadline"});
+      co_return answer;
+    }
+  }
   std::expected<ParamBinding, RankError> params = BindParams(*plan, request->params);
   if (!params) {
     fail(params.error());
@@ -75,9 +94,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
     admitted.plan = plan.get();
   }
   ExecuteOptions execute;
-  execute.deadline = request->deadline_ms
-                         ? rt::Duration(std::chrono::milliseconds(*request->deadline_ms))
-                         : options_.default_deadline;
+  execute.deadline = deadline;
   execute.scheduler = options_.scheduler;
   execute.offload_rows = options_.offload_rows;
   execute.default_node_timeout = options_.default_node_timeout;

@@ -249,7 +249,8 @@ class PlanChecker {
       }
       if (r->type == ValueType::kString && default_value.is_string() &&
           UsedAsRegex(*artifact_.Find("preds"), name)) {
-        if (const std::optional<std::string> problem = RegexProblem(default_value.string(), "")) {
+        if (const std::optional<std::string> problem =
+                RegexProblem(default_value.string(), "", kParamRegexMaxMem)) {
           Add(codes::kRegexInvalid, at + "/default", kPlanNode,
               "param \"" + name + "\" default is not a usable pattern: " + *problem);
         }

@@ -2,9 +2,11 @@
 
 namespace rankd::engine {
 
-std::unique_ptr<RE2> CompileRegex(std::string_view pattern, std::string_view flags) {
+std::unique_ptr<RE2> CompileRegex(std::string_view pattern, std::string_view flags,
+                                  std::int64_t max_mem) {
   RE2::Options options;
   options.set_log_errors(false);
+  options.set_max_mem(max_mem);
   options.set_case_sensitive(flags.find('i') == std::string_view::npos);
   options.set_dot_nl(flags.find('s') != std::string_view::npos);
   std::string text = flags.find('m') != std::string_view::npos ? "(?m)" : "";
@@ -12,7 +14,8 @@ std::unique_ptr<RE2> CompileRegex(std::string_view pattern, std::string_view fla
   return std::make_unique<RE2>(text, options);
 }
 
-std::optional<std::string> RegexProblem(std::string_view pattern, std::string_view flags) {
+std::optional<std::string> RegexProblem(std::string_view pattern, std::string_view flags,
+                                        std::int64_t max_mem) {
   // A sorted subset of "ims": ^i?m?s?$.
   std::string_view rest = flags;
   for (const char f : {'i', 'm', 's'}) {
@@ -20,7 +23,7 @@ std::optional<std::string> RegexProblem(std::string_view pattern, std::string_vi
   }
   if (!rest.empty())
     return "regex flags \"" + std::string(flags) + "\" are not supported (use i, m and s)";
-  const std::unique_ptr<RE2> re = CompileRegex(pattern, flags);
+  const std::unique_ptr<RE2> re = CompileRegex(pattern, flags, max_mem);
   if (re->ok()) return std::nullopt;
   std::string message = "invalid pattern /" + std::string(pattern) + "/: " + re->error();
   const bool lookaround = pattern.find("(?=") != std::string_view::npos ||

@@ -8,6 +8,7 @@
 
 #include <re2/re2.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,11 +16,20 @@
 
 namespace rankd::engine {
 
+// RE2's memory bound (RE2::Options::max_mem: its compiled programs and lazily built DFAs
+// together) for a plan's own patterns, and for a string param's patterns, which come in requests
+// (its default too, so that the default behaves as a request's value): a pattern that needs more
+// does not compile.
+inline constexpr std::int64_t kPlanRegexMaxMem = std::int64_t{8} << 20;  // RE2's default
+inline constexpr std::int64_t kParamRegexMaxMem = std::int64_t{1} << 20;
+
 // RE2 compiled from a regex predicate's pattern and flags (a sorted subset of "ims"); check ok().
-std::unique_ptr<RE2> CompileRegex(std::string_view pattern, std::string_view flags);
+std::unique_ptr<RE2> CompileRegex(std::string_view pattern, std::string_view flags,
+                                  std::int64_t max_mem = kPlanRegexMaxMem);
 
 // Why `pattern` with `flags` cannot be used (RE2's error, with a hint for lookaround and
-// backreferences, which RE2 lacks on purpose), or nullopt when RE2 accepts it.
-std::optional<std::string> RegexProblem(std::string_view pattern, std::string_view flags);
+// backreferences, which RE2 lacks on purpose), or nullopt when RE2 accepts it within `max_mem`.
+std::optional<std::string> RegexProblem(std::string_view pattern, std::string_view flags,
+                                        std::int64_t max_mem = kPlanRegexMaxMem);
 
 }  // namespace rankd::engine

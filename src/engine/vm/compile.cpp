@@ -541,7 +541,7 @@ std::uint16_t Compiler::RegexTest(const engine::Pred& p, int depth) {
   ref.flags = p.flags;
   if (p.pattern) {
     std::string error;
-    ref.fixed = CompileRegex(*p.pattern, p.flags, &error);
+    ref.fixed = CompileRegex(*p.pattern, p.flags, &error, kPlanRegexMaxMem);
     if (!ref.fixed) Invalid("invalid pattern: " + error);
   } else if (p.param) {
     bool found = false;

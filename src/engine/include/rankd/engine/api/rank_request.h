@@ -52,4 +52,17 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body);
 std::expected<ParamBinding, RankError> BindParams(const CompiledPlan& plan,
                                                   const std::vector<RequestParam>& overrides);
 
+// A request's pattern param value and the flags the plan uses it with.
+struct ParamPattern {
+  std::string pattern;
+  std::string flags;
+};
+// The patterns of the request's overrides that BindParams would have to compile (the process'
+// pattern cache has no outcome for them): a server compiles them off its loop first.
+std::vector<ParamPattern> UncompiledParamPatterns(const CompiledPlan& plan,
+                                                  const std::vector<RequestParam>& overrides);
+// Compiles each into the pattern cache, on the calling thread (outcomes, failures included, are
+// kept for BindParams).
+void CompileParamPatterns(const std::vector<ParamPattern>& patterns);
+
 }  // namespace rankd::engine
