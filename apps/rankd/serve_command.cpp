@@ -43,7 +43,7 @@ constexpr std::string_view kServeFlagsHelp =
     "  --max_in_flight N  requests ranking at once per shard; beyond: 503 overloaded (default\n"
     "                     256)\n"
     "  --log_sample F     the share of successful requests logged, 0 to 1 (default 1; errors\n"
-    "                     are always logged)\n"
+    "                     are always logged, refusals of admission counted instead)\n"
     "  --drain_grace_ms N how long a drain lets requests in flight finish (default 5000)\n"
     "  --io_backend B     epoll (default) or io_uring\n"
     "  --config FILE      a TOML file whose keys are these flags without dashes\n"

@@ -427,7 +427,11 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
     std::lock_guard lock(m.mutex);
     SnapshotEndpoints(shard.endpoints, shard.admission, m);
   }
-  if (status != 200 || log_.Sampled(NextUniform(shard.random_state))) {
+  // Every failure is logged but refusals: under overload they come by the thousand a second, and
+  // a line each would spend the CPU that serving needs. They are counted, and the shard's probe
+  // logs when shedding starts and stops, with how many it refused.
+  const bool refused = answer.error == engine::ErrorCode::kOverloaded;
+  if (!refused && (status != 200 || log_.Sampled(NextUniform(shard.random_state)))) {
     log_.Request({.request_id = answer.request_id,
                   .plan = answer.plan,
                   .plan_digest = answer.compiled ? std::string_view(answer.compiled->plan().digest)

@@ -452,9 +452,11 @@ class ServeFaultTest(OwnServer):
         [stopped] = self.server.wait_events("shedding_stopped", 1)
         self.assertEqual((stopped["shard"], stopped["reason"], stopped["refused"]),
                          (0, "in_flight", len(refused)))
-        # A failed request's line says why, where and with which plan.
-        lines = [e for e in self.server.drain_log()
-                 if e.get("event") == "request" and e.get("code") == "upstream_error"]
+        # A failed request's line says why, where and with which plan; refusals have none (the
+        # shedding lines above count them).
+        requests = [e for e in self.server.drain_log() if e.get("event") == "request"]
+        self.assertFalse([e for e in requests if e.get("code") == "overloaded"])
+        lines = [e for e in requests if e.get("code") == "upstream_error"]
         self.assertEqual(len(lines), len(admitted))
         self.assertEqual(lines[0]["shard"], 0)
         self.assertIn("graph", lines[0]["message"])
