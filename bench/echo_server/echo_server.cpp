@@ -24,7 +24,7 @@ constexpr ServerModeHelp kHelp{
     .about =
         "The TCP echo server of the echo benchmark (bench/scripts/echo_bench.py), one event\n"
         "loop thread: prints LISTENING <port> once listening; SIGTERM or SIGINT stops it.\n",
-    .own_flags = "",
+    .own_flags = {},
 };
 
 CommonServerFlags ParseEchoFlags(int argc, char** argv) {

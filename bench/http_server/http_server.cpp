@@ -20,14 +20,17 @@
 namespace rankd::bench {
 namespace {
 
+constexpr ServerFlag kFlags[] = {
+    {"--shards", "N", "event loops, one listener each (default 1)"},
+    {"--pin", "0|1", "pin each shard's thread to a core (default 0)"},
+};
+
 constexpr ServerModeHelp kHelp{
     .about =
         "The HTTP benchmark's server (bench/scripts/http_bench.py): GET /json and /plaintext\n"
         "as tokio's tinyhttp example serves them; prints LISTENING <port> once every shard\n"
         "listens; SIGTERM or SIGINT drains and stops it.\n",
-    .own_flags =
-        "  --shards N                    event loops, one listener each (default 1)\n"
-        "  --pin 0|1                     pin each shard's thread to a core (default 0)\n",
+    .own_flags = kFlags,
 };
 
 struct BenchServerConfig {

@@ -13,6 +13,11 @@ namespace {
   std::exit(2);
 }
 
+// The flags that take a value; --bench_json and --bench_eventloop are booleans.
+constexpr std::string_view kValueFlags[] = {"--bench_eventloop_mode", "--bench_n",
+                                            "--bench_producers",      "--bench_sleep_ms",
+                                            "--bench_tasks",          "--bench_warmup"};
+
 // "posts|timers|all": the modes a program has, and `all`.
 std::string ModeList(std::span<const std::string_view> modes) {
   std::string list;
@@ -73,6 +78,10 @@ Flags ParseFlags(int argc, char** argv, std::span<const std::string_view> modes)
       has_value = true;
     }
     const bool is_bool = name == "--bench_json" || name == "--bench_eventloop";
+    if (!is_bool &&
+        std::find(std::begin(kValueFlags), std::end(kValueFlags), name) == std::end(kValueFlags)) {
+      FlagError(prog, "unknown flag '" + std::string(name) + "'");
+    }
     if (!has_value && !is_bool) {
       if (i + 1 >= argc) FlagError(prog, std::string(name) + " needs a value");
       value = argv[++i];

@@ -3,20 +3,41 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
+#include <string>
 
 namespace rankd::bench {
 namespace {
 
+constexpr ServerFlag kCommonFlags[] = {
+    {"--io_backend", "epoll|io_uring", "reactor backend (default epoll)"},
+    {"--host", "H", "address to listen on (default 127.0.0.1)"},
+    {"--port", "N", "port to listen on; 0 (the default) picks a free one"},
+};
+
+void PrintFlags(std::span<const ServerFlag> flags) {
+  for (const ServerFlag& f : flags) {
+    const std::string head = std::string(f.name) + " " + std::string(f.arg);
+    std::printf("  %-29s %.*s\n", head.c_str(), static_cast<int>(f.help.size()), f.help.data());
+  }
+}
+
 void PrintServerUsage(std::string_view command, const ServerModeHelp& help) {
-  std::printf(
-      "usage: %.*s [flags]\n%.*s"
-      "  --io_backend epoll|io_uring   reactor backend (default epoll)\n"
-      "  --host H                      address to listen on (default 127.0.0.1)\n"
-      "  --port N                      port to listen on; 0 (the default) picks a free one\n"
-      "%.*s"
-      "Flags take `--flag value` or `--flag=value`.\n",
-      static_cast<int>(command.size()), command.data(), static_cast<int>(help.about.size()),
-      help.about.data(), static_cast<int>(help.own_flags.size()), help.own_flags.data());
+  std::printf("usage: %.*s [flags]\n%.*s", static_cast<int>(command.size()), command.data(),
+              static_cast<int>(help.about.size()), help.about.data());
+  PrintFlags(kCommonFlags);
+  PrintFlags(help.own_flags);
+  std::printf("Flags take `--flag value` or `--flag=value`.\n");
+}
+
+bool Known(std::string_view name, const ServerModeHelp& help) {
+  for (const std::span<const ServerFlag> flags :
+       {std::span<const ServerFlag>(kCommonFlags), help.own_flags}) {
+    for (const ServerFlag& f : flags) {
+      if (f.name == name) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -49,8 +70,9 @@ void ParseServerFlags(
       std::exit(0);
     }
     std::string_view name = arg, value;
+    if (auto eq = arg.find('='); eq != std::string_view::npos) name = arg.substr(0, eq);
+    if (!Known(name, help)) ServerFlagError(command, "unknown flag '" + std::string(name) + "'");
     if (auto eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     } else if (i + 1 < argc) {
       value = argv[++i];

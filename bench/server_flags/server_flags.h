@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,10 +30,18 @@ struct CommonServerFlags {
   std::uint16_t port = 0;
 };
 
-// What --help prints about a mode, besides its usage line and the common flags.
+// A flag a mode takes: its name, what its value looks like, and what it does (--help's line).
+struct ServerFlag {
+  std::string_view name;  // "--shards"
+  std::string_view arg;   // "N"
+  std::string_view help;
+};
+
+// What --help prints about a mode, besides its usage line and the common flags; its own flags
+// are also the names it knows (any other is an unknown flag).
 struct ServerModeHelp {
-  std::string_view about;      // what the mode serves; lines ending in '\n'
-  std::string_view own_flags;  // the mode's other flags, one "  --flag ..." line each
+  std::string_view about;  // what the mode serves; lines ending in '\n'
+  std::span<const ServerFlag> own_flags;
 };
 
 // Walks argv[1..]; argv[0] is the command's name in messages (e.g. "rankd bench echo-server").

@@ -36,20 +36,24 @@ def rankd(*args, stdin=""):
 
 class UnknownFlags(unittest.TestCase):
     def test_an_unknown_flag_is_named_unknown_with_or_without_a_value(self):
-        for command in ("serve", "run", "datagen"):
+        for command in (["serve"], ["run"], ["datagen"], ["bench", "eventloop"],
+                        ["bench", "echo-server"], ["bench", "http-server"]):
             for args in (["--bogus"], ["--bogus", "1"], ["--bogus=1"]):
                 with self.subTest(command=command, args=args):
-                    r = rankd(command, *args)
+                    r = rankd(*command, *args)
                     self.assertEqual(r.returncode, 2, r.stderr)
                     self.assertIn("unknown flag '--bogus'", r.stderr)
                     self.assertNotIn("needs a value", r.stderr)
 
     def test_a_known_flag_at_the_end_still_needs_its_value(self):
-        for command in ("serve", "run"):
+        for command, flag in ((["serve"], "--plans"), (["run"], "--plans"),
+                              (["bench", "eventloop"], "--bench_n"),
+                              (["bench", "http-server"], "--shards"),
+                              (["bench", "echo-server"], "--port")):
             with self.subTest(command=command):
-                r = rankd(command, "--plans")
+                r = rankd(*command, flag)
                 self.assertEqual(r.returncode, 2, r.stderr)
-                self.assertIn("--plans needs a value", r.stderr)
+                self.assertIn("%s needs a value" % flag, r.stderr)
 
 
 class ConfigFiles(unittest.TestCase):
