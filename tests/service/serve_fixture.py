@@ -98,10 +98,14 @@ class Server:
             found = [e for e in self.drain_log() if e.get("event") == event]
             if len(found) >= count:
                 return found
-            if time.time() > deadline:
+            remaining = deadline - time.time()
+            if remaining <= 0:
                 raise AssertionError("%d '%s' log lines within %ss, not %d: %s" % (
                     len(found), event, timeout, count, self.log[-5:]))
-            time.sleep(0.02)
+            try:  # the next line the server writes, or the deadline
+                self.log.append(json.loads(self.lines.get(timeout=remaining)))
+            except queue.Empty:
+                pass
 
     def request(self, method, path, body=None, timeout=10, headers=None):
         conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
