@@ -303,6 +303,11 @@ TEST_P(HostileClientsTest, OutOfDescriptorsTheWaitingAreShedWith503) {
   std::this_thread::sleep_for(1200ms);  // the count of the last second is written too
   auto lines = server.StderrLines();
   lines.erase(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(startup_lines));
+  // The start's descriptor budget line may come after the lines counted as the start's (a
+  // loaded machine): it is not a refusal.
+  std::erase_if(lines, [](const auto& line) {
+    return line.second.find("descriptors: limit") != std::string::npos;
+  });
   EXPECT_LE(PeakLinesPerSecond(lines), 2) << server.StderrText();
   EXPECT_FALSE(lines.empty()) << "the refusals were not logged";
 }
