@@ -73,6 +73,12 @@ test("registry mistakes are named with the entry and line", () => {
   assert.match(e.message, /param "recency_weight": default 20 is outside \[0, 10\]/);
   e = loadEdited("params.toml", (t) => t.replace("default = 50", 'default = "fifty"'));
   assert.match(e.message, /param "result_size": default must be an integer, got "fifty"/);
+  e = loadEdited("params.toml", (t) => t.replace("max_bytes = 256", "max_bytes = 0"));
+  assert.match(e.message, /param "blocklist_regex": max_bytes must be an integer from 1 to 1048576/);
+  e = loadEdited("params.toml", (t) => t.replace("max_bytes = 256", "max_bytes = 3"));
+  assert.match(e.message, /param "blocklist_regex": default is 7 bytes, over max_bytes 3/);
+  e = loadEdited("params.toml", (t) => t.replace("default = 50", "default = 50\nmax_bytes = 3"));
+  assert.match(e.message, /param "result_size": unknown field "max_bytes"/);
   e = loadEdited("key_schemas.toml", (t) => t.replace('yields = ["country", "verified"]', 'yields = ["country", "shoe_size"]'));
   assert.match(e.message, /key schema "user": yields unknown key "shoe_size"/);
   e = loadEdited("key_schemas.toml", (t) => t.replace('template = "media:{id}"', 'template = "media:{uid}"'));

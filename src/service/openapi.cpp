@@ -229,10 +229,17 @@ std::string ParamSchema(const engine::PlanParam& param, bool pattern) {
     if (param.min) AppendNumber(out += ",\"minimum\":", *param.min);
     if (param.max) AppendNumber(out += ",\"maximum\":", *param.max);
   }
+  std::string description;
   if (pattern) {
-    out +=
-        R"(,"format":"regex","description":"an RE2 pattern, compiled with the flags the plan uses it with")";
+    out += R"(,"format":"regex")";
+    description = "an RE2 pattern, compiled with the flags the plan uses it with";
   }
+  if (param.max_bytes) {
+    out += ",\"x-max-bytes\":" + std::to_string(*param.max_bytes);  // JSON Schema counts characters
+    if (!description.empty()) description += "; ";
+    description += "at most " + std::to_string(*param.max_bytes) + " bytes of UTF-8";
+  }
+  if (!description.empty()) out += ",\"description\":" + QuoteJson(description);
   AppendScalar(out += ",\"default\":", param.default_value);
   return out + "}";
 }

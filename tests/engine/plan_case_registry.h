@@ -52,7 +52,7 @@ inline std::shared_ptr<const Registry> PlanCaseRegistry() {
   };
   std::vector<ParamDef> params;
   for (const PlanParam& p : TestParams()) {
-    params.push_back(ParamDef{p.name, p.type, p.default_value, p.min, p.max, ""});
+    params.push_back(ParamDef{p.name, p.type, p.default_value, p.min, p.max, p.max_bytes, ""});
   }
   return std::make_shared<const Registry>(base->keys(), std::move(params), std::move(endpoints),
                                           std::move(schemas), std::string(64, '0'));

@@ -124,13 +124,14 @@ std::shared_ptr<const Plan> ParamPlanSpec() {
   NodeParams ids;
   ids.ids = {3, 1, 2};
   const auto param = [](std::string name, ValueType type, Scalar value,
-                        std::optional<double> min = {}, std::optional<double> max = {}) {
-    return PlanParam{std::move(name), type, std::move(value), min, max};
+                        std::optional<double> min = {}, std::optional<double> max = {},
+                        std::optional<std::int64_t> max_bytes = {}) {
+    return PlanParam{std::move(name), type, std::move(value), min, max, max_bytes};
   };
   return PlanBuilder("params")
       .Param(param("flag", ValueType::kBool, false))
       .Param(param("limit", ValueType::kInt, std::int64_t{5}, 1, 10))
-      .Param(param("pattern", ValueType::kString, std::string("^clip")))
+      .Param(param("pattern", ValueType::kString, std::string("^clip"), {}, {}, 64))
       .Param(param("weight", ValueType::kFloat, 0.5, 0, 100))
       .Add("ids", Op::kFixedSource, {}, ids)
       .Expr("e0", X::If(P::Or({P::RegexParam(X::Str("Clip"), "pattern", "i"),
@@ -198,6 +199,22 @@ TEST(BindParamsTest, EveryBadOverrideIsAnInvalidParamNamingIt) {
             "param pattern is a string: expected a string, got a null");
   const std::string regex = BindRefusal(*plan, Override("pattern", std::string("("), "string"));
   EXPECT_EQ(regex.rfind("param pattern is not a valid RE2 pattern: ", 0), 0u) << regex;
+}
+
+TEST(BindParamsTest, AStringOverItsMaxBytesIsRefusedBeforeItIsCompiled) {
+  const auto plan = ParamPlan();
+  const std::string fits(64, 'a');
+  EXPECT_TRUE(BindParams(*plan, {Override("pattern", fits, "string")}));
+  // Bytes of UTF-8, not characters: 33 two-byte letters are 66 bytes.
+  std::string wide;
+  for (int i = 0; i < 33; ++i) wide += "\xc3\xa9";
+  EXPECT_EQ(BindRefusal(*plan, Override("pattern", wide, "string")),
+            "param pattern must be at most 64 bytes, got 66");
+  const std::string long_pattern = "bind-params-test-long-" + std::string(60, 'b');
+  EXPECT_TRUE(
+      UncompiledParamPatterns(*plan, {Override("pattern", long_pattern, "string")}).empty());
+  EXPECT_EQ(BindRefusal(*plan, Override("pattern", long_pattern, "string")),
+            "param pattern must be at most 64 bytes, got 82");
 }
 
 TEST(BindParamsTest, APatternOverRe2sMemoryBoundIsAnInvalidParam) {
@@ -291,7 +308,7 @@ std::shared_ptr<const Plan> ScorePlan() {
   NodeParams ids;
   ids.ids = {9007199254740993, -4, 0};
   return PlanBuilder("score")
-      .Param(PlanParam{"weight", ValueType::kFloat, 0.5, 0.0, 100.0})
+      .Param(PlanParam{"weight", ValueType::kFloat, 0.5, 0.0, 100.0, std::nullopt})
       .Add("ids", Op::kFixedSource, {}, ids)
       .Expr("e0", X::Div(X::Param("weight"), X::Key("id")))
       .Add("score", Op::kVm, {"ids"}, testing::VmParams("final_score", "e0"))

@@ -44,10 +44,11 @@ inline std::shared_ptr<const Registry> TestRegistry() {
 
 // Params: pi (int), pf (float), ps (string), pb (bool).
 inline std::vector<PlanParam> TestParams() {
-  return {PlanParam{"pb", ValueType::kBool, true, std::nullopt, std::nullopt},
-          PlanParam{"pf", ValueType::kFloat, 0.5, -100.0, 100.0},
-          PlanParam{"pi", ValueType::kInt, std::int64_t{3}, -100.0, 100.0},
-          PlanParam{"ps", ValueType::kString, std::string("a.c"), std::nullopt, std::nullopt}};
+  return {PlanParam{"pb", ValueType::kBool, true, std::nullopt, std::nullopt, std::nullopt},
+          PlanParam{"pf", ValueType::kFloat, 0.5, -100.0, 100.0, std::nullopt},
+          PlanParam{"pi", ValueType::kInt, std::int64_t{3}, -100.0, 100.0, std::nullopt},
+          PlanParam{"ps", ValueType::kString, std::string("a.c"), std::nullopt, std::nullopt,
+                    std::nullopt}};
 }
 
 template <class T>

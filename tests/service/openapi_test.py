@@ -116,7 +116,8 @@ class DocumentTest(DocumentCheck):
                             "bool": "boolean"}[p["type"]]
                     self.assertEqual(params[param]["type"], want, param)
                     self.assertEqual(params[param]["default"], p["default"], param)
-                    for bound, key in (("min", "minimum"), ("max", "maximum")):
+                    for bound, key in (("min", "minimum"), ("max", "maximum"),
+                                       ("max_bytes", "x-max-bytes")):
                         if bound in p:
                             self.assertEqual(params[param][key], p[bound], param)
                 response = schemas["RankResponse." + name]
@@ -126,6 +127,8 @@ class DocumentTest(DocumentCheck):
         # feed's blocklist_regex is a pattern for a regex predicate.
         feed = schemas["RankRequest.feed"]["properties"]["params"]["properties"]
         self.assertEqual(feed["blocklist_regex"].get("format"), "regex")
+        self.assertEqual(feed["blocklist_regex"].get("x-max-bytes"), 256)
+        self.assertIn("at most 256 bytes", feed["blocklist_regex"]["description"])
         self.assertNotIn("format", feed["min_score"])
 
     def test_real_answers_conform_to_the_document(self):

@@ -141,6 +141,12 @@ class ServeTest(SharedServer):
              "invalid_param"),
             (json.dumps({"plan": "nope", "viewer_id": 1}), 404, "unknown_plan"),
         ]
+        # The registry caps blocklist_regex at 256 bytes: a longer pattern is never compiled.
+        status, response = self.server.rank(json.dumps(
+            {"plan": "feed", "viewer_id": 1, "params": {"blocklist_regex": "a" * 257}}))
+        self.assertEqual((status, response["error"]["code"]), (400, "invalid_param"), response)
+        self.assertEqual(response["error"]["message"],
+                         "param blocklist_regex must be at most 256 bytes, got 257")
         for body, status, code in cases:
             with self.subTest(code=code, body=body):
                 got_status, response = self.server.rank(body)

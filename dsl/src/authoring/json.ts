@@ -46,6 +46,7 @@ export interface ParamDeclJson {
   default: number | string | boolean;
   min?: number;
   max?: number;
+  max_bytes?: number;
 }
 
 export interface BudgetsJson {

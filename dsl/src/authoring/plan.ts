@@ -331,11 +331,12 @@ export function materialize(moduleExports: unknown): BuildOutput {
   }
   const params: Record<string, ParamDeclJson> = {};
   for (const [name, value] of Object.entries(declaredParams)) {
-    const reg = Object.hasOwn(PARAMS, name) ? (PARAMS as Record<string, { type: ValueType; min?: number; max?: number }>)[name] : undefined;
+    const reg = Object.hasOwn(PARAMS, name) ? (PARAMS as Record<string, { type: ValueType; min?: number; max?: number; max_bytes?: number }>)[name] : undefined;
     if (!reg) throw new PlanError(`unknown param "${name}": it is not in registry/params.toml`, def.frames);
     const decl: ParamDeclJson = { type: reg.type, default: value as number | string | boolean };
     if (reg.min !== undefined) decl.min = reg.min;
     if (reg.max !== undefined) decl.max = reg.max;
+    if (reg.max_bytes !== undefined) decl.max_bytes = reg.max_bytes;
     params[name] = decl;
   }
   if (typeof spec.build !== "function") throw new PlanError("definePlan needs a build(ctx) function", def.frames);

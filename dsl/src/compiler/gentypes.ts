@@ -23,8 +23,8 @@ export function generateRegistryModule(reg: Registry): string {
   s += "} as const;\n\n";
   s += "export const PARAMS = {\n";
   for (const p of d.params) {
-    s += doc(`${p.doc} (${p.type}, default ${lit(p.default)}${p.min !== undefined ? `, min ${p.min}` : ""}${p.max !== undefined ? `, max ${p.max}` : ""})`, "  ");
-    const bounds = (p.min !== undefined ? `, min: ${lit(p.min)}` : "") + (p.max !== undefined ? `, max: ${lit(p.max)}` : "");
+    s += doc(`${p.doc} (${p.type}, default ${lit(p.default)}${p.min !== undefined ? `, min ${p.min}` : ""}${p.max !== undefined ? `, max ${p.max}` : ""}${p.max_bytes !== undefined ? `, at most ${p.max_bytes} bytes` : ""})`, "  ");
+    const bounds = (p.min !== undefined ? `, min: ${lit(p.min)}` : "") + (p.max !== undefined ? `, max: ${lit(p.max)}` : "") + (p.max_bytes !== undefined ? `, max_bytes: ${lit(p.max_bytes)}` : "");
     s += `  ${p.name}: { type: ${lit(p.type)}, default: ${lit(p.default)}${bounds} },\n`;
   }
   s += "} as const;\n\n";

@@ -31,6 +31,8 @@ export interface RegistryParam {
   default: number | string | boolean;
   min?: number;
   max?: number;
+  /** string params: the most UTF-8 bytes a value may have */
+  max_bytes?: number;
   doc: string;
 }
 
@@ -235,7 +237,8 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
     const near = `name = "${name}"`;
     const type = p["type"] as ValueType;
     const numeric = type === "int" || type === "float";
-    fields("params", where, p, numeric ? ["name", "type", "default", "min", "max", "doc"] : ["name", "type", "default", "doc"], ["name", "type", "default", "doc"], near);
+    const allowed = numeric ? ["name", "type", "default", "min", "max", "doc"] : type === "string" ? ["name", "type", "default", "max_bytes", "doc"] : ["name", "type", "default", "doc"];
+    fields("params", where, p, allowed, ["name", "type", "default", "doc"], near);
     str("params", `${where}: doc`, p["doc"], near);
     if (!VALUE_TYPES.includes(type)) {
       out.push({ section: "params", message: `${where}: type must be one of ${VALUE_TYPES.join(", ")}, got ${JSON.stringify(type)}`, near });
@@ -243,6 +246,14 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
     }
     const problem = valueProblem(type, p["default"]);
     if (problem) out.push({ section: "params", message: `${where}: default ${problem}`, near });
+    if (type === "string" && Object.hasOwn(p, "max_bytes")) {
+      const m = p["max_bytes"];
+      if (typeof m !== "number" || !Number.isSafeInteger(m) || m < 1 || m > MAX_PARAM_BYTES) {
+        out.push({ section: "params", message: `${where}: max_bytes must be an integer from 1 to ${MAX_PARAM_BYTES}`, near });
+      } else if (typeof p["default"] === "string" && utf8Bytes(p["default"]) > m) {
+        out.push({ section: "params", message: `${where}: default is ${utf8Bytes(p["default"])} bytes, over max_bytes ${m}`, near });
+      }
+    }
     if (numeric) {
       for (const b of ["min", "max"] as const) {
         if (Object.hasOwn(p, b) && valueProblem(type, p[b])) out.push({ section: "params", message: `${where}: ${b} ${valueProblem(type, p[b])}`, near });
@@ -341,6 +352,16 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
 }
 
 /** Why `v` is not a value of type `t`, or undefined when it is. */
+/** The largest `max_bytes` a string param may declare: 1 MiB. */
+export const MAX_PARAM_BYTES = 1_048_576;
+
+const UTF8 = new TextEncoder();
+
+/** The length of a string in UTF-8 bytes, the unit of a string param's `max_bytes`. */
+export function utf8Bytes(s: string): number {
+  return UTF8.encode(s).length;
+}
+
 export function valueProblem(t: ValueType, v: unknown): string | undefined {
   switch (t) {
     case "int":

@@ -13,7 +13,7 @@ import { exprType, keyType, predCheck, regexProblem, treeRoot, type TypeContext 
 import { pointerTo, type PlanIssue, type Report } from "./issues.js";
 import { opSpec, tableRefs, type NodeCost, type OpCheckContext, type OpSpec, type ReadSchemas } from "./ops.js";
 import { SCHEMA_PATH } from "./paths.js";
-import { valueProblem, type Registry } from "./registry.js";
+import { utf8Bytes, valueProblem, type Registry } from "./registry.js";
 
 export type { PlanIssue } from "./issues.js";
 
@@ -147,8 +147,14 @@ function checkParamDecls(plan: PlanJson, reg: Registry, add: At): void {
       // A bound the declaration lacks is a missing member: the pointer names the declaration.
       add("param_mismatch", decl[bound] === undefined ? at : `${at}/${bound}`, "$plan", `param "${name}" bounds [${decl.min}, ${decl.max}] differ from the registry's [${r.min}, ${r.max}]`);
     }
+    if (decl.max_bytes !== r.max_bytes) {
+      add("param_mismatch", decl.max_bytes === undefined ? at : `${at}/max_bytes`, "$plan", `param "${name}" max_bytes ${decl.max_bytes ?? "(none)"} differs from the registry's ${r.max_bytes ?? "(none)"}`);
+    }
     const problem = valueProblem(r.type, decl.default);
     if (problem) add("param_default_wrong_type", `${at}/default`, "$plan", `param "${name}" default ${problem}`);
+    else if (typeof decl.default === "string" && r.max_bytes !== undefined && utf8Bytes(decl.default) > r.max_bytes) {
+      add("param_default_out_of_range", `${at}/default`, "$plan", `param "${name}" default is ${utf8Bytes(decl.default)} bytes, over its registry max_bytes ${r.max_bytes}`);
+    }
     else if (typeof decl.default === "number" && ((r.min !== undefined && decl.default < r.min) || (r.max !== undefined && decl.default > r.max))) {
       add("param_default_out_of_range", `${at}/default`, "$plan", `param "${name}" default ${decl.default} is outside its registry bounds [${r.min ?? "-inf"}, ${r.max ?? "inf"}]`);
     }

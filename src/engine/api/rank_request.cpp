@@ -218,6 +218,12 @@ std::expected<ParamBinding, RankError> BindParams(const CompiledPlan& compiled,
       }
     }
     if (p.type == ValueType::kString) {
+      const std::size_t size = std::get<std::string>(value).size();
+      if (p.max_bytes && size > static_cast<std::size_t>(*p.max_bytes)) {
+        return std::unexpected(InvalidParam("param " + o.name + " must be at most " +
+                                            std::to_string(*p.max_bytes) + " bytes, got " +
+                                            std::to_string(size)));
+      }
       for (const std::string& flags : compiled.regex_flags()[slot]) {
         std::string error;
         if (!CachedRegex(std::get<std::string>(value), flags, &error)) {
@@ -241,6 +247,9 @@ std::vector<ParamPattern> UncompiledParamPatterns(const CompiledPlan& compiled,
                                  [&o](const PlanParam& p) { return p.name == o.name; });
     if (at == plan.params.end() || at->type != ValueType::kString) continue;
     const std::string& pattern = std::get<std::string>(o.value);
+    if (at->max_bytes && pattern.size() > static_cast<std::size_t>(*at->max_bytes)) {
+      continue;  // BindParams refuses it before compiling
+    }
     for (const std::string& flags :
          compiled.regex_flags()[static_cast<std::size_t>(at - plan.params.begin())]) {
       if (!RegexCached(pattern, flags)) out.push_back({pattern, flags});

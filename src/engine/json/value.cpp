@@ -44,6 +44,18 @@ const Value* Value::Find(std::string_view name) const {
   return nullptr;
 }
 
+std::optional<double> Value::FindNumber(std::string_view name) const {
+  const Value* v = Find(name);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  return v->number();
+}
+
+std::optional<std::int64_t> Value::FindSafeInteger(std::string_view name) const {
+  const Value* v = Find(name);
+  if (v == nullptr || !v->IsSafeInteger()) return std::nullopt;
+  return static_cast<std::int64_t>(v->number());
+}
+
 bool Value::IsInteger() const noexcept {
   if (!is_number()) return false;
   const double d = std::get<double>(data_);

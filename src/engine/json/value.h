@@ -64,6 +64,10 @@ class Value {
 
   // The member `name` of an object; null when absent or when this is not an object.
   const Value* Find(std::string_view name) const;
+  // The member `name` of an object when it is a number; nullopt otherwise.
+  std::optional<double> FindNumber(std::string_view name) const;
+  // The member `name` of an object when it is a safe integer; nullopt otherwise.
+  std::optional<std::int64_t> FindSafeInteger(std::string_view name) const;
 
   // A number that JavaScript's Number.isInteger accepts (finite, no fraction).
   bool IsInteger() const noexcept;

@@ -75,12 +75,6 @@ Pred ReadPred(const json::Value& p) {
   return pred;
 }
 
-std::optional<double> OptionalNumber(const json::Value& object, std::string_view name) {
-  const json::Value* v = object.Find(name);
-  if (v == nullptr) return std::nullopt;
-  return v->number();
-}
-
 }  // namespace
 
 Plan BuildPlan(const json::Value& artifact, PlanAnalysis analysis, std::string file,
@@ -90,8 +84,8 @@ Plan BuildPlan(const json::Value& artifact, PlanAnalysis analysis, std::string f
   for (const json::Member& decl : artifact.Find("params")->object()) {
     const ValueType type = *ParseValueType(decl.value.Find("type")->string());
     plan.params.push_back(PlanParam{decl.name, type, ScalarOf(*decl.value.Find("default"), type),
-                                    OptionalNumber(decl.value, "min"),
-                                    OptionalNumber(decl.value, "max")});
+                                    decl.value.FindNumber("min"), decl.value.FindNumber("max"),
+                                    decl.value.FindSafeInteger("max_bytes")});
   }
   std::sort(plan.params.begin(), plan.params.end(),
             [](const PlanParam& a, const PlanParam& b) { return a.name < b.name; });

@@ -26,15 +26,13 @@ std::string Number(double d) {
   return out;
 }
 
+std::string MaxBytes(const std::optional<std::int64_t>& max_bytes) {
+  return max_bytes ? std::to_string(*max_bytes) : std::string("(none)");
+}
+
 std::string Bounds(const std::optional<double>& min, const std::optional<double>& max) {
   return "[" + (min ? Number(*min) : std::string("-inf")) + ", " +
          (max ? Number(*max) : std::string("inf")) + "]";
-}
-
-std::optional<double> OptionalNumber(const json::Value& object, std::string_view name) {
-  const json::Value* v = object.Find(name);
-  if (v == nullptr) return std::nullopt;
-  return v->number();
 }
 
 // Whether some regex in the artifact's preds (at any depth) takes its pattern from param `name`:
@@ -223,8 +221,8 @@ class PlanChecker {
             "param \"" + name + "\" is declared as " + type + ", but the registry says " +
                 std::string(registry_type));
       }
-      const std::optional<double> min = OptionalNumber(decl.value, "min");
-      const std::optional<double> max = OptionalNumber(decl.value, "max");
+      const std::optional<double> min = decl.value.FindNumber("min");
+      const std::optional<double> max = decl.value.FindNumber("max");
       const auto differs = [](const std::optional<double>& a, const std::optional<double>& b) {
         return a.has_value() != b.has_value() || (a && *a != *b);
       };
@@ -236,6 +234,13 @@ class PlanChecker {
             "param \"" + name + "\" bounds " + Bounds(min, max) + " differ from the registry's " +
                 Bounds(r->min, r->max));
       }
+      if (const std::optional<std::int64_t> max_bytes = decl.value.FindSafeInteger("max_bytes");
+          max_bytes != r->max_bytes) {
+        const bool lacking = decl.value.Find("max_bytes") == nullptr;
+        Add(codes::kParamMismatch, lacking ? at : at + "/max_bytes", kPlanNode,
+            "param \"" + name + "\" max_bytes " + MaxBytes(max_bytes) +
+                " differs from the registry's " + MaxBytes(r->max_bytes));
+      }
       const json::Value& default_value = *decl.value.Find("default");
       if (const std::string problem = ValueProblem(registry_type, &default_value);
           !problem.empty()) {
@@ -246,6 +251,12 @@ class PlanChecker {
         Add(codes::kParamDefaultOutOfRange, at + "/default", kPlanNode,
             "param \"" + name + "\" default " + Number(default_value.number()) +
                 " is outside its registry bounds " + Bounds(r->min, r->max));
+      }
+      if (r->max_bytes && default_value.is_string() &&
+          default_value.string().size() > static_cast<std::size_t>(*r->max_bytes)) {
+        Add(codes::kParamDefaultOutOfRange, at + "/default", kPlanNode,
+            "param \"" + name + "\" default is " + std::to_string(default_value.string().size()) +
+                " bytes, over its registry max_bytes " + std::to_string(*r->max_bytes));
       }
       if (r->type == ValueType::kString && default_value.is_string() &&
           UsedAsRegex(*artifact_.Find("preds"), name)) {

@@ -11,6 +11,7 @@
 #include "json/canonical.h"
 #include "json/number_format.h"
 #include "json/pointer.h"
+#include "rankd/engine/registry/registry.h"
 #include "values/value_json.h"
 
 namespace rankd::engine {
@@ -219,7 +220,11 @@ class Checker {
       static constexpr std::string_view kRequired[] = {"name", "type", "default", "doc"};
       static constexpr std::string_view kNumeric[] = {"name", "type", "default",
                                                       "min",  "max",  "doc"};
-      Fields("params", where, param, p.pointer, numeric ? Names(kNumeric) : Names(kRequired),
+      static constexpr std::string_view kString[] = {"name", "type", "default", "max_bytes", "doc"};
+      Fields("params", where, param, p.pointer,
+             numeric            ? Names(kNumeric)
+             : type == "string" ? Names(kString)
+                                : Names(kRequired),
              kRequired);
       String("params", where, param, p.pointer, "doc");
       if (!Contains(kValueTypes, type)) {
@@ -233,6 +238,7 @@ class Checker {
       if (!problem.empty()) {
         Issue("params", FieldPointer(param, p.pointer, "default"), where + ": default " + problem);
       }
+      if (type == "string") CheckMaxBytes(param, p.pointer, where, problem.empty());
       if (!numeric) continue;
       for (const std::string_view bound : {std::string_view("min"), std::string_view("max")}) {
         const Value* b = param.Find(bound);
@@ -259,6 +265,22 @@ class Checker {
                     (IsNumber(max) ? Number(max->number()) : "inf") + "]");
         }
       }
+    }
+  }
+
+  // A string param's max_bytes: an integer in [1, kMaxParamBytes], and its default within it.
+  void CheckMaxBytes(const Value& param, const std::string& pointer, const std::string& where,
+                     bool default_is_string) {
+    const Value* m = param.Find("max_bytes");
+    if (m == nullptr) return;
+    const std::size_t issues = out_.size();
+    Int("params", where, param, pointer, "max_bytes", 1, static_cast<double>(kMaxParamBytes));
+    if (out_.size() != issues || !default_is_string) return;
+    const std::size_t size = param.Find("default")->string().size();
+    if (size > static_cast<std::size_t>(m->number())) {
+      Issue("params", json::PointerTo(pointer, "default"),
+            where + ": default is " + std::to_string(size) + " bytes, over max_bytes " +
+                Number(m->number()));
     }
   }
 

@@ -37,12 +37,6 @@ std::size_t LineOf(const std::map<std::string, std::size_t>& lines, std::string 
   }
 }
 
-std::optional<double> OptionalNumber(const json::Value& table, std::string_view name) {
-  const json::Value* v = table.Find(name);
-  if (v == nullptr) return std::nullopt;
-  return v->number();
-}
-
 EndpointTarget TargetOf(const json::Value& e) {
   EndpointTarget t;
   if (e.Find("mode")->string() == "cluster") {
@@ -71,8 +65,8 @@ std::shared_ptr<const Registry> Build(const json::Value& reg) {
   for (const json::Value& p : reg.Find("params")->array()) {
     const ValueType type = *ParseValueType(p.Find("type")->string());
     params.push_back(ParamDef{p.Find("name")->string(), type, ScalarOf(*p.Find("default"), type),
-                              OptionalNumber(p, "min"), OptionalNumber(p, "max"),
-                              p.Find("doc")->string()});
+                              p.FindNumber("min"), p.FindNumber("max"),
+                              p.FindSafeInteger("max_bytes"), p.Find("doc")->string()});
   }
   std::vector<EndpointDef> endpoints;
   for (const json::Member& e : reg.Find("endpoints")->object()) {

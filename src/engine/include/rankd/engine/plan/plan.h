@@ -111,6 +111,7 @@ struct PlanParam {
   Scalar default_value;
   std::optional<double> min;
   std::optional<double> max;
+  std::optional<std::int64_t> max_bytes;  // string params: the most bytes a value may have
 };
 
 struct Budgets {

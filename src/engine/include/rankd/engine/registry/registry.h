@@ -31,12 +31,16 @@ struct KeyDef {
   std::string doc;
 };
 
+// The largest max_bytes a string param may declare (1 MiB).
+inline constexpr std::int64_t kMaxParamBytes = std::int64_t{1} << 20;
+
 struct ParamDef {
   std::string name;
   ValueType type = ValueType::kFloat;
   Scalar default_value;
   std::optional<double> min;  // int and float params only
   std::optional<double> max;
+  std::optional<std::int64_t> max_bytes;  // string params only: the most bytes a value may have
   std::string doc;
 };
 
