@@ -36,6 +36,19 @@ TEST(JsonParserTest, ReadsNumbersAsFloat64AndRemembersIntegerLiterals) {
   EXPECT_EQ(a[7].number(), 0.0);
 }
 
+TEST(JsonValueTest, FindsAMembersNumberOrSafeIntegerAndNothingElse) {
+  const auto value = Parse(R"({"n": 2.5, "i": 256, "big": 9007199254740993, "s": "1"})");
+  ASSERT_TRUE(value.has_value());
+  EXPECT_EQ(value->FindNumber("n"), 2.5);
+  EXPECT_EQ(value->FindNumber("s"), std::nullopt);
+  EXPECT_EQ(value->FindNumber("absent"), std::nullopt);
+  EXPECT_EQ(value->FindSafeInteger("i"), std::int64_t{256});
+  EXPECT_EQ(value->FindSafeInteger("n"), std::nullopt);
+  EXPECT_EQ(value->FindSafeInteger("big"), std::nullopt);
+  const auto array = Parse("[1]");
+  EXPECT_EQ(array->FindNumber("0"), std::nullopt);  // not an object
+}
+
 TEST(JsonParserTest, KeepsLoneSurrogatesAndJoinsPairs) {
   const auto value = Parse(R"(["\ud83d\ude00", "\ud800", "\udc00\ud800x", "\ud800\u0041"])");
   ASSERT_TRUE(value.has_value());
