@@ -308,6 +308,47 @@ TEST_P(ExecutorTest, ABusyCpuPastItsTimeoutStopsBurningCpu) {
   EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{1}));
 }
 
+// The loop is held (by the test, spinning on it) from just after busy_cpu starts on the pool
+// until long after both its 10 ms timeout and its 30 ms of work have passed: whichever of the
+// timer and the finished job the loop meets first, the rows came after the timeout, and the node
+// timed out.
+TEST_P(ExecutorTest, ANodeWhoseRowsComeAfterItsTimeoutTimedOutEvenIfItsTimerCouldNotFire) {
+  NodeParams ids;
+  ids.ids = {1, 2};
+  NodeParams busy;
+  busy.ms = 30;
+  const auto plan = CompilePlan(PlanBuilder()
+                                    .Add("ids", Op::kFixedSource, {}, ids)
+                                    .Add("busy", Op::kBusyCpu, {"ids"}, busy, OnError::kSkip, 10)
+                                    .Output("busy")
+                                    .Build(),
+                                registry_);
+  rt::EventLoop loop;
+  const ExecutionResult r = loop.RunUntilComplete(
+      [](std::shared_ptr<const CompiledPlan> c, ExecuteOptions o) -> rt::Task<ExecutionResult> {
+        EndpointSet endpoints(std::vector<std::unique_ptr<Endpoint>>{});  // no Redis read
+        rt::TaskScope scope;
+        ExecutionResult result;
+        scope.Spawn([](std::shared_ptr<const CompiledPlan> p, const EndpointSet* e,
+                       ExecuteOptions opts, ExecutionResult* out) -> rt::Task<void> {
+          *out = co_await ExecutePlan(std::move(p), RequestInputs{{}, 1}, *e, opts);
+        }(std::move(c), &endpoints, o, &result));
+        // Let the request start busy_cpu on the pool (a few turns), then hold the loop 100 ms.
+        for (int i = 0; i < 8; ++i) co_await rt::Yield();
+        const std::int64_t end = rt::MonotonicNanos() + 100'000'000;
+        while (rt::MonotonicNanos() < end) {
+        }
+        co_await scope.Join();
+        co_return result;
+      }(plan, Options()));
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_TRUE(Report(r, 1).on_pool);
+  EXPECT_EQ(Report(r, 1).status, NodeStatus::kDegraded);
+  EXPECT_EQ(Report(r, 1).reason, DegradeReason::kTimeout);
+  EXPECT_EQ(Report(r, 1).message, "node busy timed out after 10 ms");
+  EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{1, 2}));  // busy_cpu degrades to its input
+}
+
 TEST_P(ExecutorTest, AFailNodePastItsTimeoutFailsTheRequest) {
   NodeParams sleep;
   sleep.ms = 2000;
