@@ -11,8 +11,9 @@
 //            whether it is required, and bounds. Types: int (min..max; with
 //            fromParam, take's count and topk's k, the value may instead be
 //            {"param": NAME}, a declared int request param whose registry
-//            bounds lie within min..max), int_list and key_list (min_items..max_items; key_list's keys are
-//            distinct), enum (values), and names: schema (a key schema),
+//            bounds lie within min..max), int_list and key_list
+//            (min_items..max_items; key_list's keys are distinct), enum
+//            (values), and names: schema (a key schema),
 //            key (a key read at the node's input: it must be available there),
 //            out_key (a key the node writes), expr and pred (an entry of the
 //            plan's exprs or preds).
