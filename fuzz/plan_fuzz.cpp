@@ -172,8 +172,13 @@ void PrintCase(const Plan& plan, const PlanCase& c, const MemoryStore& store) {
     if (!p.pred.empty()) line += " where " + ShowPred(plan.preds.at(p.pred));
     if (!p.by.empty()) line += " by=" + p.by;
     if (n.op == Op::kSort) line += p.order == SortOrder::kAsc ? " asc" : " desc";
-    if (n.op == Op::kTake) line += " count=" + std::to_string(p.count);
-    if (n.op == Op::kTopk) line += " k=" + std::to_string(p.k);
+    // A count from a param: $name and its max, the static bound (the request's value is below).
+    const auto count = [](std::int64_t value, const std::string& param) {
+      return param.empty() ? std::to_string(value)
+                           : "$" + param + " (max " + std::to_string(value) + ")";
+    };
+    if (n.op == Op::kTake) line += " count=" + count(p.count, p.count_param);
+    if (n.op == Op::kTopk) line += " k=" + count(p.k, p.k_param);
     if (n.op == Op::kSleep || n.op == Op::kBusyCpu) line += " ms=" + std::to_string(p.ms);
     line += n.on_error == OnError::kSkip ? " [skip]" : " [fail]";
     if (n.timeout_ms) line += " timeout_ms=" + std::to_string(*n.timeout_ms);

@@ -12,7 +12,7 @@ const recentMedia = defineFragment({
 
 export default definePlan({
   name: "blend",
-  params: { min_score: 0.01 },
+  params: { min_score: 0.01, result_size: 100 },
   build(ctx) {
     const viewer = ctx.viewer();
     const followed = viewer.follow({ fanout: 50 }).use(recentMedia, { perUser: 5 }, { as: "followed" });
@@ -27,6 +27,6 @@ export default definePlan({
       .vm("final_score", E.if(Pred.notNull(Key.ctr), Key.ctr, E.coalesce(Key.likes, 0).div(1000)), { id: "score" });
     return scored
       .filter(Pred.and(Key.final_score.gt(ctx.param("min_score")), Key.title.matches(/\b(spam|scam)\b/i).not()))
-      .topk("final_score", 100);
+      .topk("final_score", ctx.param("result_size"));
   },
 });

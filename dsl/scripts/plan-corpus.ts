@@ -112,6 +112,14 @@ const REGISTRY_VARIANTS = {
       files.set("key_schemas.toml", kept.join("\n[[key_schemas]]\n"));
     },
   },
+  int_count_params: {
+    about: "registry/ with int params whose bounds do not fit take's count or topk's k: open_count has no max, huge_count a max over 1000000, signed_count a min under 0",
+    edit: (files: Map<string, string>) => {
+      const param = (name: string, min: number | undefined, max: number | undefined) =>
+        `\n[[params]]\nname = "${name}"\ntype = "int"\ndefault = 10\n${min === undefined ? "" : `min = ${min}\n`}${max === undefined ? "" : `max = ${max}\n`}doc = "A count with bounds no take or topk accepts."\n`;
+      files.set("params.toml", `${files.get("params.toml")}${param("open_count", 1, undefined)}${param("huge_count", 1, 2_000_000)}${param("signed_count", -5, 100)}`);
+    },
+  },
   constructor_param: {
     about: "registry/ with a float param named constructor, a name JavaScript objects inherit",
     edit: (files: Map<string, string>) => {
@@ -182,6 +190,12 @@ const CASES: CaseSpec[] = [
   { name: "key_not_available_before_fetch", base: "blend", code: "key_not_available", pointer: "/nodes/10/params/by", description: "dedupe by likes before the node that fetches it", fault: (p) => set(p, "/nodes/10/params/by", "likes") },
   { name: "key_not_writable", base: "feed", code: "key_not_writable", pointer: "/nodes/4/params/out_key", description: "vm writes a read-only key", fault: (p) => set(p, "/nodes/4/params/out_key", "ctr") },
   { name: "key_not_numeric", base: "feed", code: "key_not_numeric", pointer: "/nodes/6/params/by", description: "topk by a string key", fault: (p) => set(p, "/nodes/6/params/by", "title") },
+  { name: "param_unbounded_no_max", base: "feed", registry: "int_count_params", code: "param_unbounded", pointer: "/nodes/6/params/k/param", description: "topk's k from an int param without a max", fault: (p) => { set(p, "/params/open_count", { type: "int", default: 10, min: 1 }); set(p, "/nodes/6/params/k", { param: "open_count" }); } },
+  { name: "param_unbounded_above_max", base: "feed", registry: "int_count_params", code: "param_unbounded", pointer: "/nodes/6/params/k/param", description: "topk's k from an int param whose max 2000000 is over topk's 1000000", fault: (p) => { set(p, "/params/huge_count", { type: "int", default: 10, min: 1, max: 2_000_000 }); set(p, "/nodes/6/params/k", { param: "huge_count" }); } },
+  { name: "param_unbounded_below_min", base: "blend", registry: "int_count_params", code: "param_unbounded", pointer: "/nodes/3/params/count/param", description: "take's count from an int param whose min -5 is under take's 0", fault: (p) => { set(p, "/params/signed_count", { type: "int", default: 10, min: -5, max: 100 }); set(p, "/nodes/3/params/count", { param: "signed_count" }); } },
+  { name: "param_unknown_count", base: "feed", code: "param_unknown", pointer: "/nodes/6/params/k/param", description: "topk's k from a param the registry does not have", fault: (p) => set(p, "/nodes/6/params/k", { param: "shoe_size" }) },
+  { name: "param_undeclared_count", base: "blend", code: "param_undeclared", pointer: "/nodes/14/params/k/param", description: "topk's k from the registry's result_size, which the plan does not declare", fault: (p) => del(p, "/params/result_size") },
+  { name: "type_mismatch_count_param", base: "feed", code: "type_mismatch", pointer: "/nodes/6/params/k/param", description: "topk's k from a float param", fault: (p) => set(p, "/nodes/6/params/k", { param: "like_weight" }) },
   { name: "type_mismatch_vm_assign", base: "feed", code: "type_mismatch", pointer: "/nodes/4/params/expr", description: "vm assigns a string expression to a float key", fault: (p) => set(p, "/exprs/e0", key("title")) },
 
   // Rule 7: safe integers.

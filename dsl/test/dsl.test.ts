@@ -221,6 +221,29 @@ test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, de
   assert.deepEqual(plan.params, { like_weight: { type: "float", default: 0.5, min: 0, max: 100 } });
 });
 
+test("take and topk: a count is a number or an int param read per request", () => {
+  const plan = build(
+    (ctx) =>
+      ctx
+        .viewer()
+        .follow({ fanout: 5 })
+        .media({ fanout: 5 })
+        .fetchFeatures("media_features", ["likes"])
+        .take(ctx.param("result_size"))
+        .topk("likes", ctx.param("result_size")),
+    { result_size: 20 },
+  );
+  assert.deepEqual(node(plan, "take").params, { count: { param: "result_size" } });
+  assert.deepEqual(node(plan, "topk").params, { by: "likes", k: { param: "result_size" } });
+  assert.deepEqual(plan.params, { result_size: { type: "int", default: 20, min: 1, max: 1000 } });
+  // Only a param read, and only an int param (a float param is a type error in TypeScript too).
+  const media = (ctx: PlanContext) => ctx.viewer().follow({ fanout: 5 }).media({ fanout: 5 }).fetchFeatures("media_features", ["likes"]);
+  assert.throws(() => build((ctx) => media(ctx).topk("likes", ctx.param("like_weight") as never)), /topk k takes an int param, but param "like_weight" is a float param/);
+  assert.throws(() => build((ctx) => media(ctx).take(ctx.param("blocklist_regex") as never)), /take count takes an int param, but param "blocklist_regex" is a string param/);
+  assert.throws(() => build((ctx) => media(ctx).topk("likes", Key.likes)), /topk k expects a number or an int param from ctx.param\(...\), got an expression/);
+  assert.throws(() => build((ctx) => media(ctx).take("10" as never)), /take count expects a number or an int param from ctx.param\(...\), got "10"/);
+});
+
 test("node options: id, label, timeout_ms, on_error", () => {
   const plan = build((ctx) => ctx.viewer({ id: "me", label: "the viewer", timeout_ms: 20, on_error: "skip" }).follow({ fanout: 3, id: "friends" }));
   assert.deepEqual(node(plan, "me"), { id: "me", op: "viewer", inputs: [], params: {}, on_error: "skip", timeout_ms: 20, label: "the viewer" });

@@ -178,3 +178,11 @@ test("validation: types bypassed with `as any` are caught after the build", asyn
   await expectError(feedWith(`return m.sort("shoe_size" as any, "asc");`), /sort: unknown key "shoe_size"/, "m.sort(");
   await expectError(feedWith(`return m.sort("likes", "up" as any);`), /params\/order must be one of "asc", "desc"/, "m.sort(");
 });
+
+test("type error and validation error: a take or topk count from a param", async () => {
+  // A float param is not a count: TypeScript rejects it at the call.
+  await expectError(feedWith(`return m.topk("likes", ctx.param("like_weight"));`, "like_weight: 0.5"), /Argument of type 'NumExpr<"float">' is not assignable to parameter of type 'Count'/, 'ctx.param("like_weight")');
+  // An int param the plan does not declare: the validator names it, at the take call.
+  const source = feedWith(`return m.take(ctx.param("result_size"));`);
+  await expectError(source, /take count: param "result_size" is used but not declared in the plan's params/, "m.take(");
+});

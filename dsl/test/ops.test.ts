@@ -19,8 +19,10 @@ const NAME = { type: "string", pattern: "^[a-z][a-z0-9_]*$", maxLength: 64 };
 /** The JSON Schema of one param, as the plan schema writes it. */
 function paramSchema(p: ParamSpec): unknown {
   switch (p.type) {
-    case "int":
-      return { type: "integer", minimum: p.min, maximum: p.max };
+    case "int": {
+      const literal = { type: "integer", minimum: p.min, maximum: p.max };
+      return p.fromParam ? { oneOf: [literal, { $ref: "#/definitions/param_ref" }] } : literal;
+    }
     case "int_list":
       return { type: "array", minItems: p.min_items, maxItems: p.max_items, items: { type: "integer" } };
     case "key_list":

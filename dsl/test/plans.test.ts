@@ -89,6 +89,8 @@ test("explain describes the ops of the other example plans with their params", (
   assert.match(blend, /editorial +- +fixed_source 3 ids +3 +0 +editors' picks$/m);
   assert.match(blend, /concat_2 +concat, editorial +concat +503 +0$/m);
   assert.match(blend, /dedupe +concat_2 +dedupe id +503 +0$/m);
+  // k from the request param result_size: its max, 1000, bounds the rows; the input's 503 are fewer.
+  assert.match(blend, /topk +filter +topk final_score k=\$result_size +503 +0$/m);
   assert.match(shown("reels"), /sort +blend_scores +sort final_score desc +1000 +0$/m);
   const timeouts = shown("timeouts");
   assert.match(timeouts, /slow_ranker +features +sleep 80ms +100 +0 /m);

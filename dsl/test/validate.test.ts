@@ -185,3 +185,52 @@ test("table entries and declared params are found only as the plan's own members
     ['score: expression e0: param "constructor" is used but not declared in the plan\'s params'],
   );
 });
+
+test("a take count or topk k from a param: an int param the plan declares, bounded within the op's range", () => {
+  const topkFrom = (param: string, declare?: Record<string, unknown>) => (p: PlanJson) => {
+    (p.nodes[6] as { params: Record<string, unknown> }).params["k"] = { param };
+    if (declare) (p.params as Record<string, unknown>)[param] = declare;
+  };
+  assert.deepEqual(problemsAfter(topkFrom("result_size", { type: "int", default: 50, min: 1, max: 1000 })), []);
+  assert.deepEqual(problemsAfter(topkFrom("result_size")), ["param_undeclared /nodes/6/params/k/param"]);
+  assert.deepEqual(problemsAfter(topkFrom("like_weight")), ["type_mismatch /nodes/6/params/k/param"]);
+  assert.deepEqual(problemsAfter(topkFrom("shoe_size")), ["param_unknown /nodes/6/params/k/param"]);
+  assert.deepEqual(issuesAfter(topkFrom("like_weight")), ['top: topk k: param "like_weight" must be an int param, but it is a float']);
+
+  // The registry's bounds must lie within the op's: a max, a min, neither past topk's 1..1000000.
+  const withBounds = (min: number | undefined, max: number | undefined) => {
+    const data = JSON.parse(JSON.stringify(registry.data)) as RegistryData;
+    const r = data.params.find((x) => x.name === "result_size") as { min?: number; max?: number };
+    if (min === undefined) delete r.min;
+    else r.min = min;
+    if (max === undefined) delete r.max;
+    else r.max = max;
+    const reg = new Registry(data);
+    const p = golden();
+    p.registry_digest = reg.digest;
+    const decl: Record<string, unknown> = { type: "int", default: 5 };
+    if (min !== undefined) decl["min"] = min;
+    if (max !== undefined) decl["max"] = max;
+    topkFrom("result_size", decl)(p);
+    return checkPlan(p, reg).issues.map((i) => `${i.code} ${i.pointer}: ${i.message}`);
+  };
+  assert.deepEqual(withBounds(1, undefined), ['param_unbounded /nodes/6/params/k/param: topk k: param "result_size" has bounds [1, inf], but k must lie within [1, 1000000] (a request may give any value within them; the static cost counts the max)']);
+  assert.deepEqual(withBounds(1, 1_000_001), ['param_unbounded /nodes/6/params/k/param: topk k: param "result_size" has bounds [1, 1000001], but k must lie within [1, 1000000] (a request may give any value within them; the static cost counts the max)']);
+  assert.deepEqual(withBounds(0, 10), ['param_unbounded /nodes/6/params/k/param: topk k: param "result_size" has bounds [0, 10], but k must lie within [1, 1000000] (a request may give any value within them; the static cost counts the max)']);
+  assert.deepEqual(withBounds(undefined, 10).map((m) => m.split(":")[0]), ["param_unbounded /nodes/6/params/k/param"]);
+  assert.deepEqual(withBounds(1, 1_000_000), []);
+});
+
+test("the static cost of a count from a param is the param's max", () => {
+  const p = golden();
+  (p.nodes[6] as { params: Record<string, unknown> }).params["k"] = { param: "result_size" };
+  (p.params as Record<string, unknown>)["result_size"] = { type: "int", default: 5, min: 1, max: 1000 };
+  // top's input (quality) may have 1000 rows; topk keeps at most result_size's max, 1000.
+  p.budgets.max_rows_per_node = 5000;
+  const ok = checkPlan(p, registry);
+  assert.deepEqual(ok.issues, []);
+  assert.equal(ok.analysis?.cost.get("top")?.rows, 1000);
+  // Lower the media fanout so the input has fewer rows than the max: the cost is the input's.
+  (p.nodes[2] as { params: Record<string, unknown> }).params["fanout"] = 2;
+  assert.equal(checkPlan(p, registry).analysis?.cost.get("top")?.rows, 200);
+});

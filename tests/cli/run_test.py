@@ -127,6 +127,29 @@ class RunTest(unittest.TestCase):
         if row:
             self.assertEqual(row[0]["author_id"], 9007199254740993)
 
+    def test_blend_returns_as_many_rows_as_the_requests_result_size(self):
+        # blend's topk keeps result_size rows: its default, 100, is more than this dataset gives
+        # it, so every row; a request's smaller value keeps the best that many, in order.
+        sizes = [None, 1, 3, 1000]
+        lines = [json.dumps(dict({"plan": "blend", "viewer_id": 1},
+                                 **({"params": {"result_size": n}} if n else {})))
+                 for n in sizes]
+        out = [json.loads(line)["outputs"]["topk"] for line in self.answers(lines)]
+        every = out[0]
+        self.assertTrue(3 < len(every) < 100, every)
+        self.assertEqual(out[1], every[:1])
+        self.assertEqual(out[2], every[:3])
+        self.assertEqual(out[3], every)
+        # A value outside result_size's registry bounds (1 to 1000) or not an int is refused.
+        bad = [0, 1001, 2.5, "3"]
+        lines = [json.dumps({"plan": "blend", "viewer_id": 1, "params": {"result_size": v}})
+                 for v in bad]
+        for v, line in zip(bad, self.answers(lines)):
+            with self.subTest(result_size=v):
+                error = json.loads(line)["error"]
+                self.assertEqual(error["code"], "invalid_param", line)
+                self.assertIn("result_size", error["message"])
+
     def test_every_request_error_a_local_run_can_meet(self):
         cases = [
             ("{\"plan\": \"feed\",", "bad_request", "byte 16"),

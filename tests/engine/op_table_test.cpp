@@ -70,6 +70,15 @@ TEST(OpTableTest, AgreesWithTheSchemasOpClauses) {
         SCOPED_TRACE(std::string(p.name));
         const json::Value* property = params.Find("properties")->Find(p.name);
         ASSERT_NE(property, nullptr);
+        // An int a plan may give as a declared param: the integer, or a param_ref.
+        const json::Value* one_of = property->Find("oneOf");
+        EXPECT_EQ(one_of != nullptr, p.from_param != nullptr);
+        if (one_of != nullptr) {
+          ASSERT_EQ(one_of->array().size(), 2u);
+          EXPECT_EQ(one_of->array()[1].Find("$ref")->string(), "#/definitions/param_ref");
+          EXPECT_NE(p.value, nullptr);
+          property = &one_of->array()[0];
+        }
         EXPECT_EQ(p.required, required.count(std::string(p.name)) == 1);
         if (p.type == ParamType::kEnum) {
           const json::Value::Array& values = property->Find("enum")->array();
@@ -116,6 +125,32 @@ TEST(OpTableTest, CostsSaturate) {
   NodeParams take;
   take.count = 7;
   EXPECT_EQ(OpSpecOf(Op::kTake).cost(std::vector<std::uint64_t>{100}, take).rows, 7u);
+}
+
+// take's count and topk's k may name a declared int param: ReadNodeParams keeps its name and
+// leaves the value for the validator (which sets the param's max); a literal is read as before.
+TEST(OpTableTest, ReadsAnIntGivenAsAParam) {
+  const NodeParams top = ReadNodeParams(
+      OpSpecOf(Op::kTopk), *json::Parse(R"({"by": "final_score", "k": {"param": "result_size"}})"));
+  EXPECT_EQ(top.by, "final_score");
+  EXPECT_EQ(top.k_param, "result_size");
+  EXPECT_EQ(top.k, 0);
+  const NodeParams take =
+      ReadNodeParams(OpSpecOf(Op::kTake), *json::Parse(R"({"count": {"param": "result_size"}})"));
+  EXPECT_EQ(take.count_param, "result_size");
+  EXPECT_EQ(take.count, 0);
+  const NodeParams literal =
+      ReadNodeParams(OpSpecOf(Op::kTopk), *json::Parse(R"({"by": "final_score", "k": 25})"));
+  EXPECT_EQ(literal.k, 25);
+  EXPECT_TRUE(literal.k_param.empty());
+  // Only take's count and topk's k take a param.
+  for (const OpSpec& op : AllOps()) {
+    for (const ParamSpec& p : op.params) {
+      const bool may =
+          (op.op == Op::kTake && p.name == "count") || (op.op == Op::kTopk && p.name == "k");
+      EXPECT_EQ(p.from_param != nullptr, may) << op.name << " " << p.name;
+    }
+  }
 }
 
 // How each op runs and degrades, as docs/plan-format.md's "Failure policy" states it: sources and

@@ -284,11 +284,33 @@ class PlanCaseGenerator {
     static const char* kStrings[] = {"", "a", "ab", "a.c", "^a", "B", "\xc3\xa9", "x\ny"};
     for (std::size_t i = 0; i < params_.size(); ++i) {
       if (params_[i].type == ValueType::kFloat) b.values[i] = FloatConst();
-      if (params_[i].type == ValueType::kInt) b.values[i] = std::int64_t{Pick(21) - 10};
+      if (params_[i].type == ValueType::kInt) b.values[i] = IntWithin(params_[i]);
       if (params_[i].type == ValueType::kString) b.values[i] = std::string(kStrings[Pick(8)]);
       if (params_[i].type == ValueType::kBool) b.values[i] = Chance(50);
     }
     return b;
+  }
+
+  // A request's value of an int param: within its bounds, as binding a request requires, and
+  // within -10..10.
+  std::int64_t IntWithin(const PlanParam& p) {
+    const std::int64_t from =
+        std::max<std::int64_t>(p.min ? static_cast<std::int64_t>(*p.min) : -10, -10);
+    const std::int64_t to =
+        std::min<std::int64_t>(p.max ? static_cast<std::int64_t>(*p.max) : 10, 10);
+    return from + Pick(static_cast<int>(to - from + 1));
+  }
+
+  // take's count or topk's k: a literal from `lo` to `hi`, or now and then the count param pk,
+  // whose max (the node's static bound, as the validator sets it) is the value kept.
+  std::int64_t Count(std::int64_t lo, std::int64_t hi, std::string* param) {
+    if (Chance(30)) {
+      const auto pk = std::find_if(params_.begin(), params_.end(),
+                                   [](const PlanParam& p) { return p.name == "pk"; });
+      *param = pk->name;
+      return static_cast<std::int64_t>(*pk->max);
+    }
+    return lo + Pick(static_cast<int>(hi - lo + 1));
   }
 
   double FloatConst() {
@@ -615,7 +637,7 @@ class PlanCaseGenerator {
         return;
       case 13:
         p.by = ByKey(in, true);
-        p.k = 1 + Pick(10);
+        p.k = Count(1, 10, &p.k_param);
         Add(Op::kTopk, {in}, std::move(p), keys,
             std::min<std::uint64_t>(rows, static_cast<std::uint64_t>(p.k)));
         return;
@@ -655,7 +677,7 @@ class PlanCaseGenerator {
         break;
     }
     p = NodeParams{};
-    p.count = Pick(10);
+    p.count = Count(0, 9, &p.count_param);
     Add(Op::kTake, {in}, std::move(p), keys,
         std::min<std::uint64_t>(rows, static_cast<std::uint64_t>(p.count)));
   }

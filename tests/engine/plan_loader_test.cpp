@@ -108,6 +108,83 @@ TEST_F(PlanLoaderTest, TheFeedPlanAsTypedData) {
   EXPECT_EQ(plan->order.front(), 0u);  // viewer, the only source
 }
 
+TEST_F(PlanLoaderTest, TheBlendPlansTopkCountsTheRequestParamResultSize) {
+  const auto plan = LoadPlan(GoldenText("blend"), "blend.json", registry());
+  const Node* top = plan->FindNode("topk");
+  ASSERT_NE(top, nullptr);
+  EXPECT_EQ(top->params.k_param, "result_size");
+  EXPECT_EQ(top->params.k, 1000);  // result_size's max: the static bound
+  EXPECT_EQ(top->max_rows, 503u);  // its input's, fewer
+  const PlanParam* result_size = plan->FindParam("result_size");
+  ASSERT_NE(result_size, nullptr);
+  EXPECT_EQ(result_size->default_value, Scalar(std::int64_t{100}));
+  const Node* take = plan->FindNode("followed.take");
+  EXPECT_EQ(take->params.count, 1000);
+  EXPECT_TRUE(take->params.count_param.empty());
+}
+
+// take's count and topk's k from a param: an int param of the registry, declared, with bounds
+// within the op's; its max is the static cost.
+TEST_F(PlanLoaderTest, ACountFromAParamIsCheckedAndCostsItsMax) {
+  const auto with_k = [](const char* param, bool declare) {
+    json::Value plan = GoldenJson("feed");
+    At(plan, "/nodes/6/params/k") = *json::Parse(std::string(R"({"param":")") + param + "\"}");
+    if (declare) {
+      At(plan, "/params")
+          .object()
+          .push_back(
+              {"result_size", *json::Parse(R"({"type":"int","default":7,"min":1,"max":1000})")});
+    }
+    return plan;
+  };
+  const auto plan = LoadPlan(WithDigest(with_k("result_size", true)), "feed.json", registry());
+  EXPECT_EQ(plan->FindNode("top")->params.k, 1000);
+  EXPECT_EQ(plan->FindNode("top")->max_rows, 1000u);  // min(1000 input rows, max 1000)
+
+  auto problems = LoadProblems(WithDigest(with_k("result_size", false)), registry());
+  ASSERT_EQ(problems.size(), 1u) << Describe(problems);
+  EXPECT_EQ(problems[0].code, codes::kParamUndeclared);
+  EXPECT_EQ(problems[0].pointer, "/nodes/6/params/k/param");
+  EXPECT_EQ(problems[0].node, "top");
+  EXPECT_EQ(problems[0].message,
+            "topk k: param \"result_size\" is used but not declared in the plan's params");
+
+  problems = LoadProblems(WithDigest(with_k("like_weight", false)), registry());
+  ASSERT_EQ(problems.size(), 1u) << Describe(problems);
+  EXPECT_EQ(problems[0].code, codes::kTypeMismatch);
+  EXPECT_EQ(problems[0].message,
+            "topk k: param \"like_weight\" must be an int param, but it is a float");
+
+  problems = LoadProblems(WithDigest(with_k("shoe_size", false)), registry());
+  ASSERT_EQ(problems.size(), 1u) << Describe(problems);
+  EXPECT_EQ(problems[0].code, codes::kParamUnknown);
+  EXPECT_EQ(problems[0].pointer, "/nodes/6/params/k/param");
+
+  // A registry whose int params do not fit: no max, a max over topk's, a min under take's.
+  const auto wide = LoadRegistry(testing::SourcePath("tests/plans/registries/int_count_params"));
+  const std::pair<const char*, const char*> unbounded[] = {
+      {"open_count", R"({"type":"int","default":10,"min":1})"},
+      {"huge_count", R"({"type":"int","default":10,"min":1,"max":2000000})"},
+      {"signed_count", R"({"type":"int","default":10,"min":-5,"max":100})"}};
+  const char* bounds[] = {"[1, inf]", "[1, 2000000]", "[-5, 100]"};
+  for (std::size_t i = 0; i < std::size(unbounded); ++i) {
+    SCOPED_TRACE(unbounded[i].first);
+    json::Value artifact = with_k(unbounded[i].first, false);
+    At(artifact, "/registry_digest") = json::Value::String(wide->digest());
+    At(artifact, "/params")
+        .object()
+        .push_back({unbounded[i].first, *json::Parse(unbounded[i].second)});
+    problems = LoadProblems(WithDigest(artifact), *wide);
+    ASSERT_EQ(problems.size(), 1u) << Describe(problems);
+    EXPECT_EQ(problems[0].code, codes::kParamUnbounded);
+    EXPECT_EQ(problems[0].pointer, "/nodes/6/params/k/param");
+    EXPECT_EQ(problems[0].message,
+              std::string("topk k: param \"") + unbounded[i].first + "\" has bounds " + bounds[i] +
+                  ", but k must lie within [1, 1000000] (a request may give any "
+                  "value within them; the static cost counts the max)");
+  }
+}
+
 TEST_F(PlanLoaderTest, ATamperedDigestIsRefused) {
   std::string text = GoldenText("feed");
   const std::size_t at = text.find("\"digest\": \"") + 11;

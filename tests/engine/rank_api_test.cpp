@@ -342,6 +342,87 @@ TEST(RankerTest, RanksAndWritesTheResponseOfDocsEngineMd) {
   EXPECT_EQ(a.nodes[0].unparsable_values, 0u);  // a fixed source parses nothing
 }
 
+// ids 1..6 scored by their id, then topk by score and take, each counting result_size: a request's
+// result_size sets how many rows it gets; the plan's default when it gives none.
+std::shared_ptr<const Plan> ResultSizePlan() {
+  NodeParams ids;
+  ids.ids = {3, 1, 6, 2, 5, 4};
+  NodeParams top = testing::TopkParams("final_score", 1000);
+  top.k_param = "result_size";
+  NodeParams first;
+  first.count = 1000;
+  first.count_param = "result_size";
+  return PlanBuilder("sized")
+      .Param(PlanParam{"result_size", ValueType::kInt, std::int64_t{2}, 1.0, 1000.0, std::nullopt})
+      .Add("ids", Op::kFixedSource, {}, ids)
+      .Expr("e0", X::Key("id"))
+      .Add("score", Op::kVm, {"ids"}, testing::VmParams("final_score", "e0"))
+      .Add("top", Op::kTopk, {"score"}, top)
+      .Add("first", Op::kTake, {"ids"}, first)
+      .Output("top")
+      .Output("first")
+      .Build();
+}
+
+TEST(RankerTest, ARequestsResultSizeIsHowManyRowsTopkAndTakeKeep) {
+  const auto store = StoreOf({ResultSizePlan()});
+  const Ranker::Answer four = Rank(store, R"({"plan":"sized","params":{"result_size":4}})");
+  ASSERT_FALSE(four.error) << four.body;
+  EXPECT_NE(four.body.find(R"("top":[{"id":6,"final_score":6},{"id":5,"final_score":5},)"
+                           R"({"id":4,"final_score":4},{"id":3,"final_score":3}])"),
+            std::string::npos)
+      << four.body;
+  EXPECT_NE(four.body.find(R"("first":[{"id":3},{"id":1},{"id":6},{"id":2}])"), std::string::npos)
+      << four.body;
+  EXPECT_EQ(four.rows, 8u);
+  // The plan's default, 2.
+  const Ranker::Answer two = Rank(store, R"({"plan":"sized"})");
+  ASSERT_FALSE(two.error) << two.body;
+  EXPECT_EQ(two.rows, 4u);
+  EXPECT_NE(two.body.find(R"("first":[{"id":3},{"id":1}])"), std::string::npos) << two.body;
+  // More than the input has: every row.
+  const Ranker::Answer all = Rank(store, R"({"plan":"sized","params":{"result_size":1000}})");
+  ASSERT_FALSE(all.error) << all.body;
+  EXPECT_EQ(all.rows, 12u);
+  // Outside the param's bounds: refused before anything runs.
+  const Ranker::Answer zero = Rank(store, R"({"plan":"sized","params":{"result_size":0}})");
+  EXPECT_EQ(zero.error, ErrorCode::kInvalidParam) << zero.body;
+  EXPECT_NE(zero.body.find("param result_size must be >= 1 and <= 1000"), std::string::npos)
+      << zero.body;
+  const Ranker::Answer fraction = Rank(store, R"({"plan":"sized","params":{"result_size":2.5}})");
+  EXPECT_EQ(fraction.error, ErrorCode::kInvalidParam) << fraction.body;
+}
+
+TEST(CompiledPlanTest, KeepsTheSlotOfTheParamACountReadsAndRefusesAnUndeclaredOne) {
+  const auto store = StoreOf({ResultSizePlan()});
+  const std::shared_ptr<const CompiledPlan> sized = store->Find("sized");
+  ASSERT_NE(sized, nullptr);
+  for (const CompiledNode& n : sized->nodes()) {
+    if (n.node->op == Op::kTopk || n.node->op == Op::kTake) {
+      EXPECT_EQ(n.int_param_slot, std::optional<std::size_t>(0)) << n.node->id;
+    } else {
+      EXPECT_FALSE(n.int_param_slot) << n.node->id;
+    }
+  }
+  const auto registry = testing::ExampleRegistry("127.0.0.1:1");
+  NodeParams ids;
+  ids.ids = {1};
+  NodeParams first;
+  first.count_param = "result_size";
+  const auto undeclared = PlanBuilder("undeclared")
+                              .Add("ids", Op::kFixedSource, {}, ids)
+                              .Add("first", Op::kTake, {"ids"}, first)
+                              .Output("first")
+                              .Build();
+  try {
+    CompilePlan(undeclared, registry);
+    ADD_FAILURE() << "compiled";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "plan node \"first\": count names no declared int param \"result_size\"");
+  }
+}
+
 TEST(RankerTest, AnAnswerWithNoRowsHasRowsZero) {
   NodeParams ids;
   ids.ids = {1, 2};

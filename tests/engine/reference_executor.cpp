@@ -380,6 +380,15 @@ class Reference {
     return set;
   }
 
+  // take's count or topk's k: the literal, or the request's value of the int param it names.
+  std::int64_t Count(std::int64_t literal, const std::string& param) const {
+    if (param.empty()) return literal;
+    for (std::size_t i = 0; i < plan_.params.size(); ++i) {
+      if (plan_.params[i].name == param) return std::get<std::int64_t>(params_.values.at(i));
+    }
+    throw std::logic_error("a count from the undeclared param " + param);
+  }
+
   NodeRun RunNode(const Node& node, const std::vector<const Rows*>& inputs) {
     const NodeParams& p = node.params;
     const std::vector<bool> keys = OutputKeys(node, inputs);
@@ -477,17 +486,20 @@ class Reference {
           return CompareValues(a[by], b[by]) > 0;  // highest first, ties in input order
         });
         valued.insert(valued.end(), nulls.begin(), nulls.end());
-        if (static_cast<std::int64_t>(valued.size()) > p.k)
-          valued.resize(static_cast<std::size_t>(p.k));
+        const std::int64_t k = Count(p.k, p.k_param);
+        if (static_cast<std::int64_t>(valued.size()) > k)
+          valued.resize(static_cast<std::size_t>(k));
         run.rows.rows = std::move(valued);
         return run;
       }
-      case Op::kTake:
+      case Op::kTake: {
+        const std::int64_t count = Count(p.count, p.count_param);
         for (const Row& row : inputs[0]->rows) {
-          if (static_cast<std::int64_t>(run.rows.rows.size()) >= p.count) break;
+          if (static_cast<std::int64_t>(run.rows.rows.size()) >= count) break;
           run.rows.rows.push_back(row);
         }
         return run;
+      }
       case Op::kDedupe: {
         const std::size_t by = Slot(p.by);
         std::vector<Scalar> seen;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 
 #include "expr_builders.h"
 #include "memory_endpoint.h"
@@ -37,9 +38,10 @@ class ReferenceExecutorTest : public ::testing::Test {
   ReferenceExecutorTest() : registry_(testing::PlanCaseRegistry()) {}
 
   // Checks the reference and both schedulers against `want` (for a failed request, want's code).
+  // `binding`: the request's params (default: the plan's defaults).
   void ExpectAnswer(const std::shared_ptr<const Plan>& plan, const PlanAnswer& want,
-                    std::int64_t viewer = 1) {
-    const ParamBinding params = ParamBinding::Defaults(plan->params);
+                    std::int64_t viewer = 1, std::optional<ParamBinding> binding = std::nullopt) {
+    const ParamBinding params = binding ? *binding : ParamBinding::Defaults(plan->params);
     const testing::ReferenceResult reference =
         testing::RunReference(*plan, *registry_, params, viewer, store_);
     const std::optional<std::string> ref_diff = testing::Difference(want, {}, reference.answer);
@@ -297,6 +299,49 @@ TEST_F(ReferenceExecutorTest, AVmWritingTheStringParamOutlivesTheRequest) {
   PlanAnswer want;
   want.outputs.push_back({"named", {"id", "out_s"}, {{std::int64_t{1}, std::string("a.c")}}});
   ExpectAnswer(plan, want);
+}
+
+TEST_F(ReferenceExecutorTest, TopkAndTakeCountTheRequestsValueOfTheirParam) {
+  const PlanParam pk = testing::TestParams()[4];  // pk, int 1..10, default 3
+  ASSERT_EQ(pk.name, "pk");
+  const auto plan = PlanBuilder()
+                        .Param(pk)
+                        .Add("ids", Op::kFixedSource, {}, Params([](auto& p) {
+                               p.ids = {4, 1, 5, 2, 3};
+                             }))
+                        .Add("top", Op::kTopk, {"ids"}, Params([](auto& p) {
+                               p.by = "id";
+                               p.k = 10;  // pk's max, as the validator sets it
+                               p.k_param = "pk";
+                             }))
+                        .Add("first", Op::kTake, {"ids"}, Params([](auto& p) {
+                               p.count = 10;
+                               p.count_param = "pk";
+                             }))
+                        .Output("top")
+                        .Output("first")
+                        .Build();
+  const auto ids = [](std::initializer_list<std::int64_t> list) {
+    std::vector<std::vector<Scalar>> rows;
+    for (const std::int64_t id : list) rows.push_back({id});
+    return rows;
+  };
+  PlanAnswer defaults;
+  defaults.outputs.push_back({"top", {"id"}, ids({5, 4, 3})});
+  defaults.outputs.push_back({"first", {"id"}, ids({4, 1, 5})});
+  ExpectAnswer(plan, defaults);
+  ParamBinding two = ParamBinding::Defaults(plan->params);
+  two.values[0] = std::int64_t{2};
+  PlanAnswer want;
+  want.outputs.push_back({"top", {"id"}, ids({5, 4})});
+  want.outputs.push_back({"first", {"id"}, ids({4, 1})});
+  ExpectAnswer(plan, want, 1, two);
+  ParamBinding ten = two;
+  ten.values[0] = std::int64_t{10};  // more than the rows: every row
+  PlanAnswer all;
+  all.outputs.push_back({"top", {"id"}, ids({5, 4, 3, 2, 1})});
+  all.outputs.push_back({"first", {"id"}, ids({4, 1, 5, 2, 3})});
+  ExpectAnswer(plan, all, 1, ten);
 }
 
 }  // namespace

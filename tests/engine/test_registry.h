@@ -42,13 +42,15 @@ inline std::shared_ptr<const Registry> TestRegistry() {
                                           std::string(64, '0'));
 }
 
-// Params: pi (int), pf (float), ps (string), pb (bool).
+// Params: pi (int), pf (float), ps (string), pb (bool), pk (int 1..10, a row count).
 inline std::vector<PlanParam> TestParams() {
   return {PlanParam{"pb", ValueType::kBool, true, std::nullopt, std::nullopt, std::nullopt},
           PlanParam{"pf", ValueType::kFloat, 0.5, -100.0, 100.0, std::nullopt},
           PlanParam{"pi", ValueType::kInt, std::int64_t{3}, -100.0, 100.0, std::nullopt},
           PlanParam{"ps", ValueType::kString, std::string("a.c"), std::nullopt, std::nullopt,
-                    std::nullopt}};
+                    std::nullopt},
+          // A row count: bounded within take's and topk's ranges, so either may read it.
+          PlanParam{"pk", ValueType::kInt, std::int64_t{3}, 1.0, 10.0, std::nullopt}};
 }
 
 template <class T>

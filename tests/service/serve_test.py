@@ -56,6 +56,26 @@ class ServeTest(SharedServer):
                 self.assertEqual(content_type, "application/json")
                 self.assertEqual(without_timings(text), want)
 
+    def test_a_requests_result_size_is_how_many_rows_blend_returns(self):
+        def rows(params):
+            body = json.dumps({"plan": "blend", "viewer_id": 1, "params": params})
+            status, _, text = self.server.request("POST", "/rank", body)
+            return status, json.loads(text)
+
+        status, every = rows({})
+        self.assertEqual(status, 200, every)
+        every = every["outputs"]["topk"]
+        self.assertGreater(len(every), 2)
+        for n in (1, 2):
+            with self.subTest(result_size=n):
+                status, answer = rows({"result_size": n})
+                self.assertEqual(status, 200, answer)
+                self.assertEqual(answer["outputs"]["topk"], every[:n])
+        status, refused = rows({"result_size": 1001})
+        self.assertEqual(status, 400, refused)
+        self.assertEqual(refused["error"]["code"], "invalid_param")
+        self.assertIn("result_size", refused["error"]["message"])
+
     def test_a_wrong_type_feature_hash_degrades_and_the_server_keeps_serving(self):
         # The timeouts plan's skip features node meets a list where a hash belongs: a degraded
         # answer with ctr and age_hours null, and the process goes on serving.

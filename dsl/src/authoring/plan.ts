@@ -6,7 +6,7 @@
 // plan reads as a chain: viewer -> follow -> media -> ... -> topk.
 
 import { PARAMS } from "../generated/registry.js";
-import { Expr, Pred, describe, paramRef, type AssignableTo, type ExprOf } from "./expr.js";
+import { Expr, NumExpr, Pred, describe, paramRef, type AssignableTo, type ExprOf } from "./expr.js";
 import type { BudgetsJson, BuildOutput, ExprJson, LocTable, NodeJson, OnError, ParamDeclJson, PlanJson, PredJson, ValueType } from "./json.js";
 import { PlanError, captureFrames } from "./loc.js";
 import type {
@@ -43,6 +43,23 @@ export interface FanoutOptions extends NodeOptions {
 }
 
 const ID_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+/**
+ * A row count: a number, or an int param read per request with
+ * `ctx.param(...)` (its registry bounds must lie within the op's; rankc
+ * checks them, and counts the param's max in the static cost).
+ */
+export type Count = number | NumExpr<"int">;
+
+/** A count as the artifact writes it: the number, or {"param": NAME}. */
+function countJson(where: string, v: Count): number | { param: string } {
+  if (typeof v === "number") return v;
+  if (v instanceof Expr && v.json.op === "param") {
+    if (v.type !== "int") throw new PlanError(`${where} takes an int param, but param "${v.json.name}" is a ${v.type} param`);
+    return { param: v.json.name };
+  }
+  throw new PlanError(`${where} expects a number or an int param from ctx.param(...), got ${v instanceof Expr ? "an expression" : describe(v)}`);
+}
 
 /** The mutable state of one plan build. Lives only while `build` runs. */
 class Builder {
@@ -188,14 +205,17 @@ export class Candidates {
     return this.builder.addNode("sort", [this], { by, order }, opts);
   }
 
-  /** Keeps the first `count` rows. */
-  take(count: number, opts?: NodeOptions): Candidates {
-    return this.builder.addNode("take", [this], { count }, opts);
+  /** Keeps the first `count` rows (a number, or an int param such as ctx.param("result_size")). */
+  take(count: Count, opts?: NodeOptions): Candidates {
+    return this.builder.addNode("take", [this], { count: countJson("take count", count) }, opts);
   }
 
-  /** The `k` rows with the highest `by`, highest first; ties keep input order, nulls last. */
-  topk(by: NumericKey, k: number, opts?: NodeOptions): Candidates {
-    return this.builder.addNode("topk", [this], { by, k }, opts);
+  /**
+   * The `k` rows with the highest `by`, highest first; ties keep input order,
+   * nulls last. `k` is a number, or an int param such as ctx.param("result_size").
+   */
+  topk(by: NumericKey, k: Count, opts?: NodeOptions): Candidates {
+    return this.builder.addNode("topk", [this], { by, k: countJson("topk k", k) }, opts);
   }
 
   /** Keeps the first row of each distinct value of `by` (default: id). */

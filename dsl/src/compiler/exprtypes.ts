@@ -67,16 +67,17 @@ export function keyType(key: string, where: string, c: TypeContext, pointer: str
 }
 
 /** A registry param read by a tree: it exists and the plan declares it; its registry type, or undefined after reporting. */
-function paramType(name: string, where: string, c: TypeContext, pointer: string): ValueType | undefined {
+export function paramType(name: string, where: string, c: TypeContext, pointer: string): ValueType | undefined {
   const r = c.reg.params.get(name);
   if (!r) report(c, "param_unknown", pointer, `${where}: unknown param "${name}": it is not in the registry`);
   return r?.type;
 }
 
-function checkDeclared(name: string, where: string, c: TypeContext, pointer: string): void {
-  if (!Object.hasOwn(c.plan.params, name)) {
-    report(c, "param_undeclared", pointer, `${where}: param "${name}" is used but not declared in the plan's params`, `add ${name}: <default> to definePlan({ params })`);
-  }
+/** Reports param_undeclared when the plan does not declare `name`; true when it does. */
+export function checkDeclared(name: string, where: string, c: TypeContext, pointer: string): boolean {
+  if (Object.hasOwn(c.plan.params, name)) return true;
+  report(c, "param_undeclared", pointer, `${where}: param "${name}" is used but not declared in the plan's params`, `add ${name}: <default> to definePlan({ params })`);
+  return false;
 }
 
 function tooDeep(at: TreeSite, c: TypeContext): boolean {

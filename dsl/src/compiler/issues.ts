@@ -25,6 +25,7 @@ export const ISSUE_CODES = [
   "key_not_available",
   "key_not_writable",
   "key_not_numeric",
+  "param_unbounded",
   "unsafe_integer",
   "unknown_expr",
   "unknown_pred",

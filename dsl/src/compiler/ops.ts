@@ -8,9 +8,12 @@
 // An entry (OpSpec) states:
 //   inputs   how many input nodes the op reads, { min, max }.
 //   params   its params by name, in the format's order: each with a type,
-//            whether it is required, and bounds. Types: int (min..max),
-//            int_list and key_list (min_items..max_items; key_list's keys are
-//            distinct), enum (values), and names: schema (a key schema),
+//            whether it is required, and bounds. Types: int (min..max; with
+//            fromParam, take's count and topk's k, the value may instead be
+//            {"param": NAME}, a declared int request param whose registry
+//            bounds lie within min..max), int_list and key_list
+//            (min_items..max_items; key_list's keys are distinct), enum
+//            (values), and names: schema (a key schema),
 //            key (a key read at the node's input: it must be available there),
 //            out_key (a key the node writes), expr and pred (an entry of the
 //            plan's exprs or preds).
@@ -20,7 +23,9 @@
 //            rows if keepInputKeys; the keys its addParams name; the keys its
 //            hash schema yields if addHashYields.
 //   cost     its static cost from its inputs' worst-case rows: the most rows
-//            it can produce and Redis commands it can issue per request.
+//            it can produce and Redis commands it can issue per request. An
+//            int given by a param reaches it as the param's max
+//            (staticParams).
 //   check    the op's own checks, beyond what the fields above imply
 //            (optional).
 //   explain  its params as `rankc --explain` shows them after the op's name.
@@ -42,7 +47,7 @@ export interface NodeCost {
 
 /** One param of an op (see the header for the types). */
 export type ParamSpec = { required: boolean } & (
-  | { type: "int"; min: number; max: number }
+  | { type: "int"; min: number; max: number; fromParam?: true }
   | { type: "int_list"; min_items: number; max_items: number }
   | { type: "key_list"; min_items: number; max_items: number }
   | { type: "enum"; values: readonly string[] }
@@ -98,6 +103,8 @@ const NO_INPUT = { min: 0, max: 0 };
 const ONE_INPUT = { min: 1, max: 1 };
 
 const int = (min: number, max: number): ParamSpec => ({ type: "int", min, max, required: true });
+/** An int a plan may also give as {"param": NAME}, a declared int request param. */
+const intOrParam = (min: number, max: number): ParamSpec => ({ type: "int", min, max, required: true, fromParam: true });
 const named = (type: "schema" | "key" | "out_key" | "expr" | "pred"): ParamSpec => ({ type, required: true });
 const FANOUT = int(1, 10_000);
 const MS = int(0, 60_000);
@@ -112,6 +119,8 @@ const fromInput = (inputRows: readonly number[]): NodeCost => ({ rows: inRows(in
 /** One LRANGE per input row, reading up to `fanout` ids each. */
 const listCost = (inputRows: readonly number[], p: Params): NodeCost => ({ rows: inRows(inputRows) * (p["fanout"] as number), redis_commands: inRows(inputRows) });
 const fanoutText = (p: Params) => `fanout=${p["fanout"]}`;
+/** An int param as explain shows it: the literal, or $NAME for a request param. */
+const intText = (v: unknown): string => (isParamRef(v) ? `$${v.param}` : String(v));
 
 /** follow and recommendation: a list of user ids per input row, then each user's hash. */
 function userListSource(list: string): OpSpec {
@@ -213,15 +222,15 @@ export const OPS = {
   },
   take: {
     inputs: ONE_INPUT,
-    params: { count: int(0, 1_000_000) },
+    params: { count: intOrParam(0, 1_000_000) },
     reads: {},
     output: INPUT_KEYS,
     cost: (inputRows, p) => ({ rows: Math.min(inRows(inputRows), p["count"] as number), redis_commands: 0 }),
-    explain: (p) => `${p["count"]}`,
+    explain: (p) => intText(p["count"]),
   },
   topk: {
     inputs: ONE_INPUT,
-    params: { by: named("key"), k: int(1, 1_000_000) },
+    params: { by: named("key"), k: intOrParam(1, 1_000_000) },
     reads: {},
     output: INPUT_KEYS,
     cost: (inputRows, p) => ({ rows: Math.min(inRows(inputRows), p["k"] as number), redis_commands: 0 }),
@@ -230,7 +239,7 @@ export const OPS = {
       const t = c.reg.keys.get(by)?.type;
       if (t && t !== "int" && t !== "float") c.report("key_not_numeric", "/params/by", `topk ranks by a number, but key "${by}" is ${withArticle(t)}`);
     },
-    explain: (p) => `${p["by"]} k=${p["k"]}`,
+    explain: (p) => `${p["by"]} k=${intText(p["k"])}`,
   },
   dedupe: { inputs: ONE_INPUT, params: { by: named("key") }, reads: {}, output: INPUT_KEYS, cost: fromInput, explain: (p) => `${p["by"]}` },
   concat: {
@@ -256,4 +265,27 @@ export function opSpec(name: string): OpSpec | undefined {
 export function tableRefs(node: NodeJson, type: "expr" | "pred"): string[] {
   const params = Object.entries(opSpec(node.op)?.params ?? {});
   return params.filter(([, p]) => p.type === type).map(([name]) => node.params?.[name] as string);
+}
+
+/** An int param given as a request param: {"param": NAME}. */
+export interface ParamRefJson {
+  param: string;
+}
+
+export function isParamRef(v: unknown): v is ParamRefJson {
+  return typeof v === "object" && v !== null && typeof (v as { param?: unknown }).param === "string";
+}
+
+/**
+ * A node's params as its op's cost reads them: each int given by a request
+ * param replaced by `bound(name)`, the param's max (0 when the param is not
+ * a valid bound; the validator reports why).
+ */
+export function staticParams(spec: OpSpec, params: Params, bound: (param: string) => number): Params {
+  const out: Record<string, unknown> = { ...params };
+  for (const [name, p] of Object.entries(spec.params)) {
+    const v = params[name];
+    if (p.type === "int" && p.fromParam && isParamRef(v)) out[name] = bound(v.param);
+  }
+  return out;
 }

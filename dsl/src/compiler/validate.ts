@@ -9,9 +9,9 @@ import { readFileSync } from "node:fs";
 import AjvModule, { type ErrorObject, type ValidateFunction } from "ajv";
 import type { NodeJson, PlanJson } from "../authoring/json.js";
 import { canonicalJson, sha256Hex } from "./canonical.js";
-import { exprType, keyType, predCheck, regexProblem, treeRoot, type TypeContext } from "./exprtypes.js";
-import { pointerTo, type PlanIssue, type Report } from "./issues.js";
-import { opSpec, tableRefs, type NodeCost, type OpCheckContext, type OpSpec, type ReadSchemas } from "./ops.js";
+import { checkDeclared, exprType, keyType, paramType, predCheck, regexProblem, treeRoot, type TypeContext } from "./exprtypes.js";
+import { pointerTo, withArticle, type PlanIssue, type Report } from "./issues.js";
+import { isParamRef, opSpec, staticParams, tableRefs, type NodeCost, type OpCheckContext, type OpSpec, type ReadSchemas } from "./ops.js";
 import { SCHEMA_PATH } from "./paths.js";
 import { utf8Bytes, valueProblem, type Registry } from "./registry.js";
 
@@ -270,7 +270,8 @@ function checkNodes(plan: PlanJson, reg: Registry, order: string[], byId: Map<st
     for (const e of tableRefs(n, "expr")) walk.usedExprs.add(e);
     for (const p of tableRefs(n, "pred")) walk.usedPreds.add(p);
     spec.check?.(opCheckContext(node, schemas, tctx));
-    const cost = spec.cost(n.inputs.map((i) => walk.cost.get(i)?.rows ?? 0), n.params);
+    const bounds = checkIntParamRefs(spec, node, tctx);
+    const cost = spec.cost(n.inputs.map((i) => walk.cost.get(i)?.rows ?? 0), staticParams(spec, n.params, (name) => bounds.get(name) ?? 0));
     walk.columns.set(id, outputKeys(spec, n, inputKeys, schemas));
     walk.cost.set(id, cost);
     checkRowBudget(plan, node, cost, add);
@@ -309,6 +310,39 @@ function checkKeyParams(spec: OpSpec, node: PlacedNode, tctx: TypeContext): void
   for (const [name, p] of Object.entries(spec.params)) {
     if (p.type === "key") keyType(node.json.params[name] as string, node.json.op, tctx, pointerTo(node.pointer, "params", name));
   }
+}
+
+/**
+ * An int op param given as {"param": NAME} (take's count, topk's k) names a
+ * declared int param whose registry bounds lie within the op's. Returns the
+ * max of each param that passes, the value its static cost counts.
+ */
+function checkIntParamRefs(spec: OpSpec, node: PlacedNode, tctx: TypeContext): Map<string, number> {
+  const bounds = new Map<string, number>();
+  for (const [name, p] of Object.entries(spec.params)) {
+    const v = node.json.params[name];
+    if (p.type !== "int" || !p.fromParam || !isParamRef(v)) continue;
+    const where = `${node.json.op} ${name}`;
+    const pointer = pointerTo(node.pointer, "params", name, "param");
+    const type = paramType(v.param, where, tctx, pointer);
+    if (!type) continue;
+    if (type !== "int") tctx.add({ code: "type_mismatch", pointer, node: node.json.id, message: `${where}: param "${v.param}" must be an int param, but it is ${withArticle(type)}` });
+    if (!checkDeclared(v.param, where, tctx, pointer) || type !== "int") continue;
+    const r = tctx.reg.params.get(v.param);
+    const within = (b: number | undefined) => b !== undefined && b >= p.min && b <= p.max;
+    if (!r || !within(r.min) || !within(r.max)) {
+      tctx.add({
+        code: "param_unbounded",
+        pointer,
+        node: node.json.id,
+        message: `${where}: param "${v.param}" has bounds [${r?.min ?? "-inf"}, ${r?.max ?? "inf"}], but ${name} must lie within [${p.min}, ${p.max}] (a request may give any value within them; the static cost counts the max)`,
+        hint: `give the registry's param "${v.param}" a min and max within [${p.min}, ${p.max}]`,
+      });
+      continue;
+    }
+    bounds.set(v.param, r.max as number);
+  }
+  return bounds;
 }
 
 function opCheckContext(node: PlacedNode, schemas: ReadSchemas, tctx: TypeContext): OpCheckContext {

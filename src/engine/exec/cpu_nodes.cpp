@@ -1,6 +1,12 @@
 // The CPU ops' run functions (exec/node_runs.h): fixed_source, vm, filter, sort, take, topk,
 // dedupe, concat, busy_cpu (each a thin adapter from the node's context to its kernel in
 // cpu_ops.h), and the sleep test op, which waits on the loop.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <variant>
+
 #include "exec/node_context.h"
 #include "rankd/engine/ops/cpu_ops.h"
 #include "rankd/runtime/sleep.h"
@@ -25,13 +31,29 @@ const CandidateSet* RunSortNode(const NodeContext& node, rt::CancelToken) {
   return RunSort(node.input(0), node.node.key.slot, node.node.node->params.order, node.arena);
 }
 
+namespace {
+
+// take's count or topk's k: the request's value of the param the node reads it from (bound and
+// checked within the op's range by BindParams), else the plan's literal.
+std::size_t IntParam(const NodeContext& node, std::int64_t literal) {
+  std::int64_t n = literal;
+  if (const std::optional<std::size_t> slot = node.node.int_param_slot) {
+    const std::int64_t* value = std::get_if<std::int64_t>(&node.request.params.values.at(*slot));
+    if (value == nullptr) throw std::logic_error("an int param of a node has no int value");
+    n = *value;
+  }
+  return static_cast<std::size_t>(std::max<std::int64_t>(n, 0));
+}
+
+}  // namespace
+
 const CandidateSet* RunTakeNode(const NodeContext& node, rt::CancelToken) {
-  return RunTake(node.input(0), static_cast<std::size_t>(node.node.node->params.count), node.arena);
+  return RunTake(node.input(0), IntParam(node, node.node.node->params.count), node.arena);
 }
 
 const CandidateSet* RunTopkNode(const NodeContext& node, rt::CancelToken) {
-  return RunTopk(node.input(0), node.node.key.slot,
-                 static_cast<std::size_t>(node.node.node->params.k), node.arena);
+  return RunTopk(node.input(0), node.node.key.slot, IntParam(node, node.node.node->params.k),
+                 node.arena);
 }
 
 const CandidateSet* RunDedupeNode(const NodeContext& node, rt::CancelToken) {

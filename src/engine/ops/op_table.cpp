@@ -25,6 +25,12 @@ namespace {
 constexpr ParamSpec Int(std::string_view name, std::int64_t min, std::int64_t max) {
   return ParamSpec{name, ParamType::kInt, true, min, max, {}};
 }
+// An int param a plan may also give as a declared int request param (ParamSpec::from_param).
+constexpr ParamSpec IntOrParam(std::string_view name, std::int64_t min, std::int64_t max,
+                               std::int64_t NodeParams::*value,
+                               std::string NodeParams::*from_param) {
+  return ParamSpec{name, ParamType::kInt, true, min, max, {}, value, from_param};
+}
 constexpr ParamSpec Named(std::string_view name, ParamType type) {
   return ParamSpec{name, type, true, 0, 0, {}};
 }
@@ -45,8 +51,11 @@ constexpr ParamSpec kVmParams[] = {Named("out_key", ParamType::kOutKey),
 constexpr ParamSpec kFilterParams[] = {Named("pred", ParamType::kPred)};
 constexpr ParamSpec kSortParams[] = {Named("by", ParamType::kKey),
                                      {"order", ParamType::kEnum, true, 0, 0, kSortOrders}};
-constexpr ParamSpec kTakeParams[] = {Int("count", 0, 1'000'000)};
-constexpr ParamSpec kTopkParams[] = {Named("by", ParamType::kKey), Int("k", 1, 1'000'000)};
+constexpr ParamSpec kTakeParams[] = {
+    IntOrParam("count", 0, 1'000'000, &NodeParams::count, &NodeParams::count_param)};
+constexpr ParamSpec kTopkParams[] = {
+    Named("by", ParamType::kKey),
+    IntOrParam("k", 1, 1'000'000, &NodeParams::k, &NodeParams::k_param)};
 constexpr ParamSpec kDedupeParams[] = {Named("by", ParamType::kKey)};
 constexpr ParamSpec kMsParams[] = {Int("ms", 0, kMaxMs)};
 
@@ -260,7 +269,9 @@ NodeParams ReadNodeParams(const OpSpec& op, const json::Value& params) {
   for (const ParamSpec& p : op.params) {
     const json::Value* value = params.Find(p.name);
     if (value == nullptr) continue;
-    if (p.name == "fanout") {
+    if (p.from_param != nullptr && value->is_object()) {
+      out.*p.from_param = value->Find("param")->string();
+    } else if (p.name == "fanout") {
       out.fanout = integer(*value);
     } else if (p.name == "schema") {
       out.schema = value->string();
@@ -278,10 +289,8 @@ NodeParams ReadNodeParams(const OpSpec& op, const json::Value& params) {
       out.by = value->string();
     } else if (p.name == "order") {
       out.order = value->string() == "desc" ? SortOrder::kDesc : SortOrder::kAsc;
-    } else if (p.name == "count") {
-      out.count = integer(*value);
-    } else if (p.name == "k") {
-      out.k = integer(*value);
+    } else if (p.value != nullptr) {  // take's count, topk's k
+      out.*p.value = integer(*value);
     } else if (p.name == "ms") {
       out.ms = integer(*value);
     }

@@ -6,10 +6,11 @@
 // An entry (OpSpec) states:
 //   inputs   how many input nodes the op reads, {min, max}.
 //   params   its params, in the format's order: each with a type, whether it is required, and
-//            bounds. Types: int (min..max), int_list and key_list (min..max items; key_list's keys
-//            are distinct), enum (values), and names: schema (a key schema), key (a key read at
-//            the node's input: it must be available there), out_key (a key the node writes), expr
-//            and pred (an entry of the plan's exprs or preds).
+//            bounds. Types: int (min..max; take's count and topk's k may instead name a declared
+//            int request param whose registry bounds lie within min..max), int_list and key_list
+//            (min..max items; key_list's keys are distinct), enum (values), and names: schema (a
+//            key schema), key (a key read at the node's input: it must be available there), out_key
+//            (a key the node writes), expr and pred (an entry of the plan's exprs or preds).
 //   reads    the key schemas it reads, list and/or hash: a fixed schema, or the one a param names;
 //            each must exist with that type.
 //   output   the keys on its output rows: `id`; every key of its inputs' rows if keep_input_keys;
@@ -69,6 +70,12 @@ struct ParamSpec {
   std::int64_t min = 0;  // kInt: the value's bounds; kIntList, kKeyList: the number of items
   std::int64_t max = 0;
   std::span<const std::string_view> values = {};  // kEnum
+  // A kInt param a plan may give as {"param": NAME}, a declared int request param read per
+  // request (take's count, topk's k); null for the others. `value` is the field holding the
+  // literal (with a param: the param's max), `from_param` the one holding the param's name. An
+  // op has at most one such param.
+  std::int64_t NodeParams::*value = nullptr;
+  std::string NodeParams::*from_param = nullptr;
 };
 
 // A key schema an op reads: a fixed one (`name`), or the one its param `param` names (read from
@@ -169,7 +176,8 @@ std::vector<std::string> TableRefs(const OpSpec& op, const json::Value& params, 
 
 // A node's typed params read from its params as written, which passed the schema: the fields of
 // its op, the rest default. An id of fixed_source that is not a safe integer is read as 0 (the
-// validator reports it).
+// validator reports it). An int given as {"param": NAME} is read as the param's name, its value
+// left 0 (the validator sets it to the param's max once it has checked the param).
 NodeParams ReadNodeParams(const OpSpec& op, const json::Value& params);
 
 // The names of the registry keys on a node's output rows, by its op's output rule: `id`, the keys

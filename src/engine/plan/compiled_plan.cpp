@@ -76,6 +76,20 @@ const ops::ParamSpec* ParamOfType(const ops::OpSpec& op, ops::ParamType type) {
   return nullptr;
 }
 
+// The slot of the declared param that gives the node's int param per request (take's count,
+// topk's k), if it names one.
+std::optional<std::size_t> IntParamSlot(const Plan& plan, const Node& node, const ops::OpSpec& op) {
+  for (const ops::ParamSpec& p : op.params) {
+    if (p.from_param == nullptr || (node.params.*p.from_param).empty()) continue;
+    const std::string& name = node.params.*p.from_param;
+    for (std::size_t slot = 0; slot < plan.params.size(); ++slot) {
+      if (plan.params[slot].name == name && plan.params[slot].type == ValueType::kInt) return slot;
+    }
+    Invalid(node, std::string(p.name) + " names no declared int param \"" + name + "\"");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 CompiledPlan::CompiledPlan(std::shared_ptr<const Plan> plan,
@@ -143,6 +157,7 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
       if (it == plan->preds.end()) Invalid(node, "no predicate \"" + node.params.pred + "\"");
       c.program = CompilePred(it->second, reg, plan->params);
     }
+    c.int_param_slot = IntParamSlot(*plan, node, op);
     std::vector<const std::set<std::string>*> input_keys;
     for (std::size_t input : c.inputs) input_keys.push_back(&key_names[input]);
     std::set<std::string> names = ops::OutputKeyNames(op, node.params, input_keys, c.hash.schema);

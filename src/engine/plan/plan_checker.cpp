@@ -407,6 +407,7 @@ class PlanChecker {
         NodeOpCheck check(*this, i, context, list, hash);
         spec.check(check);
       }
+      CheckIntParamRefs(i, context);
       std::vector<std::uint64_t> input_rows;
       for (const std::size_t input : n.input_index)
         input_rows.push_back(analysis_.cost[input].rows);
@@ -415,6 +416,43 @@ class PlanChecker {
       for (const std::size_t input : n.input_index) input_keys.push_back(&analysis_.columns[input]);
       analysis_.columns[i] = ops::OutputKeyNames(spec, n.params, input_keys, hash);
       CheckRowBudget(i);
+    }
+  }
+
+  // Rule 4: an int op param given as {"param": NAME} (take's count, topk's k) names a declared
+  // int param whose registry bounds lie within the op's. The node's value becomes the param's max,
+  // which its static cost counts; it stays 0 after a problem.
+  void CheckIntParamRefs(std::size_t i, TreeContext& context) {
+    Node& n = analysis_.nodes[i];
+    const ops::OpSpec& spec = ops::OpSpecOf(n.op);
+    for (const ops::ParamSpec& p : spec.params) {
+      if (p.from_param == nullptr || (n.params.*p.from_param).empty()) continue;
+      const std::string& name = n.params.*p.from_param;
+      const std::string where = std::string(spec.name) + " " + std::string(p.name);
+      const std::string pointer =
+          json::PointerTo(json::PointerTo(NodePointer(i) + "/params", p.name), "param");
+      const std::optional<ValueType> type = ParamType(name, where, context, pointer);
+      if (!type) continue;
+      if (*type != ValueType::kInt) {
+        Add(codes::kTypeMismatch, pointer, n.id,
+            where + ": param \"" + name + "\" must be an int param, but it is " +
+                WithArticle(ValueTypeName(*type)));
+      }
+      if (!CheckDeclared(name, where, context, pointer) || *type != ValueType::kInt) continue;
+      const ParamDef& r = *registry_.FindParam(name);
+      const auto within = [&p](const std::optional<double>& bound) {
+        return bound && *bound >= static_cast<double>(p.min) &&
+               *bound <= static_cast<double>(p.max);
+      };
+      if (!within(r.min) || !within(r.max)) {
+        Add(codes::kParamUnbounded, pointer, n.id,
+            where + ": param \"" + name + "\" has bounds " + Bounds(r.min, r.max) + ", but " +
+                std::string(p.name) + " must lie within [" + std::to_string(p.min) + ", " +
+                std::to_string(p.max) +
+                "] (a request may give any value within them; the static cost counts the max)");
+        continue;
+      }
+      n.params.*p.value = static_cast<std::int64_t>(*r.max);
     }
   }
 

@@ -30,6 +30,7 @@ inline constexpr std::string_view kKeyUnknown = "key_unknown";
 inline constexpr std::string_view kKeyNotAvailable = "key_not_available";
 inline constexpr std::string_view kKeyNotWritable = "key_not_writable";
 inline constexpr std::string_view kKeyNotNumeric = "key_not_numeric";
+inline constexpr std::string_view kParamUnbounded = "param_unbounded";
 inline constexpr std::string_view kUnsafeInteger = "unsafe_integer";
 inline constexpr std::string_view kUnknownExpr = "unknown_expr";
 inline constexpr std::string_view kUnknownPred = "unknown_pred";

@@ -9,6 +9,26 @@
 #include "values/value_json.h"
 
 namespace rankd::engine {
+
+std::optional<ValueType> ParamType(const std::string& name, const std::string& where,
+                                   TreeContext& c, const std::string& pointer) {
+  const ParamDef* param = c.registry.FindParam(name);
+  if (param == nullptr) {
+    c.problems.Add(codes::kParamUnknown, pointer, c.node,
+                   where + ": unknown param \"" + name + "\": it is not in the registry");
+    return std::nullopt;
+  }
+  return param->type;
+}
+
+bool CheckDeclared(const std::string& name, const std::string& where, TreeContext& c,
+                   const std::string& pointer) {
+  if (c.plan.Find("params")->Find(name) != nullptr) return true;
+  c.problems.Add(codes::kParamUndeclared, pointer, c.node,
+                 where + ": param \"" + name + "\" is used but not declared in the plan's params");
+  return false;
+}
+
 namespace {
 
 TreeSite Below(const TreeSite& at, std::string_view name) {
@@ -33,27 +53,6 @@ bool TooDeep(const TreeSite& at, TreeContext& c) {
   c.problems.Add(codes::kExprTooDeep, at.pointer, c.node,
                  at.where + " nests deeper than " + std::to_string(kMaxTreeDepth) + " levels");
   return true;
-}
-
-// A registry param a tree reads: its registry type, or nullopt after reporting param_unknown.
-std::optional<ValueType> ParamType(const std::string& name, const std::string& where,
-                                   TreeContext& c, const std::string& pointer) {
-  const ParamDef* param = c.registry.FindParam(name);
-  if (param == nullptr) {
-    c.problems.Add(codes::kParamUnknown, pointer, c.node,
-                   where + ": unknown param \"" + name + "\": it is not in the registry");
-    return std::nullopt;
-  }
-  return param->type;
-}
-
-void CheckDeclared(const std::string& name, const std::string& where, TreeContext& c,
-                   const std::string& pointer) {
-  if (c.plan.Find("params")->Find(name) == nullptr) {
-    c.problems.Add(
-        codes::kParamUndeclared, pointer, c.node,
-        where + ": param \"" + name + "\" is used but not declared in the plan's params");
-  }
 }
 
 // The common type of coalesce's or if's operands, or nullopt after reporting that they have none.

@@ -63,4 +63,13 @@ void CheckPred(const json::Value& pred, TreeContext& context, const TreeSite& at
 std::optional<ValueType> KeyType(std::string_view key, std::string_view where, TreeContext& context,
                                  const std::string& pointer);
 
+// The registry type of param `name` read at the context's node, reporting param_unknown (then
+// nullopt) at `pointer`; `where` names the reader in messages.
+std::optional<ValueType> ParamType(const std::string& name, const std::string& where,
+                                   TreeContext& context, const std::string& pointer);
+// Reports param_undeclared at `pointer` when the plan does not declare param `name`; true when it
+// does.
+bool CheckDeclared(const std::string& name, const std::string& where, TreeContext& context,
+                   const std::string& pointer);
+
 }  // namespace rankd::engine

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct CompiledNode {
   std::vector<std::string> field_names;
   KeyRef key;                              // sort, topk, dedupe: `by`; vm: `out_key`
   std::shared_ptr<const Program> program;  // vm: the expression; filter: the predicate
+  // take's count or topk's k given by a declared int param: its slot in the request's
+  // ParamBinding (Plan::params order), read when the node runs; none: the literal in its params.
+  std::optional<std::size_t> int_param_slot;
   bool is_output = false;
   std::vector<std::size_t> dependents;  // nodes that read this one (indexes into nodes)
   // The keys its rows have (docs/plan-format.md, "output keys"): `id` first, then registry order.

@@ -82,9 +82,15 @@ struct NodeParams {
   std::string pred;                   // filter: an id of Plan::preds
   std::string by;                     // sort, topk, dedupe
   SortOrder order = SortOrder::kAsc;  // sort
-  std::int64_t count = 0;             // take
-  std::int64_t k = 0;                 // topk
-  std::int64_t ms = 0;                // sleep, busy_cpu
+  // take's count and topk's k: the literal, or with count_param/k_param the param's max (the
+  // most the node keeps, which its static cost counts).
+  std::int64_t count = 0;  // take
+  std::int64_t k = 0;      // topk
+  // The declared int request param giving count/k per request ({"param": NAME}); empty: the
+  // literal.
+  std::string count_param;  // take
+  std::string k_param;      // topk
+  std::int64_t ms = 0;      // sleep, busy_cpu
 };
 
 struct Node {
