@@ -38,12 +38,15 @@ struct ChildServerOptions {
   rt::IoBackend backend = rt::IoBackend::kEpoll;
   std::size_t shards = 1;
   ServerOptions server;
-  std::optional<rlim_t> nofile;      // RLIMIT_NOFILE (soft and hard) in the child
-  bool exhaust_descriptors = false;  // once serving, the child opens files until EMFILE
+  std::optional<rlim_t> nofile;  // RLIMIT_NOFILE (soft and hard) in the child
+  // Once serving, the child opens files until EMFILE, then writes a stderr line starting with
+  // ChildServer::kHoardedLine.
+  bool exhaust_descriptors = false;
 };
 
 class ChildServer {
  public:
+  static constexpr const char* kHoardedLine = "child server: hoarded";
   using Clock = std::chrono::steady_clock;
 
   explicit ChildServer(ChildServerOptions options) {
@@ -153,6 +156,9 @@ class ChildServer {
       std::vector<int> hoard;  // descriptors taken from the server, as other files would
       if (options.exhaust_descriptors) {
         for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) hoard.push_back(fd);
+        const std::string line =
+            std::string(kHoardedLine) + " " + std::to_string(hoard.size()) + " descriptors\n";
+        (void)::write(2, line.data(), line.size());  // stderr is open already: no descriptor
       }
       int sig = 0;
       sigwait(&term, &sig);

@@ -270,6 +270,24 @@ int PeakLinesPerSecond(const std::vector<std::pair<double, std::string>>& lines)
   return peak;
 }
 
+bool HasLine(ChildServer& server, std::string_view start) {
+  const auto lines = server.StderrLines();
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const auto& line) { return line.second.starts_with(start); });
+}
+
+// The failed accepts the child's shards have logged so far ("... N accepts failed in ...").
+std::uint64_t LoggedAcceptFailures(ChildServer& server) {
+  std::uint64_t total = 0;
+  for (const auto& [at, line] : server.StderrLines()) {
+    const std::size_t failed = line.find(" failed in the last ");
+    if (failed == std::string::npos) continue;
+    const std::size_t space = line.rfind(' ', line.rfind(" accept", failed) - 1);
+    total += std::stoull(line.substr(space + 1));
+  }
+  return total;
+}
+
 TEST_P(HostileClientsTest, AFloodPastTheDescriptorLimitGets503sNotSilence) {
   ChildServerOptions options = Options();
   options.nofile = 256;
@@ -294,13 +312,18 @@ TEST_P(HostileClientsTest, OutOfDescriptorsTheWaitingAreShedWith503) {
   options.nofile = 128;
   options.exhaust_descriptors = true;
   ChildServer server(options);
-  std::this_thread::sleep_for(100ms);  // the child has hoarded every descriptor
+  ASSERT_TRUE(rt::testing::WaitFor([&] { return HasLine(server, ChildServer::kHoardedLine); }))
+      << server.StderrText();
   const std::size_t startup_lines = server.StderrLines().size();
   const FloodOutcome out = Flood(server.port(), 200);
   EXPECT_EQ(out.hung, 0) << "clients neither answered nor closed within 2 s";
   EXPECT_EQ(out.answered_503 + out.closed_silently, 200);
   EXPECT_GT(out.answered_503, 150);
-  std::this_thread::sleep_for(1200ms);  // the count of the last second is written too
+  // Every shed connection was a failed accept; the counts are written at most once a second,
+  // the last within about a second of the flood.
+  EXPECT_TRUE(rt::testing::WaitFor([&] {
+    return LoggedAcceptFailures(server) >= static_cast<std::uint64_t>(out.answered_503);
+  })) << server.StderrText();
   auto lines = server.StderrLines();
   lines.erase(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(startup_lines));
   // The start's descriptor budget line may come after the lines counted as the start's (a
