@@ -138,6 +138,17 @@ def proc_status(pid, key):
     return None
 
 
+def proc_cpu_s(pid):
+    """The CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat, or None
+    once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # the name may hold spaces
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def run_load_generator(argv, timeout):
     """Runs a load generator (wrk) to its end: (its stdout, the CPU seconds it used, user +
     system), the load's own cost on cores it shares with the servers. ValueError when it fails."""

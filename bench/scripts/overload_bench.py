@@ -47,7 +47,8 @@ import urllib.request
 
 from bench_env import (REPO_ROOT, cpu_model, git, loadavg, rewrite_docs_section, save_doc_json,
                        save_results)
-from bench_server import LIVE, proc_status, run_load_generator, run_main, stop_all, stop_and_record
+from bench_server import (LIVE, proc_cpu_s, proc_status, run_load_generator, run_main, stop_all,
+                          stop_and_record)
 from bench_stats import fmt
 from feed_service import (DATASET_USERS, RankdServer, RedisServer, build_plans, load_dataset,
                           rankd_serve_args)
@@ -111,16 +112,26 @@ def shed_by_reason(port):
 
 def client(args, port, users, mode, connections, seconds):
     """Runs the paced client to its end with `mode` (its --phases or --closed flags), which send
-    for `seconds`; returns its report plus the client's CPU seconds and the server's sheds per
-    reason during the run (from /metrics)."""
+    for `seconds`; returns its report plus the server's sheds per reason during the run (from
+    /metrics) and the cores each process used over the run (CPU seconds / wall seconds): rankd,
+    redis-server and the client, which share the machine's cores."""
     before = shed_by_reason(port)
+    pids = {"rankd": args.rankd_pid, "redis": args.redis_pid}
+    cpu_before = {name: proc_cpu_s(pid) for name, pid in pids.items()}
+    started = time.monotonic()
     argv = [args.client, "--port", str(port), "--path", "/rank",
             "--body", BODY % args.deadline_ms, "--users", str(users),
             "--connections", str(connections), "--deadline_ms", str(args.deadline_ms),
             "--drain_ms", str(args.drain_ms), "--bucket_ms", str(BUCKET_MS)] + mode
     stdout, cpu_s = run_load_generator(argv, seconds + args.drain_ms / 1000 + 60)
+    wall_s = time.monotonic() - started
     report = json.loads(stdout)
     report["client_cpu_s"] = cpu_s
+    cores = {name: (proc_cpu_s(pid) - cpu_before[name]) / wall_s
+             if cpu_before[name] is not None and proc_cpu_s(pid) is not None else None
+             for name, pid in pids.items()}
+    cores["client"] = cpu_s / wall_s
+    report["cores"] = cores
     after = shed_by_reason(port)
     report["shed_by_reason"] = {k: v - before.get(k, 0) for k, v in after.items()}
     return report
@@ -150,14 +161,15 @@ def step_figures(phase, deadline_ms):
             "deadline_ms": deadline_ms}
 
 
-def recovery_s(report, overload_ms, offered_rps):
+def recovery_s(report, overload_ms, steady_rps):
     """Seconds from the end of phase 0 until goodput per bucket is >= RECOVERED_SHARE of
-    `offered_rps` for RECOVERED_BUCKETS buckets in a row (the first of them counts), within phase
+    `steady_rps` (the goodput of the 1x step: what the server serves at that load when no overload
+    came before) for RECOVERED_BUCKETS buckets in a row (the first of them counts), within phase
     1; None if it never is."""
     goodput = report["timeline"]["goodput"]
     first = overload_ms // BUCKET_MS
     end = first + round(report["phases"]["1"]["seconds"] * 1000) // BUCKET_MS  # phase 1's end
-    want = RECOVERED_SHARE * offered_rps * BUCKET_MS / 1000
+    want = RECOVERED_SHARE * steady_rps * BUCKET_MS / 1000
     for b in range(first, min(end, len(goodput)) - RECOVERED_BUCKETS + 1):
         if all(goodput[i] >= want for i in range(b, b + RECOVERED_BUCKETS)):
             return (b - first) * BUCKET_MS / 1000
@@ -193,6 +205,11 @@ def fmt_pair(a, b, spec="%.2f"):
     return "%s / %s" % (fmt(a, spec), fmt(b, spec))
 
 
+def fmt_cores(cores):
+    """redis / rankd / client cores, e.g. "0.95 / 0.62 / 0.31"."""
+    return " / ".join(fmt(cores.get(k), "%.2f") for k in ("redis", "rankd", "client"))
+
+
 def fmt_other(other):
     return ", ".join("%s: %d" % kv for kv in sorted(other.items())) or "-"
 
@@ -200,16 +217,18 @@ def fmt_other(other):
 def table(doc):
     s = doc["summary"]
     lines = ["| step | offered req/s | goodput/s (of max) | shed/s | other errors/s (what) | "
-             "admitted p50 / p99 ms | 503 p50 / p99 ms (from send) | late 200s |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "admitted p50 / p99 ms | 503 p50 / p99 ms (from send) | late 200s | "
+             "cores: redis / rankd / client |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     max_rps = s["max_goodput_per_s"]
     for name, v in s["steps"].items():
-        lines.append("| %s | %s | %s (%s) | %s | %s (%s) | %s | %s | %d |" % (
+        lines.append("| %s | %s | %s (%s) | %s | %s (%s) | %s | %s | %d | %s |" % (
             name, fmt(v["offered_rps"], "%.0f"), fmt(v["goodput_per_s"], "%.0f"),
             fmt(v["goodput_per_s"] / max_rps if max_rps else None, "%.2f"), fmt(v["shed_per_s"], "%.0f"),
             fmt(v["other_errors_per_s"], "%.1f"), fmt_other(v["other_errors"]),
             fmt_pair(v["admitted_p50_ms"], v["admitted_p99_ms"]),
-            fmt_pair(v["shed_p50_ms"], v["shed_p99_ms"]), v["late_200"]))
+            fmt_pair(v["shed_p50_ms"], v["shed_p99_ms"]), v["late_200"],
+            fmt_cores(v.get("cores", {}))))
     return lines
 
 
@@ -229,9 +248,9 @@ def section(doc):
     lines += table(doc)
     recovered = ("%s s after the overload ended" % fmt(s["recovery_s"], "%.1f")
                  if s["recovery_s"] is not None else "never within the %s s step" % meta["seconds_per_step"])
-    lines += ["", "Recovery after %gx: goodput back to 90%% of the offered rate %s. Flood (%d connections, closed loop): %s goodput/s, %s shed/s, %s other "
+    lines += ["", "Recovery after %gx: goodput back to 90%% of the 1x step's (%s/s) %s. Flood (%d connections, closed loop): %s goodput/s, %s shed/s, %s other "
               "errors/s; RSS idle %s MB, peak %s MB, %s s after %s MB." % (
-                  OVERLOAD, recovered, FLOOD_CONNECTIONS,
+                  OVERLOAD, fmt(s["steps"]["1x"]["goodput_per_s"], "%.0f"), recovered, FLOOD_CONNECTIONS,
                   fmt(f["goodput_per_s"], "%.0f"), fmt(f["shed_per_s"], "%.0f"),
                   fmt(f["other_errors_per_s"], "%.1f"), fmt(s["rss_idle_mb"], "%.1f"),
                   fmt(f["peak_rss_mb"], "%.1f"), meta["settle_s"], fmt(f["rss_after_mb"], "%.1f")),
@@ -307,6 +326,7 @@ def main():
         LIVE.append(server)
         port = server.wait_listening()
         pid = server.proc.pid
+        args.rankd_pid, args.redis_pid = pid, redis.proc.pid
         loadavg_start = loadavg()
 
         closed(args, port, users, 8, 1000)
@@ -323,10 +343,12 @@ def main():
             rep["peak_rss_mb"] = rss.peak_mb
             runs["closed"][str(c)] = rep
             t = rep["total"]
-            log("  c=%-4d goodput %7.0f/s  shed %6.0f/s (%s)  other %5.1f/s  200 p50/p99 %s ms" % (
-                c, t["goodput_per_s"], t["shed_per_s"], fmt_other(rep["shed_by_reason"]),
-                t["other_errors_per_s"],
-                fmt_pair(t["latency_ms"]["200"]["p50"], t["latency_ms"]["200"]["p99"])))
+            log("  c=%-4d goodput %7.0f/s  shed %6.0f/s (%s)  other %5.1f/s  200 p50/p99 %s ms  "
+                "cores %s" % (
+                    c, t["goodput_per_s"], t["shed_per_s"], fmt_other(rep["shed_by_reason"]),
+                    t["other_errors_per_s"],
+                    fmt_pair(t["latency_ms"]["200"]["p50"], t["latency_ms"]["200"]["p99"]),
+                    fmt_cores(rep["cores"])))
             if best is None or t["goodput_per_s"] > runs["closed"][str(best)]["total"]["goodput_per_s"]:
                 best = c
         max_rps = runs["closed"][str(best)]["total"]["goodput_per_s"]
@@ -352,6 +374,7 @@ def main():
             names = [name] if len(rep["phases"]) == 1 else [name, "%gx after %gx" % (RECOVERY, OVERLOAD)]
             for i, phase_name in enumerate(names):
                 steps[phase_name] = step_figures(rep["phases"][str(i)], args.deadline_ms)
+                steps[phase_name]["cores"] = rep["cores"]  # over the client's run (both phases)
                 v = steps[phase_name]
                 log("  %-10s offered %6.0f  goodput %6.0f/s  shed %6.0f/s  other %5.1f/s (%s)  "
                     "admitted p50/p99 %s ms  503 p50/p99 %s ms (from send)  waited %d" % (
@@ -359,9 +382,10 @@ def main():
                         v["other_errors_per_s"], fmt_other(v["other_errors"]),
                         fmt_pair(v["admitted_p50_ms"], v["admitted_p99_ms"]),
                         fmt_pair(v["shed_p50_ms"], v["shed_p99_ms"]), v["waited_for_connection"]))
-            log("  %-10s shed by reason: %s" % ("", fmt_other(rep["shed_by_reason"])))
+            log("  %-10s shed by reason: %s; cores %s" % ("", fmt_other(rep["shed_by_reason"]),
+                                                          fmt_cores(rep["cores"])))
             if len(names) == 2:
-                recovery = recovery_s(rep, step_ms, RECOVERY * max_rps)
+                recovery = recovery_s(rep, step_ms, steps["1x"]["goodput_per_s"])
                 log("  recovery after %gx: %s" % (OVERLOAD, "never" if recovery is None
                                                   else "%.1f s" % recovery))
 

@@ -221,6 +221,13 @@ TEST_F(ShardAdmissionTest, ALimitThatRefusesGrowsWhileTheQueueIsShort) {
   EXPECT_FALSE(admission.AdmitAt(*plan, At(30ms)));
   EXPECT_EQ(admission.limit(kGraph), 11u);
   EXPECT_EQ(admission.shed(ShedReason::kEndpointLimit), 2u);
+  // Refused while a burst passed the target (7 ms) but the queue also drained to under a quarter
+  // of it (empty at 30 ms): no standing queue, Redis had room between bursts: one more.
+  graph_->OldestQueuedAt(24ms);
+  EXPECT_TRUE(admission.AdmitAt(*plan, At(31ms)));
+  graph_->OldestQueuedAt(std::nullopt);
+  EXPECT_FALSE(admission.AdmitAt(*plan, At(40ms)));  // the interval ends: 12, one is free
+  EXPECT_EQ(admission.limit(kGraph), 12u);
 }
 
 TEST_F(ShardAdmissionTest, TheLimitStaysAtLeastOne) {

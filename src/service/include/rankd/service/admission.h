@@ -12,7 +12,8 @@
 //  - a standing queue (even the smallest sojourn over the target) while replies kept arriving:
 //    the limit shrinks in proportion (times target / smallest sojourn, between 0.5 and 0.9);
 //  - a limit that refused requests while no sojourn passed the target: it grows (by a quarter
-//    while every sojourn stayed under half the target, else by one);
+//    while every sojourn stayed under half the target, else by one); so does one (by one) that
+//    refused while bursts passed the target but the queue also drained to under a quarter of it;
 //  - otherwise it holds.
 // CoDel's measure (the standing queue, not a burst being drained) steering an AIMD limit: under
 // overload Redis stays busy with commands that wait about the target, well inside their timeouts,
