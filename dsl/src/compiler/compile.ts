@@ -29,6 +29,12 @@ export interface CompileOptions {
   limits?: Partial<SandboxLimits>;
   /** Skip the TypeScript check (tests use this to reach the sandbox with code tsc would reject). */
   skipTypecheck?: boolean;
+  /**
+   * How long past the time limit the host waits before terminating the sandbox's worker
+   * (default HARD_KILL_GRACE_MS). Tests of the interrupt path raise it, so that a loaded machine
+   * cannot make the host's stop ("and was stopped", no position) come first.
+   */
+  hardKillGraceMs?: number;
 }
 
 export interface CompiledPlan {
@@ -60,7 +66,7 @@ export async function compilePlanFile(file: string, opts: CompileOptions): Promi
   const bundle = bundled.bundle;
   const locate = locator(bundle, abs);
 
-  const run = await runInSandbox(bundle.code, BUNDLE_NAME, OUTPUT_GLOBAL, limits);
+  const run = await runInSandbox(bundle.code, BUNDLE_NAME, OUTPUT_GLOBAL, limits, opts.hardKillGraceMs);
   if (!run.ok) {
     const pos = locate(parseFrames(run.stack));
     const prefix = run.kind === "error" ? (run.name === "PlanError" ? "" : `uncaught ${run.name}: `) : "";
