@@ -23,6 +23,7 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 const REGEX_CACHE_ENTRIES: usize = 256;
 
 /// A request that cannot be served as asked (answered 400 with this message).
+#[derive(Debug)]
 pub struct BadRequest(pub String);
 
 /// The plan's params after a request's overrides (plans/feed.plan.ts, registry/params.toml).
@@ -44,9 +45,11 @@ pub struct Row {
     final_score: f64,
 }
 
-/// The plan and what it reads with. Thread-safe: the regex cache is behind a mutex.
+/// The plan and what it reads with. Thread-safe: the cache of requests' own blocklist regexes
+/// is behind a mutex (a request without one never takes it).
 pub struct Feed {
     redis: MultiplexedConnection,
+    default_blocklist: Arc<Regex>,
     regexes: Mutex<HashMap<String, Arc<Regex>>>,
 }
 
@@ -54,7 +57,13 @@ const DEFAULT_BLOCKLIST: &str = "[^\\s\\S]";
 
 impl Feed {
     pub fn new(redis: MultiplexedConnection) -> Self {
-        Feed { redis, regexes: Mutex::new(HashMap::new()) }
+        let default_blocklist =
+            Arc::new(compile(DEFAULT_BLOCKLIST).expect("the plan's default blocklist compiles"));
+        Feed {
+            redis,
+            default_blocklist,
+            regexes: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The defaults with `overrides` (absent, or a JSON object of declared params) applied.
@@ -63,9 +72,11 @@ impl Feed {
             like_weight: 0.5,
             recency_weight: 0.05,
             min_score: 0.0,
-            blocklist: self.regex(DEFAULT_BLOCKLIST)?,
+            blocklist: self.default_blocklist.clone(),
         };
-        let Some(overrides) = overrides else { return Ok(params) };
+        let Some(overrides) = overrides else {
+            return Ok(params);
+        };
         let Some(overrides) = overrides.as_object() else {
             return Err(BadRequest("params must be an object".into()));
         };
@@ -91,18 +102,17 @@ impl Feed {
     }
 
     fn regex(&self, pattern: &str) -> Result<Arc<Regex>, BadRequest> {
-        let mut cache = self.regexes.lock().expect("the regex cache's lock is never poisoned");
+        let mut cache = self
+            .regexes
+            .lock()
+            .expect("the regex cache's lock is never poisoned");
         if let Some(re) = cache.get(pattern) {
             return Ok(re.clone());
         }
-        let re = RegexBuilder::new(pattern)
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build()
-            .map_err(|e| BadRequest(format!("param blocklist_regex does not compile: {e}")))?;
+        let re = Arc::new(compile(pattern)?);
         if cache.len() >= REGEX_CACHE_ENTRIES {
             cache.clear();
         }
-        let re = Arc::new(re);
         cache.insert(pattern.to_owned(), re.clone());
         Ok(re)
     }
@@ -112,7 +122,11 @@ impl Feed {
         // Wave 1: the viewer's hash (its keys are not used by the rest of the plan) and follows.
         let mut wave1 = redis::pipe();
         wave1.cmd("HGETALL").arg(format!("user:{viewer_id}"));
-        wave1.cmd("LRANGE").arg(format!("follow:{viewer_id}")).arg(0).arg(FOLLOW_FANOUT - 1);
+        wave1
+            .cmd("LRANGE")
+            .arg(format!("follow:{viewer_id}"))
+            .arg(0)
+            .arg(FOLLOW_FANOUT - 1);
         let (_viewer, follows): (Value, Vec<Option<Vec<u8>>>) =
             wave1.query_async(&mut self.redis.clone()).await?;
         let followees = int_ids(follows);
@@ -124,14 +138,22 @@ impl Feed {
         let mut lists = redis::pipe();
         for f in &followees {
             hashes.cmd("HGETALL").arg(format!("user:{f}"));
-            lists.cmd("LRANGE").arg(format!("media:{f}")).arg(0).arg(MEDIA_FANOUT - 1);
+            lists
+                .cmd("LRANGE")
+                .arg(format!("media:{f}"))
+                .arg(0)
+                .arg(MEDIA_FANOUT - 1);
         }
         let media_and_features = async {
-            let lists: Vec<Vec<Option<Vec<u8>>>> = lists.query_async(&mut self.redis.clone()).await?;
+            let lists: Vec<Vec<Option<Vec<u8>>>> =
+                lists.query_async(&mut self.redis.clone()).await?;
             let media: Vec<i64> = lists.into_iter().flat_map(int_ids).collect();
             let mut features = redis::pipe();
             for m in &media {
-                features.cmd("HMGET").arg(format!("media_features:{m}")).arg(&FEATURES[..]);
+                features
+                    .cmd("HMGET")
+                    .arg(format!("media_features:{m}"))
+                    .arg(&FEATURES[..]);
             }
             let features: Vec<Vec<Option<Vec<u8>>>> =
                 features.query_async(&mut self.redis.clone()).await?;
@@ -144,6 +166,13 @@ impl Feed {
         let ((media, features), ()) = try_join(media_and_features, followee_hashes).await?;
         Ok(top(media, features, params))
     }
+}
+
+fn compile(pattern: &str) -> Result<Regex, BadRequest> {
+    RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| BadRequest(format!("param blocklist_regex does not compile: {e}")))
 }
 
 fn wrong_type(name: &str) -> BadRequest {
@@ -163,17 +192,27 @@ fn top(media: Vec<i64>, features: Vec<Vec<Option<Vec<u8>>>>, params: &Params) ->
         let ctr = ctr.as_deref().and_then(parse_float);
         let title = title.and_then(parse_string);
         // score = ctr + like_weight * log1p(likes) - recency_weight * age_hours, missing as 0;
-        // a score that is not finite is null, and a null comparison or regex is not true.
-        let mut score = ctr.unwrap_or(0.0) + params.like_weight * (likes.unwrap_or(0) as f64).ln_1p();
+        // a score that is not finite is null, and a null comparison or regex is not true (so the
+        // row is filtered out).
+        let mut score =
+            ctr.unwrap_or(0.0) + params.like_weight * (likes.unwrap_or(0) as f64).ln_1p();
         score -= params.recency_weight * age_hours.unwrap_or(0.0);
-        if !score.is_finite() || !(score >= params.min_score) {
+        if !score.is_finite() || score < params.min_score {
             continue;
         }
         match &title {
             Some(t) if !params.blocklist.is_match(t) => {}
             _ => continue,
         }
-        rows.push(Row { id, author_id, age_hours, likes, ctr, title, final_score: score });
+        rows.push(Row {
+            id,
+            author_id,
+            age_hours,
+            likes,
+            ctr,
+            title,
+            final_score: score,
+        });
     }
     // A stable sort: equal scores keep their order.
     rows.sort_by(|a, b| b.final_score.total_cmp(&a.final_score));

@@ -42,15 +42,26 @@ struct Args {
 }
 
 fn parse_args(argv: &[String]) -> Result<Args, String> {
-    let mut args = Args { redis: String::new(), port: 0, workers: 1, digest: String::new() };
+    let mut args = Args {
+        redis: String::new(),
+        port: 0,
+        workers: 1,
+        digest: String::new(),
+    };
     for pair in argv.chunks(2) {
         let flag = &pair[0];
         let value = pair.get(1).ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--redis" => args.redis = value.clone(),
-            "--port" => args.port = value.parse().map_err(|_| format!("--port takes a port number, not {value}"))?,
+            "--port" => {
+                args.port = value
+                    .parse()
+                    .map_err(|_| format!("--port takes a port number, not {value}"))?
+            }
             "--workers" => {
-                args.workers = value.parse().map_err(|_| format!("--workers takes an integer, not {value}"))?
+                args.workers = value
+                    .parse()
+                    .map_err(|_| format!("--workers takes an integer, not {value}"))?
             }
             "--digest" => args.digest = value.clone(),
             _ => return Err(format!("unknown flag {flag}")),
@@ -76,31 +87,65 @@ impl Service {
     /// The status and JSON body answering one POST /rank body.
     async fn answer(&self, body: &[u8]) -> (StatusCode, String) {
         let request: Option<Json> = serde_json::from_slice(body).ok();
-        let request_id = match request.as_ref().and_then(|r| r.get("request_id")).and_then(Json::as_str) {
+        let request_id = match request
+            .as_ref()
+            .and_then(|r| r.get("request_id"))
+            .and_then(Json::as_str)
+        {
             Some(id) => id.to_owned(),
             None => format!("rust-{}", self.requests.fetch_add(1, Ordering::Relaxed) + 1),
         };
         let Some(request) = request.filter(Json::is_object) else {
-            return error(StatusCode::BAD_REQUEST, &request_id, "bad_request", "the body is not a JSON object");
+            return error(
+                StatusCode::BAD_REQUEST,
+                &request_id,
+                "bad_request",
+                "the body is not a JSON object",
+            );
         };
         match request.get("plan") {
             Some(Json::String(plan)) if plan == "feed" => {}
             other => {
-                let message = format!("no plan {}", other.map_or("undefined".into(), Json::to_string));
+                let message = format!(
+                    "no plan {}",
+                    other.map_or("undefined".into(), Json::to_string)
+                );
                 return error(StatusCode::NOT_FOUND, &request_id, "unknown_plan", &message);
             }
         }
-        let Some(viewer_id) = request.get("viewer_id").and_then(Json::as_u64).filter(|v| *v <= i64::MAX as u64)
+        let Some(viewer_id) = request
+            .get("viewer_id")
+            .and_then(Json::as_u64)
+            .filter(|v| *v <= i64::MAX as u64)
         else {
-            return error(StatusCode::BAD_REQUEST, &request_id, "bad_request", "viewer_id must be a non-negative integer");
+            return error(
+                StatusCode::BAD_REQUEST,
+                &request_id,
+                "bad_request",
+                "viewer_id must be a non-negative integer",
+            );
         };
         let params = match self.feed.bind_params(request.get("params")) {
             Ok(params) => params,
-            Err(BadRequest(message)) => return error(StatusCode::BAD_REQUEST, &request_id, "bad_request", &message),
+            Err(BadRequest(message)) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    &request_id,
+                    "bad_request",
+                    &message,
+                )
+            }
         };
         let rows = match self.feed.rank(viewer_id, &params).await {
             Ok(rows) => rows,
-            Err(e) => return error(StatusCode::BAD_GATEWAY, &request_id, "upstream_error", &e.to_string()),
+            Err(e) => {
+                return error(
+                    StatusCode::BAD_GATEWAY,
+                    &request_id,
+                    "upstream_error",
+                    &e.to_string(),
+                )
+            }
         };
         let mut out = String::with_capacity(256 + rows.len() * 160);
         out.push_str("{\"request_id\":");
@@ -125,14 +170,25 @@ fn error(status: StatusCode, request_id: &str, code: &str, message: &str) -> (St
     (status, body)
 }
 
-async fn handle(service: Arc<Service>, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(
+    service: Arc<Service>,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let (status, body) = if request.method() != Method::POST || request.uri().path() != "/rank" {
         let message = format!("no route {} {}", request.method(), request.uri().path());
         error(StatusCode::NOT_FOUND, "", "not_found", &message)
     } else {
-        match Limited::new(request.into_body(), MAX_BODY_BYTES).collect().await {
+        match Limited::new(request.into_body(), MAX_BODY_BYTES)
+            .collect()
+            .await
+        {
             Ok(body) => service.answer(&body.to_bytes()).await,
-            Err(e) => error(StatusCode::BAD_REQUEST, "", "bad_request", &format!("the body could not be read: {e}")),
+            Err(e) => error(
+                StatusCode::BAD_REQUEST,
+                "",
+                "bad_request",
+                &format!("the body could not be read: {e}"),
+            ),
         }
     };
     let response = Response::builder()
@@ -150,13 +206,19 @@ async fn serve(args: Args) -> Result<(), String> {
         .get_multiplexed_async_connection()
         .await
         .map_err(|e| format!("cannot connect to Redis at {}: {e}", args.redis))?;
-    let service = Arc::new(Service { feed: Feed::new(redis), digest: args.digest, requests: AtomicU64::new(0) });
+    let service = Arc::new(Service {
+        feed: Feed::new(redis),
+        digest: args.digest,
+        requests: AtomicU64::new(0),
+    });
     let listener = TcpListener::bind(("127.0.0.1", args.port))
         .await
         .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", args.port))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let mut stdout = std::io::stdout();
-    writeln!(stdout, "LISTENING {port}").and_then(|()| stdout.flush()).map_err(|e| e.to_string())?;
+    writeln!(stdout, "LISTENING {port}")
+        .and_then(|()| stdout.flush())
+        .map_err(|e| e.to_string())?;
 
     let mut terminate = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
@@ -179,7 +241,9 @@ async fn serve(args: Args) -> Result<(), String> {
         tokio::spawn(async move {
             let handler = service_fn(move |request| handle(service.clone(), request));
             // A client that goes away mid-request ends its connection; nothing else to do.
-            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), handler).await;
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler)
+                .await;
         });
     }
 }
@@ -188,11 +252,18 @@ fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let result = parse_args(&argv).and_then(|args| {
         let runtime = if args.workers == 1 {
-            tokio::runtime::Builder::new_current_thread().enable_all().build()
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
         } else {
-            tokio::runtime::Builder::new_multi_thread().worker_threads(args.workers).enable_all().build()
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(args.workers)
+                .enable_all()
+                .build()
         };
-        runtime.map_err(|e| format!("cannot start the runtime: {e}"))?.block_on(serve(args))
+        runtime
+            .map_err(|e| format!("cannot start the runtime: {e}"))?
+            .block_on(serve(args))
     });
     if let Err(message) = result {
         eprintln!("rust_feed_server: {message}");

@@ -55,7 +55,9 @@ pub fn parse_string(text: Vec<u8>) -> Option<String> {
 
 /// The elements of a list that are ints, in order (the others are dropped).
 pub fn int_ids(list: Vec<Option<Vec<u8>>>) -> Vec<i64> {
-    list.iter().filter_map(|e| e.as_deref().and_then(parse_int)).collect()
+    list.iter()
+        .filter_map(|e| e.as_deref().and_then(parse_int))
+        .collect()
 }
 
 /// A finite float as ECMAScript's Number::toString writes it (the shortest digits that read back
@@ -78,14 +80,14 @@ pub fn push_number(out: &mut String, value: f64) {
     let n = exponent + 1; // the decimal point sits after n digits
     if k <= n && n <= 21 {
         out.push_str(&digits);
-        out.extend(std::iter::repeat('0').take((n - k) as usize));
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
     } else if 0 < n && n <= 21 {
         out.push_str(&digits[..n as usize]);
         out.push('.');
         out.push_str(&digits[n as usize..]);
     } else if -6 < n && n <= 0 {
         out.push_str("0.");
-        out.extend(std::iter::repeat('0').take((-n) as usize));
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
         out.push_str(&digits);
     } else {
         out.push_str(&digits[..1]);
@@ -108,7 +110,16 @@ mod tests {
         assert_eq!(parse_int(b"007"), Some(7));
         assert_eq!(parse_int(b"-0"), Some(0));
         assert_eq!(parse_int(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in [&b"+7"[..], b" 7", b"7.0", b"1e3", b"9223372036854775808", b"", b"-", b"12345678901234567890"] {
+        for bad in [
+            &b"+7"[..],
+            b" 7",
+            b"7.0",
+            b"1e3",
+            b"9223372036854775808",
+            b"",
+            b"-",
+            b"12345678901234567890",
+        ] {
             assert_eq!(parse_int(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }
@@ -121,7 +132,18 @@ mod tests {
         assert_eq!(parse_float(b"1E-2"), Some(0.01));
         assert_eq!(parse_float(b"-1.5e+2"), Some(-150.0));
         assert_eq!(parse_float(b"1e-400"), Some(0.0));
-        for bad in [&b"inf"[..], b"nan", b"0x1p3", b" 1", b"1e400", b".", b"1e", b"e5", b"", b"+"] {
+        for bad in [
+            &b"inf"[..],
+            b"nan",
+            b"0x1p3",
+            b" 1",
+            b"1e400",
+            b".",
+            b"1e",
+            b"e5",
+            b"",
+            b"+",
+        ] {
             assert_eq!(parse_float(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }
@@ -134,17 +156,32 @@ mod tests {
 
     #[test]
     fn lists_keep_their_int_elements() {
-        let list = vec![Some(b"3".to_vec()), Some(b"x".to_vec()), None, Some(b"-2".to_vec())];
+        let list = vec![
+            Some(b"3".to_vec()),
+            Some(b"x".to_vec()),
+            None,
+            Some(b"-2".to_vec()),
+        ];
         assert_eq!(int_ids(list), vec![3, -2]);
     }
 
     #[test]
     fn numbers_are_written_as_ecmascript_does() {
         let cases = [
-            (0.0, "0"), (-0.0, "0"), (1.75, "1.75"), (3.0, "3"), (-2.5, "-2.5"), (100.0, "100"),
-            (0.1 + 0.2, "0.30000000000000004"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
-            (1.5e-7, "1.5e-7"), (0.000001, "0.000001"), (123456.789, "123456.789"),
-            (5e-324, "5e-324"), (f64::MAX, "1.7976931348623157e+308"),
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.75, "1.75"),
+            (3.0, "3"),
+            (-2.5, "-2.5"),
+            (100.0, "100"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1.5e-7, "1.5e-7"),
+            (0.000001, "0.000001"),
+            (123456.789, "123456.789"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
         ];
         for (value, want) in cases {
             let mut out = String::new();
