@@ -26,6 +26,18 @@ define configure
 	  cmake -S . -B $(1) -G Ninja -DCMAKE_BUILD_TYPE=$(2) $(3) >/dev/null; fi
 endef
 
+# The plan-serving benchmark's Rust peer (bench/peers/rust_feed: the feed plan by hand on tokio,
+# hyper and the redis crate; crates pinned in its Cargo.lock, Rust >= 1.85), built into
+# build-bench/rust_feed/ where cargo is on PATH: by `make bench` and `make bench-plan`; `make test`
+# builds it for plan_bench_smoke's equal-rankings check and runs its unit tests.
+# cargo_rust_feed build|test WHO
+define cargo_rust_feed
+	@if command -v cargo >/dev/null 2>&1; then \
+	  CARGO_TARGET_DIR=$(CURDIR)/build-bench/rust_feed nice cargo $(1) --release --locked --quiet \
+	    -j$(JOBS) --manifest-path bench/peers/rust_feed/Cargo.toml; \
+	else echo "$(2): no cargo on PATH, the Rust feed peer is not built (see bench/peers/README.md)"; fi
+endef
+
 build: setup-build
 	$(call configure,$(BUILD),Release)
 	@ninja -C $(BUILD) -j$(JOBS) --quiet
@@ -37,6 +49,8 @@ test-cpp: setup-test
 	@echo "== test-cpp ($$(date +%T))"
 	$(call configure,$(BUILD),Release)
 	@ninja -C $(BUILD) -j$(JOBS) --quiet
+	$(call cargo_rust_feed,build,test-cpp)
+	$(call cargo_rust_feed,test,test-cpp)
 	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
 # Every suite but the CLI's under AddressSanitizer + UBSan; then what runs on more than one thread
@@ -103,15 +117,17 @@ bench: setup-bench
 	  CARGO_TARGET_DIR=$(CURDIR)/build-bench/tokio cargo build --release --locked --quiet -j$(JOBS) \
 	    --manifest-path bench/peers/tokio/Cargo.toml; \
 	else echo "bench: no cargo on PATH, the tokio peers are not built (see bench/peers/README.md)"; fi
+	$(call cargo_rust_feed,build,bench)
 	@echo "benchmarks built in build-bench/"
 
 # The feed plan served over HTTP: rankd async (1, 2 shards) vs the Redis-bound limit, rankd's sync
-# scheduler and the Node peer (fastify + ioredis), on the bench dataset; recorded in
-# docs/benchmarks.md (about 25 min); with ARGS (e.g. '--repeats 3 --only rankd_async_2,node_2') it
-# runs without recording.
+# scheduler and the hand-written peers (Node: fastify + ioredis; Rust: tokio, hyper, redis), on the
+# bench dataset; recorded in docs/benchmarks.md (about 25 min); with ARGS (e.g. '--repeats 3 --only
+# rankd_async_2,node_2') it runs without recording.
 bench-plan: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@nice ninja -C build-bench -j$(JOBS) --quiet rankd
+	$(call cargo_rust_feed,build,bench-plan)
 	/usr/bin/python3 bench/scripts/plan_bench.py $(if $(ARGS),$(ARGS),--record)
 
 # Overload: the feed plan on the bench dataset offered 0.5x, 1x, 2x and 4x its measured max by

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Plan-serving benchmark: `rankd serve` ranking the feed plan over HTTP against a private
 redis-server loaded by `rankd datagen --dataset bench`, read against the most any service could
-get from that Redis, and compared with rankd's own sync scheduler and a Node peer (fastify +
-ioredis, the feed plan by hand: bench/peers/node/feed_server.js).
+get from that Redis, and compared with rankd's own sync scheduler and two peers, the feed plan
+by hand: Node (fastify + ioredis, bench/peers/node/feed_server.js) and Rust (tokio, hyper and the
+redis crate's multiplexed connection, bench/peers/rust_feed/; included when `make bench` built it).
 
 1. The Redis-bound limit: the exact commands of feed requests for a sample of viewers (the
    plan's keys read from the data: HGETALL user, LRANGE follow, HGETALL user per followee,
@@ -62,18 +63,22 @@ DOCS_DIR = os.path.join(ROOT, "docs", "benchmarks")
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 LUA = os.path.join(ROOT, "bench", "scripts", "plan_bench.lua")
 NODE_PEER = os.path.join(ROOT, "bench", "peers", "node", "feed_server.js")
+# Built by `make bench`, `make bench-plan` and `make test` where cargo is on PATH.
+RUST_PEER = os.path.join(ROOT, "build-bench", "rust_feed", "release", "rust_feed_server")
 WRK = "/usr/bin/wrk"
 FEATURES = ["author_id", "age_hours", "likes", "ctr", "title"]
 FOLLOW_FANOUT, MEDIA_FANOUT = 100, 10
 
 # Each implementation's command ({rankd}, {store}, {registry}, {redis} filled in). rankd logs
-# `listening` on stderr; the Node peer prints LISTENING <port> on stdout.
+# `listening` on stderr; the peers print LISTENING <port> on stdout.
 IMPLS = {
     "rankd_async_1": "{rankd} serve --shards 1",
     "rankd_async_2": "{rankd} serve --shards 2",
     "rankd_sync_2": "{rankd} serve --shards 2 --scheduler sync",
     "node_1": "node " + NODE_PEER + " --workers 1",
     "node_2": "node " + NODE_PEER + " --workers 2",
+    "rust_1": RUST_PEER + " --workers 1",
+    "rust_2": RUST_PEER + " --workers 2",
 }
 RANKD_ASYNC = ("rankd_async_1", "rankd_async_2")
 CONCURRENCY = [1, 2, 4, 8, 16, 32, 64]
@@ -461,6 +466,13 @@ def targets(s, impls):
         out.append(("max req/s vs the Node peer (%s)" % node, r, ">= 1.5", r is not None and r >= 1.5))
         cpu = (b["service_cpu_us_at_max"] or 0) / (s["impls"][node]["service_cpu_us_at_max"] or 1)
         out.append(("CPU per request vs the Node peer", cpu, "<= 0.33", cpu <= 1 / 3))
+    rusts = [i for i in impls if i.startswith("rust")]
+    if rusts:
+        rust = max(rusts, key=lambda i: s["impls"][i]["max_rps"] or 0)
+        r = s["ratios"][rust]["rps_ratio"]
+        out.append(("max req/s vs the Rust peer (%s)" % rust, r, ">= 1.0", r is not None and r >= 1.0))
+        cpu = (b["service_cpu_us_at_max"] or 0) / (s["impls"][rust]["service_cpu_us_at_max"] or 1)
+        out.append(("CPU per request vs the Rust peer", cpu, "<= 1.0", cpu <= 1.0))
     return out
 
 
@@ -565,6 +577,13 @@ def main():
     unknown = set(args.only.split(",")) - set(IMPLS) if args.only else set()
     if unknown:
         ap.error("unknown implementation(s): %s" % ", ".join(sorted(unknown)))
+    if not os.path.exists(RUST_PEER) and any(i.startswith("rust") for i in impls):
+        if args.only:
+            raise SystemExit("plan_bench: the Rust peer is not built: %s (make bench, with cargo on "
+                             "PATH: bench/peers/README.md)" % RUST_PEER)
+        log("plan_bench: the Rust peer is not built (%s), so it is left out; `make bench` builds it "
+            "where cargo is on PATH" % RUST_PEER)
+        impls = [i for i in impls if not i.startswith("rust")]
     concurrency, shares = CONCURRENCY, OPEN_LOOP_SHARES
     if args.quick:
         args.repeats, args.seconds, args.warmup = 1, 1, 0

@@ -2,7 +2,8 @@
 dataset): python3 plan_bench_smoke_test.py <path to rankd> <source folder>, run by ctest.
 
 The runner must load the data, measure the Redis-bound limit, pass its equal-rankings check
-(rankd's sync scheduler and the Node peer rank like rankd async), run every implementation at
+(rankd's sync scheduler, the Node peer and, where it is built, the Rust peer rank like rankd
+async), run every implementation at
 each concurrency and offered rate without a failed run, and write results of the documented
 shape: what `make bench-plan` records is read from them.
 """
@@ -15,6 +16,10 @@ import unittest
 
 RANKD = SOURCE = None
 IMPLS = ["rankd_async_1", "rankd_sync_2", "node_1"]
+# The implementations beside rankd async: checked for equal rankings and given paired ratios.
+OTHERS = ["node_1", "rankd_sync_2"]
+# Targets: 3 of rankd's own and 2 against the Node peer (and 2 against the Rust peer).
+TARGETS = 5
 
 
 class PlanBenchSmokeTest(unittest.TestCase):
@@ -37,7 +42,7 @@ class PlanBenchSmokeTest(unittest.TestCase):
                                bound["median_commands_per_s"] / bound["commands_per_request"])
 
         equal = doc["equal_rankings"]
-        self.assertEqual(sorted(equal["impls"]), ["node_1", "rankd_sync_2"])
+        self.assertEqual(sorted(equal["impls"]), OTHERS)
         for impl, check in equal["impls"].items():
             self.assertLessEqual(check["max_score_ulps"], 4, impl)
             self.assertGreater(check["rows"], 0, impl)
@@ -62,12 +67,21 @@ class PlanBenchSmokeTest(unittest.TestCase):
                     self.assertLessEqual(o["median_p99_ms"], o["median_p999_ms"])
                 self.assertGreater(v["peak_rss_mb"], 1)
         self.assertEqual(summary["best_async"], "rankd_async_1")
-        self.assertEqual(sorted(summary["ratios"]), ["node_1", "rankd_sync_2"])
-        self.assertEqual(len(doc["targets"]), 5)
+        self.assertEqual(sorted(summary["ratios"]), OTHERS)
+        self.assertEqual(len(doc["targets"]), TARGETS)
         runs = doc["runs"]
         self.assertEqual(len(runs["closed"]["node_1"]["4"]), 1)
 
 
 if __name__ == "__main__":
     RANKD, SOURCE = sys.argv[1], sys.argv[2]
+    sys.path.insert(0, os.path.join(SOURCE, "bench", "scripts"))
+    from plan_bench import RUST_PEER
+    if os.path.exists(RUST_PEER):
+        IMPLS.append("rust_1")
+        OTHERS = sorted(OTHERS + ["rust_1"])
+        TARGETS += 2
+    else:
+        print("plan_bench_smoke: the Rust peer is not built (%s; make test builds it where cargo is "
+              "on PATH), so its equal-rankings check is skipped" % RUST_PEER, flush=True)
     unittest.main(argv=sys.argv[:1], verbosity=2)
