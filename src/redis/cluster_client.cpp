@@ -288,14 +288,13 @@ rt::Task<void> ClusterClient::RunNodeBatch(Batch* batch, int node, std::vector<s
   if (node >= 0) {
     Pool* pool = nullptr;
     if (options.read_only && options_.read_from_replicas) {
-      pool = PoolForSlot(HashSlot(batch->items()[indexes.front()].key), true);
+      pool = PoolForSlot(HashSlot(batch->key(indexes.front())), true);
     } else {
       const ClusterNode& n = map_.nodes()[static_cast<std::size_t>(node)];
       pool = &PoolFor(n.host, n.port);
     }
     Pipeline p;
-    for (std::size_t i : indexes)
-      p.AddEncodedTarget(batch->items()[i].target, batch->items()[i].command);
+    for (std::size_t i : indexes) p.AddEncodedTarget(batch->target(i), batch->command(i));
     bool failed = false;
     try {
       co_await pool->Execute(p, options.call);
@@ -322,28 +321,28 @@ rt::Task<void> ClusterClient::RunNodeBatch(Batch* batch, int node, std::vector<s
       if (IsRetryable(classified.kind)) {
         retry.push_back(i);
       } else {
-        batch->items()[i].error = *error;
+        batch->set_error(i, *error);
       }
     }
   } else {
     retry = std::move(indexes);
   }
   for (std::size_t i : retry) {
-    Batch::Item& item = batch->items()[i];
     try {
-      co_await ExecuteTarget(item.key, item.target, item.command, options);
+      co_await ExecuteTarget(std::string(batch->key(i)), batch->target(i),
+                             std::string(batch->command(i)), options);
     } catch (const ServerReplyError& e) {
-      item.error = e.message();
+      batch->set_error(i, e.message());
     }
   }
 }
 
 rt::Task<void> ClusterClient::Execute(Batch& batch, ClusterCallOptions options) {
-  if (batch.items().empty()) co_return;
-  for (auto& item : batch.items()) item.error.reset();
+  if (batch.empty()) co_return;
+  batch.ResetErrors();
   std::vector<std::string_view> keys;
-  keys.reserve(batch.items().size());
-  for (const auto& item : batch.items()) keys.push_back(item.key);
+  keys.reserve(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) keys.push_back(batch.key(i));
   std::vector<NodeBatch> groups = SplitByNode(map_, keys);
   rt::TaskScope scope;
   for (NodeBatch& g : groups) {
@@ -361,7 +360,6 @@ rt::Task<std::vector<std::optional<std::string>>> ClusterClient::MGet(
   std::vector<MgetScatterSink> sinks;
   sinks.reserve(by_slot.size());
   Batch batch;
-  std::vector<std::string> commands;
   for (auto& [slot, indexes] : by_slot) {
     std::string command;
     CommandWriter writer(command, 1 + indexes.size());
@@ -369,14 +367,12 @@ rt::Task<std::vector<std::optional<std::string>>> ClusterClient::MGet(
     for (std::size_t i : indexes) writer.Arg(keys[i]);
     const std::string& first_key = keys[indexes.front()];
     sinks.emplace_back(&out, indexes);
-    batch.items().push_back(Batch::Item{
-        first_key, std::move(command),
-        detail::ReplyTarget{&sinks.back(), &detail::ParseInto<MgetScatterSink>}, std::nullopt});
+    batch.AddEncoded(first_key, sinks.back(), command);
   }
   options.read_only = true;
   co_await Execute(batch, options);
-  for (const auto& item : batch.items()) {
-    if (item.error) throw ServerReplyError(*item.error);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (const std::optional<std::string>& error = batch.error(i)) throw ServerReplyError(*error);
   }
   co_return out;
 }

@@ -27,6 +27,18 @@ std::string_view ConnectionStateName(ConnectionState state) {
   return "?";
 }
 
+const std::optional<std::string>& Pipeline::error(std::size_t i) const {
+  static const std::optional<std::string> kNone;
+  if (i < errors_.size()) return errors_[i];
+  if (i < targets_.size()) return kNone;  // added since the last call
+  throw std::out_of_range("Pipeline::error: no command " + std::to_string(i));
+}
+
+void Pipeline::set_error(std::size_t i, std::string message) {
+  if (errors_.size() != targets_.size()) ResetErrors();
+  errors_.at(i) = std::move(message);
+}
+
 std::size_t Pipeline::error_count() const noexcept {
   return static_cast<std::size_t>(
       std::count_if(errors_.begin(), errors_.end(), [](const auto& e) { return e.has_value(); }));
@@ -198,7 +210,8 @@ void Connection::Abandon(detail::CallWaiter* waiter) noexcept {
 
 void Connection::FailAll(CallResult result, const std::string& message,
                          std::string_view summary) noexcept {
-  for (Entry& e : entries_) {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    Entry& e = entries_[i];
     if (e.waiter == nullptr || !e.waiter->pending()) continue;
     Metric(&ClientMetrics::errors_connection);
     e.waiter->Finish(result, message, summary);

@@ -128,11 +128,7 @@ rt::Task<void> Pool::Execute(Pipeline& pipeline, CallOptions options) {
 
 rt::Task<void> Pool::Execute(Batch& batch, CallOptions options) {
   if (batch.empty()) co_return;
-  Pipeline pipeline;
-  for (const Batch::Item& item : batch.items())
-    pipeline.AddEncodedTarget(item.target, item.command);
-  co_await Execute(pipeline, options);
-  for (std::size_t i = 0; i < batch.size(); ++i) batch.items()[i].error = pipeline.error(i);
+  co_await Execute(batch.pipeline(), options);  // its commands, as they were encoded
 }
 
 rt::Task<Reply> Pool::CallEncoded(std::string command, CallOptions options) {

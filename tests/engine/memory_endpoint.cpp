@@ -183,8 +183,8 @@ rt::Task<void> MemoryEndpoint::Start(rt::Duration) { co_return; }
 
 rt::Task<void> MemoryEndpoint::ApplyFaults(redis::Batch& batch) {
   bool stall = false;
-  for (const redis::Batch::Item& item : batch.items()) {
-    const StoredKey* key = store_->Find(DecodeCommand(item.command).at(1));
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const StoredKey* key = store_->Find(DecodeCommand(batch.command(i)).at(1));
     if (key == nullptr || key->kind != StoredKey::Kind::kFault) continue;
     if (key->fault == KeyFault::kConnectionLost) {
       throw redis::ConnectionError("memory endpoint " + name() + ": connection lost (injected)");
@@ -194,16 +194,17 @@ rt::Task<void> MemoryEndpoint::ApplyFaults(redis::Batch& batch) {
   if (stall) co_await rt::SleepFor(kStallFor);  // ends only by cancellation (CancelledError)
 }
 
-void MemoryEndpoint::Reply(redis::Batch::Item& item) {
+void MemoryEndpoint::Reply(redis::Batch& batch, std::size_t i) {
   ++commands_;
-  const std::string bytes = ReplyBytes(*store_, DecodeCommand(item.command));
+  const std::string bytes = ReplyBytes(*store_, DecodeCommand(batch.command(i)));
   if (bytes[0] == '-') {  // an error reply never reaches the sink
-    item.error = bytes.substr(1, bytes.size() - 3);
+    batch.set_error(i, bytes.substr(1, bytes.size() - 3));
     return;
   }
   redis::ReplyParser parser;
   std::size_t consumed = 0;
-  const redis::ParseStatus status = item.target.parse(parser, bytes, item.target.sink, &consumed);
+  const redis::detail::ReplyTarget target = batch.target(i);
+  const redis::ParseStatus status = target.parse(parser, bytes, target.sink, &consumed);
   if (status != redis::ParseStatus::kComplete || consumed != bytes.size()) {
     throw std::logic_error("memory endpoint built a reply its parser does not take: " + bytes);
   }
@@ -220,7 +221,8 @@ rt::Task<void> MemoryEndpoint::Execute(redis::Batch& batch) {
   } const started{&started_, started_.insert(rt::MonotonicNanos())};
   co_await rt::Yield();
   co_await ApplyFaults(batch);
-  for (redis::Batch::Item& item : batch.items()) Reply(item);
+  batch.ResetErrors();
+  for (std::size_t i = 0; i < batch.size(); ++i) Reply(batch, i);
 }
 
 }  // namespace rankd::engine::testing

@@ -43,7 +43,7 @@ class MemoryEndpoint final : public Endpoint {
   // Throws or stalls when a command of the batch is on a faulty key (see above).
   rt::Task<void> ApplyFaults(redis::Batch& batch);
   // Replies to one command: its sink gets the reply, or the item its error.
-  void Reply(redis::Batch::Item& item);
+  void Reply(redis::Batch& batch, std::size_t i);
 
   MemoryStore* store_;
   std::size_t in_flight_ = 0;

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <new>
+#include <span>
+#include <vector>
 
 #include "exec/node_context.h"
 #include "rankd/redis/client_errors.h"
@@ -56,24 +60,61 @@ void LogRedisFailure(const std::string& endpoint, std::string_view detail) {
   rt::LogLine(line);
 }
 
-std::string ListCommand(const std::string& key, std::int64_t count) {
-  std::string out;
-  redis::AppendCommand(out, "LRANGE", key, 0, count - 1);
-  return out;
+// What a wave's commands are built in. A shard's loop keeps the buffers of waves that ended
+// (WaveLease), so that sending a wave allocates nothing once the shard has sent waves of its size.
+struct WaveBuffers {
+  redis::Batch batch;
+  std::string key;         // one command's key, rewritten for each
+  std::string field_args;  // HMGET's field names, encoded once per wave
+};
+
+// A wave's buffers for the time of one node's wave, taken from the loop thread's spares and given
+// back cleared (at most kSpares of them, none over kSpareBytes: a rare huge wave is not kept).
+// Thread affinity: the loop thread (a Redis source never leaves it).
+class WaveLease {
+ public:
+  WaveLease() {
+    std::vector<std::unique_ptr<WaveBuffers>>& spares = Spares();
+    if (spares.empty()) {
+      buffers_ = std::make_unique<WaveBuffers>();
+    } else {
+      buffers_ = std::move(spares.back());
+      spares.pop_back();
+    }
+  }
+  WaveLease(const WaveLease&) = delete;
+  WaveLease& operator=(const WaveLease&) = delete;
+  ~WaveLease() {
+    buffers_->batch.Clear();
+    std::vector<std::unique_ptr<WaveBuffers>>& spares = Spares();
+    if (spares.size() < kSpares && buffers_->batch.reserved_bytes() <= kSpareBytes) {
+      spares.push_back(std::move(buffers_));
+    }
+  }
+  WaveBuffers* operator->() const noexcept { return buffers_.get(); }
+
+ private:
+  static constexpr std::size_t kSpares = 16;
+  static constexpr std::size_t kSpareBytes = 1 << 20;
+  static std::vector<std::unique_ptr<WaveBuffers>>& Spares() {
+    thread_local std::vector<std::unique_ptr<WaveBuffers>> spares;
+    return spares;
+  }
+  std::unique_ptr<WaveBuffers> buffers_;
+};
+
+// Sinks for `n` commands, in the node's arena (they hold only pointers into the request).
+template <class Sink>
+Sink* SinkArray(Arena& arena, std::size_t n) {
+  return arena.Allocate<Sink>(std::max<std::size_t>(n, 1));
 }
 
-std::string HashCommand(const std::string& key) {
-  std::string out;
-  redis::AppendCommand(out, "HGETALL", key);
-  return out;
-}
-
-std::string FieldsCommand(const std::string& key, const std::vector<std::string>& fields) {
-  std::string out;
-  redis::CommandWriter cmd(out, 2 + fields.size());
-  cmd.Arg("HMGET").Arg(key);
-  for (const std::string& f : fields) cmd.Arg(f);
-  return out;
+// Room in `batch` for `commands` commands on keys of `schema`, each `args_bytes` long besides its
+// key: one allocation per buffer for a whole wave.
+void ReserveWave(redis::Batch& batch, const KeySchema& schema, std::size_t commands,
+                 std::size_t args_bytes) {
+  const std::size_t key_bytes = schema.prefix.size() + schema.suffix.size() + 20;
+  batch.Reserve(commands, commands * (key_bytes + args_bytes + 16), commands * key_bytes);
 }
 
 const Column& IdColumn(const CandidateSet& rows, const Registry& registry) {
@@ -117,7 +158,7 @@ rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, redis::Batch& ba
   for (std::size_t k = 0; k < batch.size(); ++k) {
     if (const std::optional<std::string>& error = batch.error(k)) {
       throw UpstreamError("Redis endpoint " + name + " answered " + ClientText(*error) + " (key " +
-                          batch.items()[k].key + ")");
+                          std::string(batch.key(k)) + ")");
     }
   }
 }
@@ -132,35 +173,47 @@ rt::Task<void> FetchHashes(NodeContext& node, CandidateSet& rows, HashRead read)
   const CompiledNode& c = node.node;
   const Registry& reg = node.registry();
   Arena& arena = node.arena;
-  std::vector<Column*> columns;
-  for (const KeyRef& k : c.fields) {
-    Column* column = Column::Make(arena, k.type, rows.physical_rows());
-    columns.push_back(column);
-    rows.set_column(k.slot, column);
+  Column** column_array = arena.Allocate<Column*>(std::max<std::size_t>(c.fields.size(), 1));
+  for (std::size_t f = 0; f < c.fields.size(); ++f) {
+    const KeyRef& k = c.fields[f];
+    column_array[f] = Column::Make(arena, k.type, rows.physical_rows());
+    rows.set_column(k.slot, column_array[f]);
   }
+  const std::span<Column* const> columns(column_array, c.fields.size());
   const Column& ids = IdColumn(rows, reg);
   DecodeCounts counts;
   ReplyProblem problem;
-  redis::Batch batch;
-  std::vector<HashFieldsSink> hash_sinks;
-  std::vector<FieldValuesSink> field_sinks;
+  WaveLease wave;
+  redis::Batch& batch = wave->batch;
+  HashFieldsSink* hash_sinks = nullptr;
+  FieldValuesSink* field_sinks = nullptr;
   if (read == HashRead::kAllFields) {
-    hash_sinks.reserve(rows.size());
+    hash_sinks = SinkArray<HashFieldsSink>(arena, rows.size());
   } else {
-    field_sinks.reserve(rows.size());
+    field_sinks = SinkArray<FieldValuesSink>(arena, rows.size());
   }
   const KeySchema& schema = *c.hash.schema;
+  // HMGET's field names follow the key in every command: encoded once.
+  std::string& field_args = wave->field_args;
+  field_args.clear();
+  if (read == HashRead::kNamedFields) redis::AppendBulks(field_args, c.field_names);
+  ReserveWave(batch, schema, rows.size(), field_args.size() + 16);
+  std::string& key = wave->key;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const std::uint32_t row = rows.row(r);
-    std::string key = schema.KeyFor(ids.ints()[row]);
+    key.clear();
+    schema.AppendKey(key, ids.ints()[row]);
     if (read == HashRead::kAllFields) {
-      hash_sinks.emplace_back(c.field_names, columns, row, &arena, &counts, &problem);
-      std::string command = HashCommand(key);
-      batch.AddEncoded(std::move(key), hash_sinks.back(), std::move(command));
+      HashFieldsSink* sink = ::new (&hash_sinks[r])
+          HashFieldsSink(c.field_names, columns, row, &arena, &counts, &problem);
+      batch.Command(key, *sink, 2).Arg("HGETALL").Arg(key);
     } else {
-      field_sinks.emplace_back(columns, row, &arena, &counts, &problem);
-      std::string command = FieldsCommand(key, c.field_names);
-      batch.AddEncoded(std::move(key), field_sinks.back(), std::move(command));
+      FieldValuesSink* sink =
+          ::new (&field_sinks[r]) FieldValuesSink(columns, row, &arena, &counts, &problem);
+      batch.Command(key, *sink, 2 + c.field_names.size())
+          .Arg("HMGET")
+          .Arg(key)
+          .EncodedArgs(field_args, c.field_names.size());
     }
   }
   co_await Send(node, c.hash, batch);
@@ -182,21 +235,25 @@ rt::Task<CandidateSet*> ReadIdLists(NodeContext& node) {
   std::int64_t* ids = arena.Allocate<std::int64_t>(std::max<std::size_t>(n * fanout, 1));
   DecodeCounts counts;
   ReplyProblem problem;
-  std::vector<IdListSink> sinks;
-  sinks.reserve(n);
-  redis::Batch batch;
+  IdListSink* sinks = SinkArray<IdListSink>(arena, n);
+  WaveLease wave;
+  redis::Batch& batch = wave->batch;
   const Column& input_ids = IdColumn(input, reg);
+  const KeySchema& schema = *c.list.schema;
+  ReserveWave(batch, schema, n, 32);
+  std::string& key = wave->key;
   for (std::size_t r = 0; r < n; ++r) {
-    sinks.emplace_back(ids + r * fanout, static_cast<std::size_t>(fanout), &counts, &problem);
-    std::string key = c.list.schema->KeyFor(input_ids.ints()[input.row(r)]);
-    std::string command = ListCommand(key, fanout);
-    batch.AddEncoded(std::move(key), sinks.back(), std::move(command));
+    IdListSink* sink = ::new (&sinks[r])
+        IdListSink(ids + r * fanout, static_cast<std::size_t>(fanout), &counts, &problem);
+    key.clear();
+    schema.AppendKey(key, input_ids.ints()[input.row(r)]);
+    batch.Command(key, *sink, 4).Arg("LRANGE").Arg(key).Arg(0).Arg(fanout - 1);
   }
   co_await Send(node, c.list, batch);
   node.report.reply_bytes += counts.reply_bytes;
   if (!problem.ok()) throw UpstreamError("unexpected reply: " + problem.message());
   std::size_t total = 0;
-  for (const IdListSink& s : sinks) total += s.size();
+  for (std::size_t r = 0; r < n; ++r) total += sinks[r].size();
   CandidateSet* rows = CandidateSet::Make(arena, reg.keys().size(), total);
   Column* id = Column::Make(arena, ValueType::kInt, total);
   std::size_t at = 0;

@@ -1,5 +1,6 @@
 #include "rankd/engine/registry/registry.h"
 
+#include <charconv>
 #include <stdexcept>
 #include <utility>
 
@@ -7,10 +8,17 @@
 
 namespace rankd::engine {
 
+void KeySchema::AppendKey(std::string& out, std::int64_t id) const {
+  char digits[24];
+  const char* end = std::to_chars(digits, digits + sizeof digits, id).ptr;
+  out.append(prefix);
+  out.append(digits, static_cast<std::size_t>(end - digits));
+  out.append(suffix);
+}
+
 std::string KeySchema::KeyFor(std::int64_t id) const {
-  std::string key = prefix;
-  key += std::to_string(id);
-  key += suffix;
+  std::string key;
+  AppendKey(key, id);
   return key;
 }
 

@@ -209,17 +209,13 @@ OneByOneEndpoint::OneByOneEndpoint(Endpoint& inner) : Endpoint(inner.name()), in
 rt::Task<void> OneByOneEndpoint::Start(rt::Duration timeout) { return inner_.Start(timeout); }
 
 rt::Task<void> OneByOneEndpoint::Execute(redis::Batch& batch) {
-  for (redis::Batch::Item& item : batch.items()) {
-    redis::Batch one;
-    one.items().push_back(std::move(item));
-    // The item goes back whatever happens, so the caller's batch stays whole.
-    struct Restore {
-      redis::Batch::Item& to;
-      redis::Batch& from;
-      ~Restore() { to = std::move(from.items().front()); }
-    } restore{item, one};
+  redis::Batch one;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    one.Clear();
+    one.AddEncodedTarget(batch.key(i), batch.target(i), batch.command(i));
     batch.add_round_trips(1);
     co_await inner_.Execute(one);
+    if (const std::optional<std::string>& error = one.error(0)) batch.set_error(i, *error);
   }
 }
 

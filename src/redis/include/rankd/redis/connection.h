@@ -29,7 +29,6 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <random>
 #include <string>
@@ -45,6 +44,7 @@
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/event.h"
 #include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/ring_queue.h"
 #include "rankd/runtime/task.h"
 #include "rankd/runtime/task_scope.h"
 #include "rankd/runtime/waiter.h"
@@ -83,6 +83,7 @@ struct CallOptions {
   rt::Duration timeout{0};
 };
 
+class Batch;
 class Connection;
 
 namespace detail {
@@ -172,9 +173,13 @@ class Pipeline {
   std::size_t size() const noexcept { return targets_.size(); }
   bool empty() const noexcept { return targets_.empty(); }
   // After the call: the server's error reply to command i, if it sent one (the sink then saw
-  // nothing).
-  const std::optional<std::string>& error(std::size_t i) const { return errors_.at(i); }
+  // nothing; nor before a call).
+  const std::optional<std::string>& error(std::size_t i) const;
   std::size_t error_count() const noexcept;
+  // For clients that send the commands themselves (a cluster's per-node pipelines): forget the
+  // last call's errors, record one.
+  void ResetErrors() { errors_.assign(targets_.size(), std::nullopt); }
+  void set_error(std::size_t i, std::string message);
   void Clear() noexcept {
     bytes_.clear();
     targets_.clear();
@@ -184,6 +189,7 @@ class Pipeline {
 
  private:
   friend class Connection;
+  friend class Batch;  // encodes its commands straight into bytes_
   std::string bytes_;
   std::vector<detail::ReplyTarget> targets_;
   std::vector<std::optional<std::string>> errors_;
@@ -253,7 +259,7 @@ class Connection {
     bool await_ready() const noexcept { return pipeline_.empty(); }
     template <class P>
     bool await_suspend(std::coroutine_handle<P> h) {
-      pipeline_.errors_.assign(pipeline_.size(), std::nullopt);
+      pipeline_.ResetErrors();
       return waiter_.Begin(conn_, h, rt::TokenOf(h), options_, pipeline_.bytes_,
                            pipeline_.targets_.data(), pipeline_.size(), &pipeline_.errors_);
     }
@@ -340,8 +346,8 @@ class Connection {
   std::string session_error_;  // set by the writer when a write fails
   rt::Event up_;               // set while the connection is up
 
-  std::deque<Entry> entries_;   // commands whose replies are due, in order
-  std::uint64_t head_seq_ = 0;  // sequence number of entries_.front()
+  rt::RingQueue<Entry> entries_;  // commands whose replies are due, in order
+  std::uint64_t head_seq_ = 0;    // sequence number of entries_.front()
 
   std::vector<char> read_buffer_;
   std::size_t read_start_ = 0;

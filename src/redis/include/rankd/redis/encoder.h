@@ -28,10 +28,29 @@ namespace rankd::redis {
 
 // An integer type that is not bool or a character type (those are bytes, not numbers).
 template <class T>
-concept IntegerArg = std::integral<T> && !std::same_as<T, bool> && !std::same_as<T, char> &&
-                     !std::same_as<T, signed char> && !std::same_as<T, unsigned char> &&
-                     !std::same_as<T, char8_t> && !std::same_as<T, char16_t> &&
-                     !std::same_as<T, char32_t> && !std::same_as<T, wchar_t>;
+concept IntegerArg =
+    std::integral<T> && !std::same_as<T, bool> && !std::same_as<T, char> &&
+    !std::same_as<T, signed char> && !std::same_as<T, unsigned char> && !std::same_as<T, char8_t> &&
+    !std::same_as<T, char16_t> && !std::same_as<T, char32_t> && !std::same_as<T, wchar_t>;
+
+namespace detail {
+
+// "$<size>\r\n<data>\r\n", growing the buffer at most once.
+inline void AppendBulk(std::string& out, const char* data, std::size_t size) {
+  char header[24];
+  header[0] = '$';
+  char* end = std::to_chars(header + 1, header + sizeof(header) - 2, size).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  const std::size_t header_size = static_cast<std::size_t>(end - header);
+  const std::size_t needed = out.size() + header_size + size + 2;
+  if (needed > out.capacity()) out.reserve(std::max(needed, 2 * out.capacity()));
+  out.append(header, header_size);
+  out.append(data, size);
+  out.append("\r\n", 2);
+}
+
+}  // namespace detail
 
 class CommandWriter {
  public:
@@ -58,6 +77,14 @@ class CommandWriter {
     const char* end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
     return Bulk(digits, static_cast<std::size_t>(end - digits));
   }
+  // `count` arguments encoded already as bulk strings ("$<size>\r\n<bytes>\r\n" each, e.g. by
+  // AppendBulks): the fixed tail of commands that differ only in their key.
+  CommandWriter& EncodedArgs(std::string_view bulks, std::size_t count) {
+    assert(remaining_ >= count && "CommandWriter: more arguments than declared");
+    remaining_ -= count;
+    out_->append(bulks);
+    return *this;
+  }
   // Shortest text that reads back as the same double; inf, -inf and nan as Redis spells them.
   CommandWriter& Arg(double value) {
     char digits[32];
@@ -69,24 +96,19 @@ class CommandWriter {
   CommandWriter& Bulk(const char* data, std::size_t size) {
     assert(remaining_ > 0 && "CommandWriter: more arguments than declared");
     --remaining_;
-    // "$<size>\r\n<data>\r\n", growing the buffer at most once.
-    char header[24];
-    header[0] = '$';
-    char* end = std::to_chars(header + 1, header + sizeof(header) - 2, size).ptr;
-    *end++ = '\r';
-    *end++ = '\n';
-    const std::size_t header_size = static_cast<std::size_t>(end - header);
-    const std::size_t needed = out_->size() + header_size + size + 2;
-    if (needed > out_->capacity()) out_->reserve(std::max(needed, 2 * out_->capacity()));
-    out_->append(header, header_size);
-    out_->append(data, size);
-    out_->append("\r\n", 2);
+    detail::AppendBulk(*out_, data, size);
     return *this;
   }
 
   std::string* out_;
   std::size_t remaining_;
 };
+
+// Appends each of `args` as a bulk string, without an array header: arguments for
+// CommandWriter::EncodedArgs.
+inline void AppendBulks(std::string& out, std::span<const std::string> args) {
+  for (const std::string& a : args) detail::AppendBulk(out, a.data(), a.size());
+}
 
 // Appends one command whose arguments are all known at the call site.
 template <class... Args>

@@ -75,7 +75,9 @@ struct KeySchema {
   std::vector<std::string> yields;  // ["id"] for lists; the stored keys (without id) for hashes
   std::string doc;
 
-  // The Redis key of one row: prefix + id + suffix.
+  // The Redis key of one row: prefix + id + suffix, appended to `out` (no allocation once `out`
+  // has room: the hot path reuses one string), or as a new string.
+  void AppendKey(std::string& out, std::int64_t id) const;
   std::string KeyFor(std::int64_t id) const;
 };
 
