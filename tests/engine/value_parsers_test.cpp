@@ -3,8 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <optional>
+#include <random>
+#include <string>
 
 namespace rankd::engine {
 namespace {
@@ -35,6 +42,61 @@ TEST(ValueParsersTest, Floats) {
   for (const char* bad : {"", ".", "e5", "1e", "1e+", "inf", "-inf", "nan", "NaN", "Infinity",
                           "0x1p3", " 1", "1 ", "1,5", "1e400", "-1e400", "--1", "1.2.3"}) {
     EXPECT_EQ(ParseFloatValue(bad), std::nullopt) << bad;
+  }
+}
+
+// The float rule is strtod's reading of the decimal grammar (correctly rounded, subnormals kept,
+// overflow not a float); the parser may take faster paths but must agree with it bit for bit.
+TEST(ValueParsersTest, FloatsReadAsStrtodReadsThem) {
+  const auto strtod_value = [](const std::string& text) -> std::optional<double> {
+    const double v = std::strtod(text.c_str(), nullptr);
+    if (!std::isfinite(v)) return std::nullopt;
+    return v;
+  };
+  const auto expect_same = [&](const std::string& text) {
+    const std::optional<double> got = ParseFloatValue(text);
+    const std::optional<double> want = strtod_value(text);
+    ASSERT_EQ(got.has_value(), want.has_value()) << text;
+    if (got) {
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(*got), std::bit_cast<std::uint64_t>(*want)) << text;
+    }
+  };
+  for (const char* edge :
+       {"4.9406564584124654e-324", "2.4703282292062327e-324", "2.4703282292062328e-324",
+        "2.2250738585072011e-308", "2.2250738585072014e-308", "1.7976931348623157e308",
+        "1.7976931348623158e308", "1.7976931348623159e308", "-1e-400", "+1e-330", "0e999",
+        "9007199254740993", "0.30000000000000004", "123456789012345678901234567890e-30"}) {
+    expect_same(edge);
+  }
+  // Longer than any stack buffer a parser might use.
+  expect_same("0." + std::string(200, '0') + "1e200");
+  expect_same(std::string(400, '9') + "e-400");
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    if (random() % 3 == 0) text += random() % 2 ? '-' : '+';
+    const int whole = static_cast<int>(random() % 20), fraction = static_cast<int>(random() % 20);
+    for (int d = 0; d < whole; ++d) text += static_cast<char>('0' + random() % 10);
+    if (fraction > 0 || whole == 0) text += '.';
+    for (int d = 0; d < fraction || (whole == 0 && d == 0); ++d) {
+      text += static_cast<char>('0' + random() % 10);
+    }
+    if (random() % 2) text += "e" + std::to_string(static_cast<int>(random() % 700) - 350);
+    expect_same(text);
+  }
+}
+
+TEST(ValueParsersTest, IntsAgreeWithFromCharsOnEveryLength) {
+  std::mt19937_64 random(11);
+  for (int i = 0; i < 20000; ++i) {
+    std::string text = random() % 2 ? "-" : "";
+    const int digits = 1 + static_cast<int>(random() % 21);
+    for (int d = 0; d < digits; ++d) text += static_cast<char>('0' + random() % 10);
+    std::int64_t want = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), want);
+    const bool valid = error == std::errc() && digits <= 19;
+    EXPECT_EQ(ParseIntValue(text), valid ? std::optional<std::int64_t>(want) : std::nullopt)
+        << text;
   }
 }
 

@@ -28,8 +28,15 @@ void AppendEcmaScriptNumber(std::string& out, double value) {
   if (ec != std::errc()) throw std::logic_error("to_chars failed on a finite double");
   const std::string_view text(buffer, static_cast<std::size_t>(end - buffer));  // d[.ddd]e±XX
   const std::size_t e = text.find('e');
-  std::string digits(1, text[0]);
-  if (e > 1) digits.append(text.substr(2, e - 2));
+  // The significant digits without the point (at most 17), in a buffer of their own.
+  char digit_buffer[32];
+  digit_buffer[0] = text[0];
+  std::size_t digit_count = 1;
+  if (e > 1) {
+    text.copy(digit_buffer + 1, e - 2, 2);
+    digit_count += e - 2;
+  }
+  const std::string_view digits(digit_buffer, digit_count);
   std::string_view exponent_text = text.substr(e + 1);
   if (exponent_text.front() == '+') exponent_text.remove_prefix(1);
   int exponent = 0;
@@ -41,9 +48,9 @@ void AppendEcmaScriptNumber(std::string& out, double value) {
     out += digits;
     out.append(static_cast<std::size_t>(n - k), '0');
   } else if (0 < n && n <= 21) {
-    out.append(digits, 0, static_cast<std::size_t>(n));
+    out.append(digits.substr(0, static_cast<std::size_t>(n)));
     out += '.';
-    out.append(digits, static_cast<std::size_t>(n));
+    out.append(digits.substr(static_cast<std::size_t>(n)));
   } else if (-6 < n && n <= 0) {
     out += "0.";
     out.append(static_cast<std::size_t>(-n), '0');
@@ -52,7 +59,7 @@ void AppendEcmaScriptNumber(std::string& out, double value) {
     out += digits[0];
     if (k > 1) {
       out += '.';
-      out.append(digits, 1);
+      out.append(digits.substr(1));
     }
     out += 'e';
     out += n - 1 < 0 ? '-' : '+';

@@ -1,6 +1,8 @@
 #include "rankd/engine/values/value_parsers.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -48,23 +50,34 @@ std::optional<std::int64_t> ParseIntValue(std::string_view text) noexcept {
   if (negative) i = 1;
   const std::size_t digits = text.size() - i;
   if (digits == 0 || digits > 19) return std::nullopt;
-  // Accumulate as a negative number: int64's range is one larger on that side.
-  std::int64_t value = 0;
+  // 19 digits stay below 10^19 < 2^64: the magnitude accumulates without overflow.
+  std::uint64_t magnitude = 0;
   for (; i < text.size(); ++i) {
-    if (!IsDigit(text[i])) return std::nullopt;
-    const int d = text[i] - '0';
-    if (value < (INT64_MIN + d) / 10) return std::nullopt;
-    value = value * 10 - d;
+    const unsigned d = static_cast<unsigned char>(text[i]) - static_cast<unsigned>('0');
+    if (d > 9) return std::nullopt;
+    magnitude = magnitude * 10 + d;
   }
-  if (negative) return value;
-  if (value == INT64_MIN) return std::nullopt;
-  return -value;
+  constexpr std::uint64_t kMaxMagnitude = static_cast<std::uint64_t>(INT64_MAX);
+  if (negative) {
+    if (magnitude > kMaxMagnitude + 1) return std::nullopt;
+    return static_cast<std::int64_t>(0 - magnitude);  // two's complement: -2^63 included
+  }
+  if (magnitude > kMaxMagnitude) return std::nullopt;
+  return static_cast<std::int64_t>(magnitude);
 }
 
 std::optional<double> ParseFloatValue(std::string_view text) noexcept {
   if (!IsDecimalFloat(text)) return std::nullopt;
-  // strtod reads the same grammar (in the C locale, which rankd never changes) and rounds
-  // correctly; it needs a terminated string.
+  // from_chars reads the same grammar without the leading '+' and rounds correctly, with no
+  // locale and no copy. A value out of float64's range is left to strtod, which decides it as
+  // the rule says: too large is not finite (not a float), too small is 0 or a subnormal.
+  const char* first = text.data();
+  const char* const last = first + text.size();
+  if (*first == '+') ++first;
+  double value = 0;
+  const auto [end, error] = std::from_chars(first, last, value, std::chars_format::general);
+  if (error == std::errc() && end == last) return value;
+  // strtod needs a terminated string.
   char small[128];
   std::string large;
   const char* terminated;
@@ -80,7 +93,7 @@ std::optional<double> ParseFloatValue(std::string_view text) noexcept {
     }
     terminated = large.c_str();
   }
-  const double value = std::strtod(terminated, nullptr);
+  value = std::strtod(terminated, nullptr);
   if (!std::isfinite(value)) return std::nullopt;
   return value;
 }
