@@ -29,8 +29,17 @@ struct NodeContext {
   const RequestInputs& request;
   std::span<Endpoint* const> endpoints;  // by SchemaRef::endpoint
   NodeReport& report;
+  // Told by a source whose output rows and their ids are final before it has read the rest of
+  // their keys (viewer at once, follow and recommendation after their lists): the scheduler may
+  // then start the nodes that read only those ids (OpSpec::reads_input_ids_only). Null for a
+  // scheduler that does not.
+  void (*ids_known)(void* owner, const CompiledNode& node, const CandidateSet& rows) = nullptr;
+  void* owner = nullptr;
 
   const CandidateSet& input(std::size_t k) const noexcept { return *inputs[k]; }
+  void IdsKnown(const CandidateSet& rows) const {
+    if (ids_known != nullptr) ids_known(owner, node, rows);
+  }
   const Registry& registry() const noexcept { return plan.registry(); }
 };
 

@@ -279,6 +279,7 @@ rt::Task<const CandidateSet*> RunViewerNode(NodeContext& node) {
   id->ints()[0] = *node.request.viewer_id;
   id->set_valid(0);
   rows->set_column(reg.id_slot(), id);
+  node.IdsKnown(*rows);
   co_await FetchHashes(node, *rows, HashRead::kAllFields);
   co_return rows;
 }
@@ -287,6 +288,7 @@ rt::Task<const CandidateSet*> RunUserListNode(NodeContext& node) {
   // Wave one: every list; wave two: every listed user's hash (none when no one is listed: the
   // user columns are then empty).
   CandidateSet* rows = co_await ReadIdLists(node);
+  node.IdsKnown(*rows);
   co_await FetchHashes(node, *rows, HashRead::kAllFields);
   co_return rows;
 }

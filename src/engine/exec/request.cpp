@@ -104,12 +104,8 @@ rt::Task<void> Request::RunNode(std::size_t i) {
   const CompiledNode& c = plan_->nodes()[i];
   const Node& node = *c.node;
   NodeState& st = nodes_[i];
+  st.started = true;
   st.report.start_us = NowUs();
-  NodeContext context{*plan_, c, {}, *st.arena, memory_->inputs, endpoints_, st.report};
-  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-    context.inputs[k] = nodes_[c.inputs[k]].rows;
-    st.report.rows_in += context.inputs[k]->size();
-  }
   const CandidateSet* rows = nullptr;
   DegradeReason reason = DegradeReason::kNone;
   std::string message;
@@ -118,31 +114,61 @@ rt::Task<void> Request::RunNode(std::size_t i) {
   const std::optional<rt::Duration> timeout =
       node.timeout_ms ? std::optional<rt::Duration>(std::chrono::milliseconds(*node.timeout_ms))
                       : options_.default_node_timeout;
-  try {
-    if (timeout) {
-      const std::int64_t deadline_ns = rt::MonotonicNanos() + timeout->count();
-      rows = co_await rt::WithTimeout(*timeout, Work(context));
-      // Rows that came at or after the timeout are timed out, the timer fired or not (a loop
-      // held past it could not run the timer): the outcome follows when the rows came.
-      if (rt::MonotonicNanos() >= deadline_ns) throw rt::DeadlineExceeded();
-    } else {
-      rows = co_await Work(context);
+  // A node started on its input's ids runs again if the input does not finish with those rows.
+  for (bool early = st.early_input != nullptr;; early = false) {
+    NodeContext context{*plan_, c, {}, *st.arena, memory_->inputs, endpoints_, st.report};
+    if (options_.scheduler == Scheduler::kAsync) {
+      context.ids_known = &Request::OnIdsKnown;
+      context.owner = this;
     }
-  } catch (const rt::DeadlineExceeded&) {
-    reason = DegradeReason::kTimeout;
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-        timeout.value_or(rt::Duration::zero()));
-    message = "node " + node.id + " timed out after " + std::to_string(ms.count()) + " ms";
-    fail_code = ErrorCode::kDeadlineExceeded;
-  } catch (const rt::CancelledError&) {
-    co_return;  // the request settled (deadline, a failure, or the caller gave up)
-  } catch (const UpstreamError& e) {
-    reason = DegradeReason::kError;
-    message = "node " + node.id + ": " + e.what();
-    fail_code = ErrorCode::kUpstreamError;
-  } catch (const std::exception& e) {
-    reason = DegradeReason::kError;
-    message = "node " + node.id + ": " + e.what();
+    st.report.rows_in = 0;
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+      context.inputs[k] = early ? st.early_input : nodes_[c.inputs[k]].rows;
+      st.report.rows_in += context.inputs[k]->size();
+    }
+    rows = nullptr;
+    reason = DegradeReason::kNone;
+    message.clear();
+    fail_code = ErrorCode::kInternal;
+    try {
+      if (timeout) {
+        const std::int64_t deadline_ns = rt::MonotonicNanos() + timeout->count();
+        rows = co_await rt::WithTimeout(*timeout, Work(context));
+        // Rows that came at or after the timeout are timed out, the timer fired or not (a loop
+        // held past it could not run the timer): the outcome follows when the rows came.
+        if (rt::MonotonicNanos() >= deadline_ns) throw rt::DeadlineExceeded();
+      } else {
+        rows = co_await Work(context);
+      }
+    } catch (const rt::DeadlineExceeded&) {
+      reason = DegradeReason::kTimeout;
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+          timeout.value_or(rt::Duration::zero()));
+      message = "node " + node.id + " timed out after " + std::to_string(ms.count()) + " ms";
+      fail_code = ErrorCode::kDeadlineExceeded;
+    } catch (const rt::CancelledError&) {
+      co_return;  // the request settled (deadline, a failure, or the caller gave up)
+    } catch (const UpstreamError& e) {
+      reason = DegradeReason::kError;
+      message = "node " + node.id + ": " + e.what();
+      fail_code = ErrorCode::kUpstreamError;
+    } catch (const std::exception& e) {
+      reason = DegradeReason::kError;
+      message = "node " + node.id + ": " + e.what();
+    }
+    if (settled_flag_ || !early) break;
+    // Whatever the outcome, it is the node's only if its input ends with the rows it read.
+    NodeState& input = nodes_[c.inputs[0]];
+    try {
+      co_await input.done.Wait();
+    } catch (const rt::CancelledError&) {
+      co_return;  // the request settled first
+    }
+    if (settled_flag_) co_return;
+    // The rows it read are the input's only if the input finished normally with them: not if
+    // it degraded, nor if it ran again itself (its own input degraded) and made new rows.
+    if (input.report.status == NodeStatus::kOk && input.rows == st.early_input) break;
+    st.early_input = nullptr;  // run again on the rows the input ended with
   }
   if (settled_flag_) co_return;
   if (reason == DegradeReason::kNone) {
@@ -210,6 +236,7 @@ void Request::Finish(std::size_t i, const CandidateSet* rows, NodeStatus status)
   st.report.status = status;
   st.report.end_us = NowUs();
   st.report.rows_out = rows->size();
+  st.done.Set();
   if (--unfinished_ == 0) {
     settled_flag_ = true;
     settled_.Set();
@@ -217,7 +244,21 @@ void Request::Finish(std::size_t i, const CandidateSet* rows, NodeStatus status)
   }
   if (options_.scheduler != Scheduler::kAsync) return;
   for (std::size_t d : plan_->nodes()[i].dependents) {
-    if (--nodes_[d].inputs_left == 0) scope_.Spawn(RunNode(d));
+    if (--nodes_[d].inputs_left == 0 && !nodes_[d].started) scope_.Spawn(RunNode(d));
+  }
+}
+
+void Request::OnIdsKnown(void* request, const CompiledNode& node, const CandidateSet& rows) {
+  auto* self = static_cast<Request*>(request);
+  if (self->settled_flag_) return;
+  for (std::size_t d : node.dependents) {
+    const CompiledNode& dependent = self->plan_->nodes()[d];
+    NodeState& st = self->nodes_[d];
+    if (!dependent.op->reads_input_ids_only || dependent.inputs.size() != 1 || st.started) {
+      continue;
+    }
+    st.early_input = &rows;
+    self->scope_.Spawn(self->RunNode(d));
   }
 }
 

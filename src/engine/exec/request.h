@@ -9,7 +9,11 @@
 // key has a column of its type; in debug builds also the selection is in range): a broken
 // invariant fails the request as `internal` rather than reaching a kernel. The async scheduler
 // spawns a node into the request's TaskScope when its last input finishes; the sync scheduler runs
-// them one by one. The request settles when every node has finished (normally or degraded), when a
+// them one by one; it also starts a node that reads only its input's ids (follow, media) as soon as
+// the input tells they are final (viewer at once, follow after its lists), and such a node's
+// outcome waits for the input's: it stands if the input finished normally (its rows are the
+// ones the node read), and the node runs again on the input's degraded rows otherwise. The
+// request settles when every node has finished (normally or degraded), when a
 // `fail` node fails, or at the deadline, whichever comes first; what is still running then is
 // cancelled.
 //
@@ -55,7 +59,11 @@ class Request {
     Arena* arena = nullptr;
     const CandidateSet* rows = nullptr;
     std::size_t inputs_left = 0;
+    bool started = false;
     bool finished = false;  // finished normally or degraded, before the request settled
+    rt::Event done;         // set when it finishes (normally or degraded)
+    // Started before its input finished, on the input's rows whose ids were known (IdsKnown).
+    const CandidateSet* early_input = nullptr;
     NodeReport report;
   };
 
@@ -64,6 +72,9 @@ class Request {
   // Waits for the outcome until the deadline; true when the deadline came first.
   rt::Task<bool> AwaitSettled();
   rt::Task<void> RunNode(std::size_t i);
+  // NodeContext::ids_known (async scheduler): starts the dependents of `node` that read only its
+  // rows' ids, with those rows, unless they started already.
+  static void OnIdsKnown(void* request, const CompiledNode& node, const CandidateSet& rows);
   // The node's work by its op's execution: a coroutine on the loop, or CPU work inline or on
   // the CPU pool.
   rt::Task<const CandidateSet*> Work(NodeContext& node);

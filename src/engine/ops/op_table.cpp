@@ -175,20 +175,21 @@ constexpr std::span<const ParamSpec> kNone{};
 
 // clang-format off
 // In the order of Op. Fields: op, name, inputs, params, reads_list, reads_hash, output, cost,
-// check, execution, run_async, run_cpu, degrade, reads_viewer_id.
+// check, execution, run_async, run_cpu, degrade, reads_viewer_id, reads_input_ids_only.
 constexpr std::array<OpSpec, 16> kOps = {{
     {Op::kViewer, "viewer", {0, 0}, kNone, {}, Fixed("user"), kIdAndHashKeys, ViewerCost,
      nullptr, Execution::kRedisSource, RunViewerNode, nullptr, DegradeRule::kNoRows, true},
     {Op::kFollow, "follow", {1, 1}, kFanoutParams, Fixed("follow"), Fixed("user"),
      kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource, RunUserListNode, nullptr,
-     DegradeRule::kNoRows},
+     DegradeRule::kNoRows, false, true},
     {Op::kRecommendation, "recommendation", {1, 1}, kFanoutParams, Fixed("recommendation"),
      Fixed("user"), kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource,
-     RunUserListNode, nullptr, DegradeRule::kNoRows},
+     RunUserListNode, nullptr, DegradeRule::kNoRows, false, true},
     {Op::kMedia, "media", {1, 1}, kFanoutParams, Fixed("media"), {}, kIdOnly, ListCost, nullptr,
-     Execution::kRedisSource, RunIdListNode, nullptr, DegradeRule::kNoRows},
+     Execution::kRedisSource, RunIdListNode, nullptr, DegradeRule::kNoRows, false, true},
     {Op::kFetchList, "fetch_list", {1, 1}, kFetchListParams, FromSchemaParam(), {}, kIdOnly,
-     ListCost, nullptr, Execution::kRedisSource, RunIdListNode, nullptr, DegradeRule::kNoRows},
+     ListCost, nullptr, Execution::kRedisSource, RunIdListNode, nullptr, DegradeRule::kNoRows,
+     false, true},
     {Op::kFixedSource, "fixed_source", {0, 0}, kFixedSourceParams, {}, {}, kIdOnly,
      FixedSourceCost, CheckFixedSource, Execution::kCpu, nullptr, RunFixedSourceNode,
      DegradeRule::kNoRows},

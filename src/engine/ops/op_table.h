@@ -26,6 +26,8 @@
 //            must carry one).
 //   degrade  what a `skip` node of the op yields when it fails or times out (docs/plan-format.md,
 //            "Failure policy"; docs/engine.md, "Deadlines and degraded answers").
+//   ids      whether it reads only its input rows' ids, so that it may start once they are
+//            known (docs/engine.md, "Execution").
 //
 // Nothing else in the engine switches on an op: the plan checker, the plan compiler, the
 // schedulers, explain and OpenAPI read this table. Adding an op is one entry here, its run
@@ -161,6 +163,10 @@ struct OpSpec {
   CpuNodeRun run_cpu = nullptr;      // kCpu
   DegradeRule degrade = DegradeRule::kPassInput;
   bool reads_viewer_id = false;  // its rows start from the request's viewer_id
+  // It reads nothing of its input's rows but their ids (the lists it reads are keyed by them):
+  // the async scheduler may start it as soon as its input's ids are final (NodeContext::IdsKnown),
+  // before the input has read the rest of its rows' keys.
+  bool reads_input_ids_only = false;
 };
 
 // Every op, in the order of Op (and of the schema's op enum).

@@ -199,6 +199,70 @@ TEST_P(ExecutorTest, ARedisErrorFailsAFailNodeAndDegradesASkipNode) {
   EXPECT_EQ(Report(degraded, 3).status, NodeStatus::kOk);
 }
 
+// follow and media read nothing of their input but its ids: the async scheduler starts follow
+// with the viewer's id before the viewer's hash is read, and media once follow's list is in,
+// while follow reads its users' hashes. The sync scheduler runs them one after the other.
+TEST_P(ExecutorTest, ANodeThatReadsOnlyItsInputsIdsStartsWhenTheyAreKnown) {
+  const ExecutionResult r = Run(FeedPlan(), Options());
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{20, 21, 30}));
+  const NodeReport &viewer = Report(r, 0), &follow = Report(r, 1), &media = Report(r, 2),
+                   &features = Report(r, 3);
+  if (GetParam() == Scheduler::kAsync) {
+    // Started before its input's last round trip came back (a loopback round trip to Redis
+    // takes well over the microsecond these are counted in).
+    EXPECT_LT(follow.start_us, viewer.end_us);
+    EXPECT_LT(media.start_us, follow.end_us);
+    // Its outcome waits for the input's: it never ends first.
+    EXPECT_GE(media.end_us, follow.end_us);
+  } else {
+    EXPECT_GE(follow.start_us, viewer.end_us);
+    EXPECT_GE(media.start_us, follow.end_us);
+  }
+  // fetch_features reads its input's keys, not only ids: it waits for media to finish.
+  EXPECT_GE(features.start_us, media.end_us);
+}
+
+// The viewer's hash fails and the skip viewer degrades to no rows, after follow and media started
+// on its id: their early runs (media's on a key that would fail it) are not the answer. Each runs
+// again on the rows its input ended with, and the request answers as if they had waited.
+TEST_P(ExecutorTest, ANodeStartedOnItsInputsIdsRunsAgainWhenTheInputDegrades) {
+  BlockingRedisClient redis(server_.port());
+  redis.Command("DEL", "user:1");
+  redis.Command("RPUSH", "user:1", "not", "a", "hash");  // HGETALL: WRONGTYPE
+  redis.Command("DEL", "media:3");
+  redis.Command("SET", "media:3", "not a list");  // media's LRANGE for user 3: WRONGTYPE
+  NodeParams features;
+  features.schema = "media_features";
+  features.keys = {"likes"};
+  const auto plan = PlanBuilder("degraded viewer")
+                        .Add("viewer", Op::kViewer, {}, {}, OnError::kSkip)
+                        .Add("follow", Op::kFollow, {"viewer"}, Fanout(10))
+                        .Add("media", Op::kMedia, {"follow"}, Fanout(10))
+                        .Add("features", Op::kFetchFeatures, {"media"}, features)
+                        .Output("features")
+                        .Build();
+  const ExecutionResult r = Run(plan, Options());
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_TRUE(OutputIds(r).empty());
+  EXPECT_EQ(Report(r, 0).status, NodeStatus::kDegraded);
+  for (std::size_t node = 1; node < 4; ++node) {
+    EXPECT_EQ(Report(r, node).status, NodeStatus::kOk) << node;
+    EXPECT_EQ(Report(r, node).rows_in, 0u) << node;
+    EXPECT_EQ(Report(r, node).rows_out, 0u) << node;
+  }
+  if (GetParam() == Scheduler::kAsync) {
+    // The early runs' commands are counted: follow's list and its 3 users' hashes, media's lists
+    // (the one on media:3 answered WRONGTYPE, which did not fail the request).
+    EXPECT_EQ(Report(r, 1).redis_commands, 4u);
+    EXPECT_EQ(Report(r, 2).redis_commands, 3u);
+  } else {
+    EXPECT_EQ(Report(r, 1).redis_commands, 0u);
+    EXPECT_EQ(Report(r, 2).redis_commands, 0u);
+  }
+  EXPECT_EQ(Report(r, 3).redis_commands, 0u);
+}
+
 // A wrong-type hash among a skip fetch_features' keys: the node degrades, passing its input
 // through with the keys it would have fetched as null, and the vm downstream reads those nulls
 // (this once read a column that did not exist and crashed the process).
