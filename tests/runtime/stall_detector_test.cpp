@@ -34,11 +34,22 @@ TEST(StallDetectorTest, ReportsALoopStuckInOneTurnOnce) {
   EventLoop loop(options);
   loop.Start();
   std::atomic<bool> done{false};
+  const auto reported = [&] {
+    std::lock_guard lock(mu);
+    return !reports.empty();
+  };
   ASSERT_TRUE(loop.Post([&] {
-    std::this_thread::sleep_for(60ms);  // blocks the loop thread
+    // Blocks the loop thread until the watchdog has told (it may itself be starved on a busy
+    // machine), and a little past that, so the same stall could be told again.
+    std::this_thread::sleep_for(60ms);
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (!reported() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(5ms);
+    }
+    std::this_thread::sleep_for(30ms);
     done = true;
   }));
-  ASSERT_TRUE(WaitFor([&] { return done.load(); }));
+  ASSERT_TRUE(WaitFor([&] { return done.load(); }, 20s));
   std::this_thread::sleep_for(30ms);  // idle: polling is not a stall
   loop.Stop();
   loop.Join();

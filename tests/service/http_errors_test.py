@@ -141,11 +141,17 @@ class UpstreamErrorMessageTest(serve_fixture.OwnServer):
             self.assertNotIn(address, message)
             self.assertNotIn(port, message)
             self.assertNotIn("127.0.0.1", message)
-        # The address and the whole cause are in the log, next to the endpoint's name.
-        logged = [e.get("message", "") for e in self.server.drain_log()
-                  if e.get("event") == "diagnostic"]
-        self.assertTrue([m for m in logged if "Redis endpoint graph" in m and address in m],
-                        logged[-5:])
+        # The address and the whole cause are in the log, next to the endpoint's name (the
+        # reader thread may not have queued the line yet when the 502 arrives: wait for it).
+        deadline = time.time() + 10
+        while True:
+            logged = [e.get("message", "") for e in self.server.drain_log()
+                      if e.get("event") == "diagnostic"]
+            found = [m for m in logged if "Redis endpoint graph" in m and address in m]
+            if found or time.time() > deadline:
+                break
+            time.sleep(0.02)
+        self.assertTrue(found, logged[-5:])
 
 
 if __name__ == "__main__":
