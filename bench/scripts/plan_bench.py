@@ -452,6 +452,10 @@ def targets(s, impls):
     b = s["impls"][best]
     out.append(("rankd async (%s) / Redis-bound limit" % best, s["limit_share"], ">= 0.7",
                 s["limit_share"] >= 0.7))
+    redis_cpu = b["redis_cpu_us_at_max"]
+    cpu_share = (b["service_cpu_us_at_max"] or 0) / redis_cpu if redis_cpu else None
+    out.append(("rankd CPU per request / redis-server's (same run)", cpu_share, "<= 0.4",
+                cpu_share is not None and cpu_share <= 0.4))
     half = b["open_loop"].get("0.5")
     if half:
         out.append(("rankd async p99 at 50% of its max (ms)", half["median_p99_ms"], "<= 10",

@@ -18,8 +18,8 @@ RANKD = SOURCE = None
 IMPLS = ["rankd_async_1", "rankd_sync_2", "node_1"]
 # The implementations beside rankd async: checked for equal rankings and given paired ratios.
 OTHERS = ["node_1", "rankd_sync_2"]
-# Targets: 3 of rankd's own and 2 against the Node peer (and 2 against the Rust peer).
-TARGETS = 5
+# Targets: 4 of rankd's own and 2 against the Node peer (and 2 against the Rust peer).
+TARGETS = 6
 
 
 class PlanBenchSmokeTest(unittest.TestCase):
