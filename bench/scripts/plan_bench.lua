@@ -45,10 +45,22 @@ function delay()
   return -math.log(1 - math.random()) * delay_ms
 end
 
+-- 503s: rankd's admission refusing a request (counted per thread, summed in done()).
+shed = 0
+function response(status, headers, body)
+  if status == 503 then
+    shed = shed + 1
+  end
+end
+
 function done(summary, latency, requests)
   io.write(string.format("PLAN_BENCH_LATENCY_US p50=%d p90=%d p99=%d p999=%d max=%d\n",
     latency:percentile(50), latency:percentile(90), latency:percentile(99),
     latency:percentile(99.9), latency.max))
-  io.write(string.format("PLAN_BENCH_COUNTS requests=%d non2xx=%d timeouts=%d\n",
-    summary.requests, summary.errors.status, summary.errors.timeout))
+  local shed_total = 0
+  for _, t in ipairs(threads) do
+    shed_total = shed_total + (t:get("shed") or 0)
+  end
+  io.write(string.format("PLAN_BENCH_COUNTS requests=%d non2xx=%d timeouts=%d shed=%d\n",
+    summary.requests, summary.errors.status, summary.errors.timeout, shed_total))
 end

@@ -23,8 +23,11 @@ redis crate's multiplexed connection, bench/peers/rust_feed/; included when `mak
    about as a Poisson stream (the achieved rate is reported next to the offered one).
 Per run: requests/s, p50/p90/p99/p99.9, the service's CPU per request (every thread of every
 process), redis-server's CPU per request, wrk's CPU per request (it shares the 2 cores), peak
-RSS of the service. Requests carry deadline_ms 5000 so that queueing at high concurrency is
-measured rather than shed; any non-2xx fails the run.
+RSS of the service. Requests carry deadline_ms 5000 so that a request's own deadline never
+cuts it short. A 503 is rankd's admission refusing a request (docs/operations.md, "Admission"):
+it is counted as shed, requests/s is goodput (the 2xx answers per second) and CPU per request
+is per request served; wrk's closed loop resends a refused request at once, unlike a client
+that honours Retry-After. Any other non-2xx fails the run.
 
 Writes bench/results/plan-<UTC>.json; with --record also docs/benchmarks/plan.json,
 docs/benchmarks/plan_throughput.png, docs/benchmarks/plan_latency.png and the section of
@@ -347,11 +350,24 @@ def parse_wrk(text):
         raise ValueError("no latency line in wrk output")
     for key, v in zip(("p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"), m.groups()):
         out[key] = int(v) / 1000
-    m = re.search(r"PLAN_BENCH_COUNTS requests=(\d+) non2xx=(\d+) timeouts=(\d+)", text)
-    out["requests"], out["non_2xx"], out["timeouts"] = (int(x) for x in m.groups())
+    m = re.search(r"PLAN_BENCH_COUNTS requests=(\d+) non2xx=(\d+) timeouts=(\d+) shed=(\d+)", text)
+    out["requests"], out["non_2xx"], out["timeouts"], out["shed"] = (int(x) for x in m.groups())
+    # Goodput: the requests answered 2xx per second (a 503 is admission refusing one: shed, and
+    # wrk's closed loop sends the next request at once).
+    out["all_rps"] = out["rps"]
+    if out["requests"]:
+        out["rps"] = out["all_rps"] * (out["requests"] - out["shed"]) / out["requests"]
     m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
     out["socket_errors"] = sum(int(x) for x in m.groups()) if m else 0
     return out
+
+
+def shed_note(rec):
+    """The refused share of a run's answers, for its log line ("" when none was refused)."""
+    if not rec.get("shed"):
+        return ""
+    return "  (%d refused: 503 overloaded, %.0f%% of answers)" % (
+        rec["shed"], 100.0 * rec["shed"] / rec["requests"])
 
 
 def wrk(port, connections, seconds, users, delay_ms=0):
@@ -377,13 +393,14 @@ def measured_run(impl, ctx, connections, seconds, warmup_s, delay_ms=0):
         rec.update(wrk(server.port, connections, seconds, ctx["users"], delay_ms))
         cpu1, redis1 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
         rec["peak_rss_mb"] = tree_peak_rss_mb(pids)
-        n = rec["requests"]
+        n = rec["requests"] - rec["shed"]  # the requests served: CPU per served request
         if n:
             rec["service_cpu_us_per_req"] = (cpu1 - cpu0) / 1e3 / n
             rec["redis_cpu_us_per_req"] = (redis1 - redis0) / 1e3 / n
             rec["wrk_cpu_us_per_req"] = rec["wrk_cpu_s"] * 1e6 / n
-        if rec["non_2xx"] or rec["socket_errors"]:
-            rec["error"] = "%d non-2xx responses, %d socket errors" % (rec["non_2xx"], rec["socket_errors"])
+        if rec["non_2xx"] - rec["shed"] or rec["socket_errors"]:
+            rec["error"] = "%d non-2xx responses besides %d 503s, %d socket errors" % (
+                rec["non_2xx"] - rec["shed"], rec["shed"], rec["socket_errors"])
     except (ServerError, ValueError, subprocess.TimeoutExpired, OSError) as e:
         rec["error"] = str(e)
     finally:
@@ -408,6 +425,8 @@ def summarize(closed, open_runs, impls, bound):
                        "median_redis_cpu_us": median([r.get("redis_cpu_us_per_req") for r in ok]),
                        "median_wrk_cpu_us": median([r.get("wrk_cpu_us_per_req") for r in ok]),
                        "median_peak_rss_mb": median([r.get("peak_rss_mb") for r in ok]),
+                       "median_shed_share": median([r["shed"] / r["requests"] for r in ok
+                                                    if r.get("requests")]),
                        "failed": len(recs) - len(ok)}
         best_c = max(by_c, key=lambda c: by_c[c]["median_rps"] or 0)
         # Per repeat: the best concurrency's figure, for paired ratios.
@@ -639,9 +658,10 @@ def main():
                     rec["repeat"] = r
                     closed[impl][str(c)].append(rec)
                     log("  r%d c=%-3d %-14s %s" % (r + 1, c, impl, rec.get("error") or
-                        "%7.0f req/s  p50 %6.2f  p99 %6.2f ms  service %5.0f us/req  redis %4.0f us/req"
+                        "%7.0f req/s  p50 %6.2f  p99 %6.2f ms  service %5.0f us/req  redis %4.0f us/req%s"
                         % (rec["rps"], rec["p50_ms"], rec["p99_ms"],
-                           rec.get("service_cpu_us_per_req", 0), rec.get("redis_cpu_us_per_req", 0))))
+                           rec.get("service_cpu_us_per_req", 0), rec.get("redis_cpu_us_per_req", 0),
+                           shed_note(rec))))
         pre = summarize(closed, {}, impls, bound)
         open_runs = {i: {str(sh): [] for sh in shares} for i in impls}
         log("\nOpen loop: %s of each one's max, %d connections" % (shares, OPEN_LOOP_CONNECTIONS))
@@ -658,8 +678,9 @@ def main():
                     rec["repeat"], rec["share"], rec["offered_rps"] = r, sh, offered
                     open_runs[impl][str(sh)].append(rec)
                     log("  r%d %3.0f%% %-14s %s" % (r + 1, sh * 100, impl, rec.get("error") or
-                        "offered %6.0f achieved %6.0f req/s  p50 %6.2f  p99 %6.2f  p99.9 %6.2f ms"
-                        % (offered, rec["rps"], rec["p50_ms"], rec["p99_ms"], rec["p999_ms"])))
+                        "offered %6.0f achieved %6.0f req/s  p50 %6.2f  p99 %6.2f  p99.9 %6.2f ms%s"
+                        % (offered, rec["rps"], rec["p50_ms"], rec["p99_ms"], rec["p999_ms"],
+                           shed_note(rec))))
     finally:
         stop_all()
         if redis:
