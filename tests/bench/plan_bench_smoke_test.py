@@ -71,6 +71,14 @@ class PlanBenchSmokeTest(unittest.TestCase):
         self.assertEqual(len(doc["targets"]), TARGETS)
         runs = doc["runs"]
         self.assertEqual(len(runs["closed"]["node_1"]["4"]), 1)
+        # Every run counts the 503s among its answers (admission's refusals, none at this load)
+        # and its requests/s is goodput, at most the rate of all answers.
+        for impl, by_c in runs["closed"].items():
+            for c, recs in by_c.items():
+                for rec in recs:
+                    self.assertGreaterEqual(rec["shed"], 0, (impl, c))
+                    self.assertLessEqual(rec["shed"], rec["non_2xx"], (impl, c))
+                    self.assertLessEqual(rec["rps"], rec["all_rps"] + 1e-9, (impl, c))
 
 
 if __name__ == "__main__":
