@@ -9,6 +9,7 @@
 
 #include "memory_endpoint.h"
 #include "plan_answer.h"
+#include "plan_builder.h"
 #include "plan_case_registry.h"
 #include "plan_cases.h"
 #include "rankd/engine/exec/executor.h"
@@ -71,6 +72,45 @@ TEST(PlanDifferentialTest, RandomPlansAnswerAsTheReferenceWithBothSchedulers) {
     }
   }
   EXPECT_EQ(mismatches, 0);
+}
+
+// A follow started early on its input's ids stalls on a list that its input's final rows never
+// name: the input degrades (a user hash answers an error), so the early run is cut short and the
+// node runs on the input's degraded rows, answering at once instead of at the deadline (the plan
+// fuzzer found it: cb6b8dd waited for the stalled run).
+TEST(PlanDifferentialTest, AnEarlyRunStalledOnKeysItsInputDroppedIsCutShort) {
+  const std::shared_ptr<const Registry> registry = testing::PlanCaseRegistry();
+  testing::MemoryStore store;
+  store.Clear();
+  store.Put("follow:1", testing::StoredKey::List({"2"}));
+  store.Put("user:2", testing::StoredKey::Fault(testing::KeyFault::kErrorReply));
+  store.Put("follow:2", testing::StoredKey::Fault(testing::KeyFault::kStall));
+  NodeParams ids;
+  ids.ids = {1};
+  const auto plan = testing::PlanBuilder("early stall")
+                        .Add("ids", Op::kFixedSource, {}, ids)
+                        .Add("first", Op::kFollow, {"ids"}, testing::Fanout(4), OnError::kSkip)
+                        .Add("second", Op::kFollow, {"first"}, testing::Fanout(4))
+                        .Output("second")
+                        .Build();
+  const testing::ReferenceResult reference =
+      testing::RunReference(*plan, *registry, ParamBinding{}, std::nullopt, store);
+  ASSERT_TRUE(reference.stalled.empty());  // on the degraded rows nothing reads follow:2
+  const std::shared_ptr<const CompiledPlan> compiled = CompilePlan(plan, registry);
+  for (const Scheduler scheduler : {Scheduler::kAsync, Scheduler::kSync}) {
+    ExecuteOptions options;
+    options.deadline = 2s;
+    options.scheduler = scheduler;
+    const ExecutionResult result = RunOnFreshLoop(
+        *registry, store, compiled, RequestInputs{ParamBinding{}, std::nullopt}, options);
+    const testing::PlanAnswer got = testing::AnswerOf(result, *compiled);
+    const auto diff = testing::Difference(reference.answer, reference.error_codes, got);
+    EXPECT_FALSE(diff) << (scheduler == Scheduler::kAsync ? "async: " : "sync: ") << *diff;
+    ASSERT_EQ(result.nodes.size(), 3u);
+    EXPECT_EQ(result.nodes[1].status, NodeStatus::kDegraded);
+    EXPECT_EQ(result.nodes[2].status, NodeStatus::kOk);
+    EXPECT_EQ(result.nodes[2].rows_out, 0u);
+  }
 }
 
 }  // namespace

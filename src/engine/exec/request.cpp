@@ -130,16 +130,20 @@ rt::Task<void> Request::RunNode(std::size_t i) {
     reason = DegradeReason::kNone;
     message.clear();
     fail_code = ErrorCode::kInternal;
+    // An early run is cut short as soon as its input ends with other rows (Finish): it may be
+    // stalled on keys the run on the input's final rows never reads.
+    rt::CancelSource early_cancel(co_await rt::CurrentCancelToken());
+    rt::Task<const CandidateSet*> work = TimedWork(context, timeout);
+    if (early) {
+      work.promise().set_cancel_token(early_cancel.token());
+      st.early_cancel = &early_cancel;
+    }
+    struct ForgetCancel {
+      NodeState& st;
+      ~ForgetCancel() { st.early_cancel = nullptr; }
+    } forget{st};
     try {
-      if (timeout) {
-        const std::int64_t deadline_ns = rt::MonotonicNanos() + timeout->count();
-        rows = co_await rt::WithTimeout(*timeout, Work(context));
-        // Rows that came at or after the timeout are timed out, the timer fired or not (a loop
-        // held past it could not run the timer): the outcome follows when the rows came.
-        if (rt::MonotonicNanos() >= deadline_ns) throw rt::DeadlineExceeded();
-      } else {
-        rows = co_await Work(context);
-      }
+      rows = co_await std::move(work);
     } catch (const rt::DeadlineExceeded&) {
       reason = DegradeReason::kTimeout;
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -147,7 +151,11 @@ rt::Task<void> Request::RunNode(std::size_t i) {
       message = "node " + node.id + " timed out after " + std::to_string(ms.count()) + " ms";
       fail_code = ErrorCode::kDeadlineExceeded;
     } catch (const rt::CancelledError&) {
-      co_return;  // the request settled (deadline, a failure, or the caller gave up)
+      if (!st.early_invalidated || settled_flag_) co_return;  // the request settled
+      // The input ended with other rows while this early run went on: run on those.
+      st.early_invalidated = false;
+      st.early_input = nullptr;
+      continue;
     } catch (const UpstreamError& e) {
       reason = DegradeReason::kError;
       message = "node " + node.id + ": " + e.what();
@@ -156,6 +164,7 @@ rt::Task<void> Request::RunNode(std::size_t i) {
       reason = DegradeReason::kError;
       message = "node " + node.id + ": " + e.what();
     }
+    st.early_cancel = nullptr;  // the run is over: the wait below decides whether it stands
     if (settled_flag_ || !early) break;
     // Whatever the outcome, it is the node's only if its input ends with the rows it read.
     NodeState& input = nodes_[c.inputs[0]];
@@ -185,6 +194,17 @@ rt::Task<void> Request::RunNode(std::size_t i) {
     st.report.reason = reason;
     FailRequest(i, fail_code, std::move(message));
   }
+}
+
+rt::Task<const CandidateSet*> Request::TimedWork(NodeContext& node,
+                                                 std::optional<rt::Duration> timeout) {
+  if (!timeout) co_return co_await Work(node);
+  const std::int64_t deadline_ns = rt::MonotonicNanos() + timeout->count();
+  const CandidateSet* rows = co_await rt::WithTimeout(*timeout, Work(node));
+  // Rows that came at or after the timeout are timed out, the timer fired or not (a loop held
+  // past it could not run the timer): the outcome follows when the rows came.
+  if (rt::MonotonicNanos() >= deadline_ns) throw rt::DeadlineExceeded();
+  co_return rows;
 }
 
 rt::Task<const CandidateSet*> Request::Work(NodeContext& node) {
@@ -237,6 +257,14 @@ void Request::Finish(std::size_t i, const CandidateSet* rows, NodeStatus status)
   st.report.end_us = NowUs();
   st.report.rows_out = rows->size();
   st.done.Set();
+  // Dependents started early on other rows than these are cut short, to run on these.
+  for (std::size_t d : plan_->nodes()[i].dependents) {
+    NodeState& dependent = nodes_[d];
+    if (dependent.early_cancel == nullptr) continue;
+    if (status == NodeStatus::kOk && rows == dependent.early_input) continue;
+    dependent.early_invalidated = true;
+    dependent.early_cancel->RequestCancel();
+  }
   if (--unfinished_ == 0) {
     settled_flag_ = true;
     settled_.Set();

@@ -64,6 +64,10 @@ class Request {
     rt::Event done;         // set when it finishes (normally or degraded)
     // Started before its input finished, on the input's rows whose ids were known (IdsKnown).
     const CandidateSet* early_input = nullptr;
+    // While such an early run works: cancels it (the input ended with other rows), and whether
+    // that happened.
+    rt::CancelSource* early_cancel = nullptr;
+    bool early_invalidated = false;
     NodeReport report;
   };
 
@@ -78,6 +82,8 @@ class Request {
   // The node's work by its op's execution: a coroutine on the loop, or CPU work inline or on
   // the CPU pool.
   rt::Task<const CandidateSet*> Work(NodeContext& node);
+  // Work under the node's own timeout, if it has one (DeadlineExceeded past it).
+  rt::Task<const CandidateSet*> TimedWork(NodeContext& node, std::optional<rt::Duration> timeout);
   rt::Task<const CandidateSet*> Cpu(NodeContext& node);
 
   // Outcomes of a node (loop thread).
