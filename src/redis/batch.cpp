@@ -33,6 +33,7 @@ void Batch::Clear() noexcept {
   keys_.clear();
   spans_.clear();
   round_trips_ = 0;
+  cache_counts_ = {};
 }
 
 }  // namespace rankd::redis

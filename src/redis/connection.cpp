@@ -54,6 +54,37 @@ struct ErrorMessageSink : NullSink {
   void OnError(std::string_view message) { out->assign(message); }
 };
 
+// Hands an "invalidate" push to the listener: [">" "invalidate" [key ...]], or a null in place of
+// the keys when the server flushed. Other pushes (and malformed ones) are counted as not that.
+struct InvalidationPushSink : NullSink {
+  InvalidationListener* listener;
+  int depth = 0;
+  int values_at_depth1 = 0;
+  bool is_invalidate = false;
+  bool handled = false;
+
+  void OnAggregateBegin(Type, std::size_t) {
+    if (depth == 1) ++values_at_depth1;
+    ++depth;
+  }
+  void OnAggregateEnd(Type) { --depth; }
+  void OnBulk(std::string_view text) {
+    if (depth == 1) {
+      if (++values_at_depth1 == 1) is_invalidate = text == "invalidate";
+    } else if (depth == 2 && is_invalidate && values_at_depth1 == 2) {
+      listener->OnInvalidate(text);
+      handled = true;
+    }
+  }
+  void OnSimpleString(std::string_view text) { OnBulk(text); }
+  void OnNull() {
+    if (depth == 1 && ++values_at_depth1 == 2 && is_invalidate) {
+      listener->OnInvalidateAll();
+      handled = true;
+    }
+  }
+};
+
 }  // namespace
 
 CallWaiter::~CallWaiter() {
@@ -131,6 +162,10 @@ Connection::Connection(ConnectionOptions options)
   if (options_.protocol != 2 && options_.protocol != 3) {
     throw std::invalid_argument("redis::Connection: protocol must be 2 or 3, not " +
                                 std::to_string(options_.protocol));
+  }
+  if (options_.invalidations != nullptr && options_.protocol != 3) {
+    throw std::invalid_argument(
+        "redis::Connection: tracking reads for invalidations needs protocol 3 (RESP3 pushes)");
   }
   read_buffer_.resize(std::max<std::size_t>(options_.read_buffer_bytes, 4096));
   jitter_.seed(static_cast<std::uint32_t>(rt::MonotonicNanos()) ^ options_.port);
@@ -237,6 +272,8 @@ rt::Task<void> Connection::Supervise() {
     }
     last_error_ = "redis " + name + ": " + end.why;
     if (!end.was_up) Metric(&ClientMetrics::connect_failures);
+    // The reads it tracked will not be invalidated any more.
+    if (end.was_up && options_.invalidations != nullptr) options_.invalidations->OnInvalidateAll();
     FailAll(end.protocol_failure ? CallResult::kProtocol : CallResult::kConnectionLost, last_error_,
             "lost its connection");
     protocol_error_.clear();
@@ -313,6 +350,10 @@ rt::Task<void> Connection::Handshake(net::TcpStream& stream) {
   if (options_.readonly) {
     AppendCommand(out, "READONLY");
     names.emplace_back("READONLY");
+  }
+  if (options_.invalidations != nullptr) {
+    AppendCommand(out, "CLIENT", "TRACKING", "ON");
+    names.emplace_back("CLIENT TRACKING ON");
   }
   if (names.empty()) co_return;
   co_await stream.WriteAll(out.data(), out.size());
@@ -422,11 +463,7 @@ bool Connection::DispatchReplies() {
 }
 
 ParseStatus Connection::DispatchOne(std::string_view buffer, std::size_t* consumed) {
-  if (buffer[0] == '>') {  // RESP3 out-of-band push: belongs to no command
-    const ParseStatus status = parser_.Skip(buffer, consumed);
-    if (status == ParseStatus::kComplete) Metric(&ClientMetrics::pushes_ignored);
-    return status;
-  }
+  if (buffer[0] == '>') return DispatchPush(buffer, consumed);
   if (entries_.empty()) {
     protocol_error_ = "a reply arrived with no command waiting for it (at stream offset " +
                       std::to_string(parser_.offset()) + ")";
@@ -451,6 +488,21 @@ ParseStatus Connection::DispatchOne(std::string_view buffer, std::size_t* consum
   }
   const ParseStatus status = entry.target.parse(parser_, buffer, entry.target.sink, consumed);
   if (status == ParseStatus::kComplete) CompleteEntry(false, {});
+  return status;
+}
+
+ParseStatus Connection::DispatchPush(std::string_view buffer, std::size_t* consumed) {
+  if (options_.invalidations == nullptr) {
+    const ParseStatus status = parser_.Skip(buffer, consumed);
+    if (status == ParseStatus::kComplete) Metric(&ClientMetrics::pushes_ignored);
+    return status;
+  }
+  detail::InvalidationPushSink sink;
+  sink.listener = options_.invalidations;
+  const ParseStatus status = parser_.Parse(buffer, sink, consumed);
+  if (status == ParseStatus::kComplete) {
+    Metric(sink.handled ? &ClientMetrics::invalidation_pushes : &ClientMetrics::pushes_ignored);
+  }
   return status;
 }
 

@@ -92,6 +92,15 @@ class Batch {
   std::uint64_t round_trips() const noexcept { return round_trips_; }
   void add_round_trips(std::uint64_t n) noexcept { round_trips_ += n; }
 
+  // How its commands went through a reply cache (ExecuteThroughCache; all zero without one).
+  struct CacheCounts {
+    std::uint64_t hits = 0;    // answered from a stored reply
+    std::uint64_t joined = 0;  // answered by another caller's fetch of the same command
+    std::uint64_t misses = 0;  // sent to the server
+  };
+  CacheCounts& cache_counts() noexcept { return cache_counts_; }
+  const CacheCounts& cache_counts() const noexcept { return cache_counts_; }
+
  private:
   struct Span {
     std::size_t command_begin;  // in pipeline_.bytes()
@@ -104,6 +113,7 @@ class Batch {
   std::string keys_;
   std::vector<Span> spans_;
   std::uint64_t round_trips_ = 0;
+  CacheCounts cache_counts_;
 };
 
 }  // namespace rankd::redis

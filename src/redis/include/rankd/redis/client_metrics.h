@@ -22,6 +22,7 @@ struct ClientMetrics {
   std::uint64_t replies = 0;               // replies matched to a command (late ones included)
   std::uint64_t late_replies = 0;          // replies read and discarded (their caller gave up)
   std::uint64_t pushes_ignored = 0;        // RESP3 out-of-band pushes skipped
+  std::uint64_t invalidation_pushes = 0;   // "invalidate" pushes handed to the listener
   std::uint64_t errors_server = 0;         // error replies
   std::uint64_t errors_connection = 0;     // commands failed because their connection failed
   std::uint64_t errors_protocol = 0;       // connections closed for a malformed reply

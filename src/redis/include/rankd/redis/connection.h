@@ -15,10 +15,13 @@
 // connection stays up. A reply that is not valid RESP (or breaks the parser's Limits) closes
 // the connection: its commands fail with ProtocolError naming the offset and the fault.
 //
+// RESP3 pushes belong to no command: an "invalidate" push goes to the invalidations listener when
+// there is one (client-side caching, invalidation.h); other pushes are skipped.
+//
 // States: kConnecting (connect and handshake: HELLO 3 when protocol is 3, AUTH, SELECT,
-// READONLY; commands issued meanwhile wait and go out once it is up), kUp, kDown (between
-// attempts, waiting out a capped exponential backoff with jitter; commands issued then fail at
-// once with ConnectionError). A failed connection fails every command on it with
+// READONLY, CLIENT TRACKING ON; commands issued meanwhile wait and go out once it is up), kUp,
+// kDown (between attempts, waiting out a capped exponential backoff with jitter; commands issued
+// then fail at once with ConnectionError). A failed connection fails every command on it with
 // ConnectionError and reconnects.
 //
 // Thread affinity: construct, use and destroy on one event loop thread. Ownership: owns its
@@ -38,6 +41,7 @@
 #include "rankd/redis/client_errors.h"
 #include "rankd/redis/client_metrics.h"
 #include "rankd/redis/encoder.h"
+#include "rankd/redis/invalidation.h"
 #include "rankd/redis/reply.h"
 #include "rankd/redis/reply_parser.h"
 #include "rankd/runtime/cancellation.h"
@@ -71,9 +75,13 @@ struct ConnectionOptions {
   rt::Duration reconnect_min =
       std::chrono::milliseconds(20);  // first backoff; doubles per failed attempt
   rt::Duration reconnect_max = std::chrono::seconds(2);  // backoff cap
-  Limits limits;                                         // parser limits for replies
-  std::size_t read_buffer_bytes = 64 * 1024;             // initial; grows for larger replies
-  ClientMetrics* metrics = nullptr;                      // optional; must outlive the connection
+  // Client-side caching: when set, the handshake turns tracking on (CLIENT TRACKING ON; needs
+  // protocol 3, the invalidations arrive as pushes on this connection) and every invalidation,
+  // and the loss of a connection that was up, reaches this listener (invalidation.h).
+  InvalidationListener* invalidations = nullptr;
+  Limits limits;                              // parser limits for replies
+  std::size_t read_buffer_bytes = 64 * 1024;  // initial; grows for larger replies
+  ClientMetrics* metrics = nullptr;           // optional; must outlive the connection
 };
 
 // Per-call options.
@@ -323,6 +331,8 @@ class Connection {
   bool DispatchReplies();
   // Parses the reply at the front of `buffer` into the first entry's sink (or skips it).
   ParseStatus DispatchOne(std::string_view buffer, std::size_t* consumed);
+  // A push at the front of `buffer`: invalidations to the listener, others skipped.
+  ParseStatus DispatchPush(std::string_view buffer, std::size_t* consumed);
   // The first entry's reply is complete: count it, record an error reply, end its call if done.
   void CompleteEntry(bool is_error, std::string error_message);
   void Metric(std::uint64_t ClientMetrics::*counter, std::uint64_t n = 1) noexcept {

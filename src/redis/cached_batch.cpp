@@ -1,0 +1,149 @@
+#include "rankd/redis/cached_batch.h"
+
+#include <utility>
+#include <vector>
+
+#include "rankd/runtime/clock.h"
+#include "rankd/runtime/debug_check.h"
+
+namespace rankd::redis {
+namespace {
+
+using Flight = ReplyCache::Flight;
+using FlightState = ReplyCache::FlightState;
+
+// A missed command's reply target: the command's own sink, and its flight, which keeps a copy of
+// the reply's bytes for the cache and the flight's joiners.
+struct Recorder {
+  detail::ReplyTarget inner;
+  Flight* flight;
+};
+
+ParseStatus RecordInto(ReplyParser& parser, std::string_view buffer, void* sink,
+                       std::size_t* consumed) {
+  auto* recorder = static_cast<Recorder*>(sink);
+  const ParseStatus status = recorder->inner.parse(parser, buffer, recorder->inner.sink, consumed);
+  if (status == ParseStatus::kComplete) recorder->flight->SetReply(buffer.substr(0, *consumed));
+  return status;
+}
+
+// Decodes a stored reply (one complete, well-formed reply: it was parsed before it was stored)
+// into `target`'s sink.
+void Replay(ReplyCache& cache, detail::ReplyTarget target, std::string_view reply) {
+  ReplyParser& parser = cache.replay_parser();
+  parser.Reset();
+  std::size_t consumed = 0;
+  [[maybe_unused]] const ParseStatus status = target.parse(parser, reply, target.sink, &consumed);
+  RANKD_D_ASSERT(status == ParseStatus::kComplete && consumed == reply.size());
+}
+
+// The flights one call holds, by the index of their command in its batch. However the call ends,
+// the flights it owns and has not ended end as failed (their joiners then send the command
+// themselves) and its joined flights are released.
+struct Holds {
+  struct Hold {
+    std::size_t index;
+    Flight* flight;  // null once ended or released
+  };
+  ReplyCache& cache;
+  std::vector<Hold> owned;
+  std::vector<Hold> joined;
+
+  explicit Holds(ReplyCache& c) : cache(c) {}
+  Holds(const Holds&) = delete;
+  Holds& operator=(const Holds&) = delete;
+  ~Holds() {
+    for (Hold& h : owned) {
+      if (h.flight != nullptr) cache.EndFlight(h.flight, FlightState::kFailed, 0);
+    }
+    for (Hold& h : joined) {
+      if (h.flight != nullptr) cache.Release(h.flight);
+    }
+  }
+};
+
+// Sends `part` through `send`, adding the round trips it took to `batch`'s however it ends.
+rt::Task<void> SendPart(const BatchSender& send, Batch& part, Batch& batch) {
+  struct CountRoundTrips {
+    Batch& part;
+    Batch& batch;
+    ~CountRoundTrips() { batch.add_round_trips(part.round_trips()); }
+  } count{part, batch};
+  co_await send(part);
+}
+
+}  // namespace
+
+rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchSender& send) {
+  const std::size_t n = batch.size();
+  const std::int64_t now = rt::MonotonicNanos();
+  Batch::CacheCounts& counts = batch.cache_counts();
+  Holds holds(cache);
+  Batch misses;
+  std::vector<Recorder> recorders;
+  recorders.reserve(n);  // the sinks' addresses stay fixed while the replies are due
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string_view command = batch.command(i);
+    if (const std::optional<std::string_view> reply = cache.Find(command, now)) {
+      Replay(cache, batch.target(i), *reply);
+      ++counts.hits;
+      continue;
+    }
+    if (Flight* flight = cache.Join(command)) {
+      holds.joined.push_back({i, flight});
+      ++counts.joined;
+      continue;
+    }
+    Flight* flight = cache.BeginFlight(batch.key(i), command);
+    holds.owned.push_back({i, flight});
+    recorders.push_back(Recorder{batch.target(i), flight});
+    misses.AddEncodedTarget(batch.key(i), detail::ReplyTarget{&recorders.back(), &RecordInto},
+                            command);
+    ++counts.misses;
+  }
+  if (!misses.empty()) {
+    co_await SendPart(send, misses, batch);
+    // A reply is served at most the TTL after its fetch began.
+    for (std::size_t k = 0; k < holds.owned.size(); ++k) {
+      Holds::Hold& h = holds.owned[k];
+      if (const std::optional<std::string>& error = misses.error(k)) {
+        batch.set_error(h.index, *error);
+        cache.EndFlight(h.flight, FlightState::kErrorReply, now, *error);
+      } else {
+        cache.EndFlight(h.flight, FlightState::kReplied, now);
+      }
+      h.flight = nullptr;
+    }
+  }
+  std::vector<std::size_t> resend;
+  for (Holds::Hold& h : holds.joined) {
+    co_await h.flight->done().Wait();
+    switch (h.flight->state()) {
+      case FlightState::kReplied:
+        Replay(cache, batch.target(h.index), h.flight->reply());
+        break;
+      case FlightState::kErrorReply:
+        batch.set_error(h.index, std::string(h.flight->reply()));
+        break;
+      case FlightState::kFailed:
+      case FlightState::kInFlight:
+        resend.push_back(h.index);
+        break;
+    }
+    cache.Release(h.flight);
+    h.flight = nullptr;
+  }
+  if (resend.empty()) co_return;
+  Batch again;
+  for (const std::size_t i : resend) {
+    again.AddEncodedTarget(batch.key(i), batch.target(i), batch.command(i));
+  }
+  co_await SendPart(send, again, batch);
+  for (std::size_t k = 0; k < resend.size(); ++k) {
+    if (const std::optional<std::string>& error = again.error(k)) {
+      batch.set_error(resend[k], *error);
+    }
+  }
+}
+
+}  // namespace rankd::redis

@@ -1,0 +1,150 @@
+// ReplyCache: replies to read commands kept on the client and kept exact by the server's
+// invalidation messages (Redis client-side caching), for at most a TTL.
+//
+// An entry is one command's reply as the server sent it (its RESP bytes), found by the encoded
+// command and removed by the key the command read: Invalidate(key) when the server says the key
+// changed, InvalidateAll() when the server flushed or a connection that tracked the reads was
+// lost (its invalidations would never come). An entry is also not served past its TTL.
+//
+// Fetches: a command that missed is fetched under a Flight, from BeginFlight to EndFlight.
+//   - Single flight: a second caller of the same command while it is fetched joins the flight
+//     (Join) and takes its reply instead of sending the command again.
+//   - A key invalidated while a fetch of it is in flight makes the fetch stale: its reply is
+//     still handed to its callers (it is as fresh as any read in flight then), but not stored,
+//     since the reply may predate the change whose one invalidation is now spent.
+//
+// Memory: the entries' bytes (command, key and reply, plus kEntryOverhead each) stay within
+// max_bytes. Eviction is SIEVE (Zhang et al., NSDI'24): entries queue in insertion order, a hit
+// only sets the entry's visited bit, and a hand moving from the oldest towards the newest clears
+// visited bits and evicts the first entry it finds unvisited. A hit costs one hash lookup and a
+// store to a bit, with no list to reorder (unlike LRU); popular entries survive scans of
+// one-time keys (a feed's long tail), which LRU and FIFO let flush the cache.
+//
+// Thread affinity: one event loop thread (a shard's), like the connections whose pushes reach
+// it. Ownership: owns its entries and flights; a Flight lives while its owner or a joiner holds
+// it (Release). Destroy the cache only once its flights are released.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "rankd/redis/invalidation.h"
+#include "rankd/redis/reply_parser.h"
+#include "rankd/runtime/clock.h"
+#include "rankd/runtime/event.h"
+
+namespace rankd::redis {
+
+struct ReplyCacheStats {
+  std::uint64_t hits = 0;                 // commands answered from the cache
+  std::uint64_t misses = 0;               // commands fetched (a flight begun)
+  std::uint64_t joined = 0;               // commands that took the reply of another caller's fetch
+  std::uint64_t stored = 0;               // replies stored
+  std::uint64_t stale_fetches = 0;        // replies not stored: their key changed during the fetch
+  std::uint64_t too_large = 0;            // replies not stored: larger than the whole budget
+  std::uint64_t evictions = 0;            // entries evicted to stay within the budget
+  std::uint64_t expirations = 0;          // entries found past their TTL (and removed)
+  std::uint64_t invalidations = 0;        // keys the server said changed
+  std::uint64_t invalidated_entries = 0;  // entries those removed
+  std::uint64_t flushes = 0;              // InvalidateAll calls (a server flush, a connection lost)
+  std::uint64_t entries = 0;              // now
+  std::uint64_t bytes = 0;                // now, kEntryOverhead included
+};
+
+class ReplyCache final : public InvalidationListener {
+ public:
+  // Bytes counted per entry besides its command, key and reply: the entry's header and its
+  // two index slots.
+  static constexpr std::size_t kEntryOverhead = 128;
+
+  // How a flight ended.
+  enum class FlightState : std::uint8_t {
+    kInFlight,
+    kReplied,     // reply(): the reply's bytes
+    kErrorReply,  // reply(): the server's error message (never stored)
+    kFailed,      // no reply (the call failed or was cancelled): joiners send it themselves
+  };
+
+  // One command being fetched. Thread affinity: the cache's.
+  class Flight {
+   public:
+    FlightState state() const noexcept { return state_; }
+    // The reply's bytes (kReplied) or the error message (kErrorReply).
+    std::string_view reply() const noexcept { return reply_; }
+    // Set once the flight ended (state() is no longer kInFlight).
+    rt::Event& done() noexcept { return done_; }
+    // From the owner's reply sink: the reply's bytes, as the parser completed it.
+    void SetReply(std::string_view bytes) { reply_.assign(bytes); }
+
+   private:
+    friend class ReplyCache;
+    std::string command_;
+    std::string key_;
+    std::string reply_;
+    FlightState state_ = FlightState::kInFlight;
+    bool stale_ = false;
+    std::uint32_t holders_ = 1;  // the owner, then each joiner
+    rt::Event done_;
+  };
+
+  ReplyCache(std::size_t max_bytes, rt::Duration ttl);
+  ~ReplyCache() override;
+  ReplyCache(const ReplyCache&) = delete;
+  ReplyCache& operator=(const ReplyCache&) = delete;
+
+  // The stored reply to `command` if there is one within its TTL at `now_ns` (one past it is
+  // removed). A hit marks the entry visited; the view lives until the cache next changes.
+  std::optional<std::string_view> Find(std::string_view command, std::int64_t now_ns);
+  // The flight fetching `command` now, held for the caller (Release it), or null.
+  Flight* Join(std::string_view command);
+  // A new flight for `command`, which reads `key`; the caller owns it and must EndFlight it.
+  Flight* BeginFlight(std::string_view key, std::string_view command);
+  // Ends the owner's flight (state: kReplied with its reply set, kErrorReply with `error`, or
+  // kFailed), stores a reply that is not stale (expiring TTL after `now_ns`), wakes the joiners
+  // and releases the owner's hold.
+  void EndFlight(Flight* flight, FlightState state, std::int64_t now_ns,
+                 std::string_view error = {});
+  // Drops a joiner's hold (the last hold frees the flight).
+  void Release(Flight* flight) noexcept;
+
+  // InvalidationListener.
+  void OnInvalidate(std::string_view key) override;
+  void OnInvalidateAll() override;
+
+  const ReplyCacheStats& stats() const noexcept { return stats_; }
+  std::size_t max_bytes() const noexcept { return max_bytes_; }
+  rt::Duration ttl() const noexcept { return ttl_; }
+  std::size_t flights() const noexcept { return flights_by_command_.size(); }
+  // A parser for decoding stored replies into sinks (a hit is decoded like a reply off the wire).
+  ReplyParser& replay_parser() noexcept { return replay_parser_; }
+
+  // True when the indexes, the SIEVE queue, the hand and the byte count agree (O(entries); for
+  // tests and debug checks).
+  bool Consistent() const;
+
+ private:
+  struct Entry;
+  void Store(std::string_view key, std::string_view command, std::string_view reply,
+             std::int64_t expires_ns);
+  void Remove(Entry* entry) noexcept;
+  void EvictOne() noexcept;
+  void UnregisterFlight(Flight* flight) noexcept;
+
+  std::size_t max_bytes_;
+  rt::Duration ttl_;
+  ReplyCacheStats stats_;
+  std::unordered_map<std::string_view, Entry*> by_command_;  // views into the entries
+  std::unordered_map<std::string_view, Entry*> by_key_;      // the first entry of each key
+  Entry* newest_ = nullptr;                                  // the SIEVE queue's ends
+  Entry* oldest_ = nullptr;
+  Entry* hand_ = nullptr;  // the next entry the hand looks at (null: start at the oldest)
+  std::unordered_map<std::string_view, Flight*> flights_by_command_;
+  std::unordered_multimap<std::string_view, Flight*> flights_by_key_;
+  ReplyParser replay_parser_;
+};
+
+}  // namespace rankd::redis

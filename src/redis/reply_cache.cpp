@@ -1,0 +1,264 @@
+#include "rankd/redis/reply_cache.h"
+
+#include <cstring>
+#include <new>
+
+#include "rankd/runtime/debug_check.h"
+
+namespace rankd::redis {
+
+// One stored reply: a header followed by the command's, the key's and the reply's bytes, in one
+// allocation. Linked in the SIEVE queue (newer/older) and in its key's chain (next/prev_for_key).
+struct ReplyCache::Entry {
+  Entry* newer = nullptr;
+  Entry* older = nullptr;
+  Entry* next_for_key = nullptr;
+  Entry* prev_for_key = nullptr;
+  std::int64_t expires_ns = 0;
+  std::uint32_t command_size = 0;
+  std::uint32_t key_size = 0;
+  std::uint32_t reply_size = 0;
+  bool visited = false;
+
+  char* data() noexcept { return reinterpret_cast<char*>(this + 1); }
+  const char* data() const noexcept { return reinterpret_cast<const char*>(this + 1); }
+  std::string_view command() const noexcept { return {data(), command_size}; }
+  std::string_view key() const noexcept { return {data() + command_size, key_size}; }
+  std::string_view reply() const noexcept { return {data() + command_size + key_size, reply_size}; }
+  std::size_t charged_bytes() const noexcept {
+    return kEntryOverhead + command_size + key_size + reply_size;
+  }
+
+  static Entry* Make(std::string_view command, std::string_view key, std::string_view reply) {
+    void* memory = ::operator new(sizeof(Entry) + command.size() + key.size() + reply.size());
+    Entry* e = ::new (memory) Entry();
+    e->command_size = static_cast<std::uint32_t>(command.size());
+    e->key_size = static_cast<std::uint32_t>(key.size());
+    e->reply_size = static_cast<std::uint32_t>(reply.size());
+    std::memcpy(e->data(), command.data(), command.size());
+    std::memcpy(e->data() + command.size(), key.data(), key.size());
+    std::memcpy(e->data() + command.size() + key.size(), reply.data(), reply.size());
+    return e;
+  }
+  static void Free(Entry* e) noexcept {
+    e->~Entry();
+    ::operator delete(e);
+  }
+};
+
+ReplyCache::ReplyCache(std::size_t max_bytes, rt::Duration ttl)
+    : max_bytes_(max_bytes), ttl_(ttl) {}
+
+ReplyCache::~ReplyCache() {
+  RANKD_D_ASSERT(flights_by_command_.empty());
+  for (Entry* e = newest_; e != nullptr;) {
+    Entry* older = e->older;
+    Entry::Free(e);
+    e = older;
+  }
+}
+
+std::optional<std::string_view> ReplyCache::Find(std::string_view command, std::int64_t now_ns) {
+  const auto it = by_command_.find(command);
+  if (it == by_command_.end()) return std::nullopt;
+  Entry* e = it->second;
+  if (e->expires_ns <= now_ns) {
+    ++stats_.expirations;
+    Remove(e);
+    return std::nullopt;
+  }
+  e->visited = true;
+  ++stats_.hits;
+  return e->reply();
+}
+
+ReplyCache::Flight* ReplyCache::Join(std::string_view command) {
+  const auto it = flights_by_command_.find(command);
+  if (it == flights_by_command_.end()) return nullptr;
+  ++it->second->holders_;
+  ++stats_.joined;
+  return it->second;
+}
+
+ReplyCache::Flight* ReplyCache::BeginFlight(std::string_view key, std::string_view command) {
+  RANKD_D_ASSERT(!flights_by_command_.contains(command));
+  auto* f = new Flight();
+  f->command_.assign(command);
+  f->key_.assign(key);
+  flights_by_command_.emplace(f->command_, f);
+  flights_by_key_.emplace(f->key_, f);
+  ++stats_.misses;
+  return f;
+}
+
+void ReplyCache::UnregisterFlight(Flight* flight) noexcept {
+  flights_by_command_.erase(flight->command_);
+  auto [first, last] = flights_by_key_.equal_range(flight->key_);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == flight) {
+      flights_by_key_.erase(it);
+      break;
+    }
+  }
+}
+
+void ReplyCache::EndFlight(Flight* flight, FlightState state, std::int64_t now_ns,
+                           std::string_view error) {
+  RANKD_D_ASSERT(flight->state_ == FlightState::kInFlight);
+  RANKD_D_ASSERT(state != FlightState::kInFlight);
+  UnregisterFlight(flight);
+  flight->state_ = state;
+  if (state == FlightState::kErrorReply) flight->reply_.assign(error);
+  if (state == FlightState::kReplied) {
+    if (flight->stale_) {
+      ++stats_.stale_fetches;
+    } else {
+      Store(flight->key_, flight->command_, flight->reply_, now_ns + ttl_.count());
+    }
+  }
+  flight->done_.Set();
+  Release(flight);
+}
+
+void ReplyCache::Release(Flight* flight) noexcept {
+  RANKD_D_ASSERT(flight->holders_ > 0);
+  if (--flight->holders_ == 0) {
+    RANKD_D_ASSERT(flight->state_ != FlightState::kInFlight);
+    delete flight;
+  }
+}
+
+void ReplyCache::Store(std::string_view key, std::string_view command, std::string_view reply,
+                       std::int64_t expires_ns) {
+  const std::size_t charged = kEntryOverhead + command.size() + key.size() + reply.size();
+  if (charged > max_bytes_ || command.size() > UINT32_MAX || reply.size() > UINT32_MAX) {
+    ++stats_.too_large;
+    return;
+  }
+  if (const auto it = by_command_.find(command); it != by_command_.end()) Remove(it->second);
+  while (stats_.bytes + charged > max_bytes_ && oldest_ != nullptr) EvictOne();
+  Entry* e = Entry::Make(command, key, reply);
+  e->expires_ns = expires_ns;
+  // Queue: newest first.
+  e->older = newest_;
+  if (newest_ != nullptr) newest_->newer = e;
+  newest_ = e;
+  if (oldest_ == nullptr) oldest_ = e;
+  by_command_.emplace(e->command(), e);
+  // Key chain: the new entry goes first and the key's index entry points at it (its key view
+  // too: the view must live as long as the entry it is read from).
+  auto node = by_key_.extract(key);
+  if (!node.empty()) {
+    e->next_for_key = node.mapped();
+    node.mapped()->prev_for_key = e;
+    node.key() = e->key();
+    node.mapped() = e;
+    by_key_.insert(std::move(node));
+  } else {
+    by_key_.emplace(e->key(), e);
+  }
+  stats_.bytes += charged;
+  ++stats_.entries;
+  ++stats_.stored;
+}
+
+void ReplyCache::Remove(Entry* e) noexcept {
+  if (hand_ == e) hand_ = e->newer;
+  // Queue.
+  if (e->newer != nullptr) {
+    e->newer->older = e->older;
+  } else {
+    newest_ = e->older;
+  }
+  if (e->older != nullptr) {
+    e->older->newer = e->newer;
+  } else {
+    oldest_ = e->newer;
+  }
+  // Key chain: a first entry hands the index to the next one, or the key leaves the index.
+  if (e->prev_for_key != nullptr) {
+    e->prev_for_key->next_for_key = e->next_for_key;
+    if (e->next_for_key != nullptr) e->next_for_key->prev_for_key = e->prev_for_key;
+  } else {
+    auto node = by_key_.extract(e->key());
+    RANKD_D_ASSERT(!node.empty() && node.mapped() == e);
+    if (e->next_for_key != nullptr) {
+      Entry* next = e->next_for_key;
+      next->prev_for_key = nullptr;
+      node.key() = next->key();
+      node.mapped() = next;
+      by_key_.insert(std::move(node));
+    }
+  }
+  by_command_.erase(e->command());
+  stats_.bytes -= e->charged_bytes();
+  --stats_.entries;
+  Entry::Free(e);
+}
+
+void ReplyCache::EvictOne() noexcept {
+  Entry* e = hand_ != nullptr ? hand_ : oldest_;
+  while (e->visited) {
+    e->visited = false;
+    e = e->newer != nullptr ? e->newer : oldest_;
+  }
+  hand_ = e->newer;
+  ++stats_.evictions;
+  Remove(e);
+}
+
+void ReplyCache::OnInvalidate(std::string_view key) {
+  ++stats_.invalidations;
+  auto [first, last] = flights_by_key_.equal_range(key);
+  for (auto it = first; it != last; ++it) it->second->stale_ = true;
+  const auto it = by_key_.find(key);
+  if (it == by_key_.end()) return;
+  Entry* e = it->second;
+  while (e != nullptr) {
+    Entry* next = e->next_for_key;
+    ++stats_.invalidated_entries;
+    Remove(e);
+    e = next;
+  }
+}
+
+void ReplyCache::OnInvalidateAll() {
+  ++stats_.flushes;
+  for (auto& [command, flight] : flights_by_command_) flight->stale_ = true;
+  stats_.invalidated_entries += stats_.entries;
+  for (Entry* e = newest_; e != nullptr;) {
+    Entry* older = e->older;
+    Entry::Free(e);
+    e = older;
+  }
+  newest_ = oldest_ = hand_ = nullptr;
+  by_command_.clear();
+  by_key_.clear();
+  stats_.entries = 0;
+  stats_.bytes = 0;
+}
+
+bool ReplyCache::Consistent() const {
+  std::size_t entries = 0;
+  std::size_t bytes = 0;
+  bool hand_seen = hand_ == nullptr;
+  for (const Entry* e = newest_; e != nullptr; e = e->older) {
+    ++entries;
+    bytes += e->charged_bytes();
+    hand_seen = hand_seen || e == hand_;
+    if (e->older == nullptr ? e != oldest_ : e->older->newer != e) return false;
+    const auto it = by_command_.find(e->command());
+    if (it == by_command_.end() || it->second != e) return false;
+    const Entry* first = e;
+    while (first->prev_for_key != nullptr) first = first->prev_for_key;
+    const auto k = by_key_.find(e->key());
+    if (k == by_key_.end() || k->second != first || k->first.data() != first->key().data()) {
+      return false;
+    }
+  }
+  return hand_seen && entries == stats_.entries && entries == by_command_.size() &&
+         bytes == stats_.bytes && bytes <= max_bytes_ &&
+         flights_by_command_.size() == flights_by_key_.size();
+}
+
+}  // namespace rankd::redis

@@ -1,0 +1,215 @@
+// ReplyCache: stored replies found by command and removed by key, TTLs, flights (single flight,
+// stale fetches), the byte budget and SIEVE eviction, and invariants under random operations.
+#include "rankd/redis/reply_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+
+namespace rankd::redis {
+namespace {
+
+using namespace std::chrono_literals;
+using FlightState = ReplyCache::FlightState;
+
+constexpr std::int64_t kNow = 1'000'000'000;
+
+std::string Get(std::string_view key) {
+  return "*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + std::string(key) + "\r\n";
+}
+
+// Fetches `command` on `key` through a flight that gets `reply`.
+void Fetch(ReplyCache& cache, std::string_view key, std::string_view command,
+           std::string_view reply, std::int64_t now = kNow) {
+  ReplyCache::Flight* f = cache.BeginFlight(key, command);
+  f->SetReply(reply);
+  cache.EndFlight(f, FlightState::kReplied, now);
+}
+
+TEST(ReplyCacheTest, AStoredReplyIsFoundByItsCommandUntilItsTtl) {
+  ReplyCache cache(1 << 20, 100ms);
+  EXPECT_FALSE(cache.Find(Get("a"), kNow));
+  Fetch(cache, "a", Get("a"), "$1\r\n1\r\n");
+  EXPECT_EQ(cache.Find(Get("a"), kNow + 1), "$1\r\n1\r\n");
+  EXPECT_FALSE(cache.Find(Get("b"), kNow + 1));
+  EXPECT_EQ(cache.Find(Get("a"), kNow + 99'999'999), "$1\r\n1\r\n");
+  // At its TTL it is gone, and removed.
+  EXPECT_FALSE(cache.Find(Get("a"), kNow + 100'000'000));
+  EXPECT_EQ(cache.stats().expirations, 1u);
+  EXPECT_EQ(cache.stats().entries, 0u);
+  EXPECT_EQ(cache.stats().hits, 2u);
+  EXPECT_EQ(cache.stats().misses, 1u);
+  EXPECT_TRUE(cache.Consistent());
+}
+
+TEST(ReplyCacheTest, AnInvalidatedKeyLosesEveryCommandOnIt) {
+  ReplyCache cache(1 << 20, 60s);
+  const std::string hmget1 = "*3\r\n$5\r\nHMGET\r\n$3\r\nm:1\r\n$1\r\nx\r\n";
+  const std::string hmget2 = "*3\r\n$5\r\nHMGET\r\n$3\r\nm:1\r\n$1\r\ny\r\n";
+  Fetch(cache, "m:1", hmget1, "*1\r\n$1\r\n1\r\n");
+  Fetch(cache, "m:1", hmget2, "*1\r\n$1\r\n2\r\n");
+  Fetch(cache, "m:2", Get("m:2"), "$1\r\n3\r\n");
+  ASSERT_EQ(cache.stats().entries, 3u);
+  cache.OnInvalidate("m:1");
+  EXPECT_FALSE(cache.Find(hmget1, kNow));
+  EXPECT_FALSE(cache.Find(hmget2, kNow));
+  EXPECT_TRUE(cache.Find(Get("m:2"), kNow));
+  EXPECT_EQ(cache.stats().invalidated_entries, 2u);
+  cache.OnInvalidate("no-such-key");
+  EXPECT_EQ(cache.stats().invalidations, 2u);
+  EXPECT_TRUE(cache.Consistent());
+}
+
+TEST(ReplyCacheTest, EntriesLeaveTheirKeysChainFromAnyPlace) {
+  // Four commands on one key, fetched at different times: they expire out of order, from the
+  // chain's middle, its end and its first entry (the one the key's index points at).
+  ReplyCache cache(1 << 20, 10ms);
+  std::vector<std::string> commands;
+  const std::int64_t fetched_at[] = {kNow + 3'000'000, kNow, kNow + 1'000'000, kNow + 2'000'000};
+  for (int i = 0; i < 4; ++i) {
+    commands.push_back("*3\r\n$5\r\nHMGET\r\n$1\r\nk\r\n$1\r\n" + std::to_string(i) + "\r\n");
+    Fetch(cache, "k", commands.back(), "$1\r\nv\r\n", fetched_at[i]);
+  }
+  const std::int64_t ms = 1'000'000;
+  EXPECT_FALSE(cache.Find(commands[1], kNow + 10 * ms));  // the middle of the chain
+  EXPECT_TRUE(cache.Consistent());
+  EXPECT_FALSE(cache.Find(commands[3], kNow + 12 * ms));  // the chain's first entry (newest)
+  EXPECT_TRUE(cache.Consistent());
+  EXPECT_FALSE(cache.Find(commands[2], kNow + 12 * ms));
+  EXPECT_TRUE(cache.Consistent());
+  EXPECT_TRUE(cache.Find(commands[0], kNow + 12 * ms));
+  EXPECT_EQ(cache.stats().expirations, 3u);
+  cache.OnInvalidate("k");
+  EXPECT_EQ(cache.stats().entries, 0u);
+  EXPECT_TRUE(cache.Consistent());
+}
+
+TEST(ReplyCacheTest, AFetchWhoseKeyChangedInFlightIsNotStored) {
+  ReplyCache cache(1 << 20, 60s);
+  ReplyCache::Flight* f = cache.BeginFlight("a", Get("a"));
+  cache.OnInvalidate("a");
+  f->SetReply("$3\r\nold\r\n");
+  cache.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_FALSE(cache.Find(Get("a"), kNow));
+  EXPECT_EQ(cache.stats().stale_fetches, 1u);
+  // A change of another key does not spoil it.
+  f = cache.BeginFlight("a", Get("a"));
+  cache.OnInvalidate("b");
+  f->SetReply("$3\r\nnew\r\n");
+  cache.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_EQ(cache.Find(Get("a"), kNow), "$3\r\nnew\r\n");
+  // Nor does a flush spare a fetch in flight.
+  f = cache.BeginFlight("c", Get("c"));
+  cache.OnInvalidateAll();
+  f->SetReply("$1\r\nc\r\n");
+  cache.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_FALSE(cache.Find(Get("c"), kNow));
+  EXPECT_FALSE(cache.Find(Get("a"), kNow));
+  EXPECT_EQ(cache.stats().flushes, 1u);
+  EXPECT_TRUE(cache.Consistent());
+}
+
+TEST(ReplyCacheTest, JoinersShareTheFlightAndItsOutcome) {
+  ReplyCache cache(1 << 20, 60s);
+  EXPECT_EQ(cache.Join(Get("a")), nullptr);
+  ReplyCache::Flight* owner = cache.BeginFlight("a", Get("a"));
+  ReplyCache::Flight* joiner = cache.Join(Get("a"));
+  ASSERT_EQ(joiner, owner);
+  EXPECT_EQ(cache.flights(), 1u);
+  EXPECT_FALSE(joiner->done().is_set());
+  // An error reply reaches the joiner, and is not stored.
+  cache.EndFlight(owner, FlightState::kErrorReply, kNow, "WRONGTYPE no");
+  EXPECT_EQ(cache.flights(), 0u);
+  EXPECT_TRUE(joiner->done().is_set());
+  EXPECT_EQ(joiner->state(), FlightState::kErrorReply);
+  EXPECT_EQ(joiner->reply(), "WRONGTYPE no");
+  cache.Release(joiner);  // the last hold frees it (the sanitizers check)
+  EXPECT_FALSE(cache.Find(Get("a"), kNow));
+  EXPECT_EQ(cache.stats().joined, 1u);
+  // A finished flight is not joined: the next caller finds the stored reply or fetches.
+  Fetch(cache, "a", Get("a"), "$1\r\n1\r\n");
+  EXPECT_EQ(cache.Join(Get("a")), nullptr);
+}
+
+TEST(ReplyCacheTest, TheBudgetHoldsAndSieveKeepsTheEntriesThatWereHit) {
+  const std::string reply(100, 'x');
+  const std::size_t per_entry =
+      ReplyCache::kEntryOverhead + Get("k0").size() + 2 + reply.size();  // command, key, reply
+  ReplyCache cache(3 * per_entry, 60s);
+  Fetch(cache, "k0", Get("k0"), reply);
+  Fetch(cache, "k1", Get("k1"), reply);
+  Fetch(cache, "k2", Get("k2"), reply);
+  EXPECT_EQ(cache.stats().bytes, 3 * per_entry);
+  ASSERT_TRUE(cache.Find(Get("k0"), kNow));  // the oldest, but visited
+  Fetch(cache, "k3", Get("k3"), reply);      // evicts k1: the oldest not visited
+  EXPECT_TRUE(cache.Find(Get("k0"), kNow));
+  EXPECT_FALSE(cache.Find(Get("k1"), kNow));
+  EXPECT_TRUE(cache.Find(Get("k2"), kNow));
+  EXPECT_TRUE(cache.Find(Get("k3"), kNow));
+  EXPECT_EQ(cache.stats().evictions, 1u);
+  EXPECT_LE(cache.stats().bytes, cache.max_bytes());
+  // Everything visited: the hand clears the bits around the queue and evicts where it started.
+  Fetch(cache, "k4", Get("k4"), reply);
+  EXPECT_EQ(cache.stats().evictions, 2u);
+  EXPECT_EQ(cache.stats().entries, 3u);
+  EXPECT_TRUE(cache.Consistent());
+  // A reply larger than the whole budget is not stored, and evicts nothing.
+  Fetch(cache, "big", Get("big"), std::string(4 * per_entry, 'y'));
+  EXPECT_EQ(cache.stats().too_large, 1u);
+  EXPECT_EQ(cache.stats().entries, 3u);
+}
+
+TEST(ReplyCacheTest, RandomOperationsKeepItConsistentAndExact) {
+  // Against a model: whatever the cache answers is the reply last fetched for that command since
+  // its key was last invalidated (the cache may forget, never make up or keep stale).
+  std::mt19937 rng(7);
+  ReplyCache cache(12 * (ReplyCache::kEntryOverhead + 40), 50ms);
+  std::map<std::string, std::pair<std::string, std::int64_t>> model;  // command -> reply, expiry
+  std::int64_t now = kNow;
+  for (int step = 0; step < 20000; ++step) {
+    now += std::uniform_int_distribution<std::int64_t>(0, 2'000'000)(rng);
+    const std::string key = "k" + std::to_string(std::uniform_int_distribution<int>(0, 60)(rng));
+    const std::string command = Get(key) + std::to_string(rng() % 3);
+    switch (rng() % 5) {
+      case 0:
+      case 1: {
+        const std::optional<std::string_view> found = cache.Find(command, now);
+        if (found) {
+          const auto it = model.find(command);
+          ASSERT_NE(it, model.end()) << "step " << step;
+          EXPECT_EQ(*found, it->second.first) << "step " << step;
+          EXPECT_LT(now, it->second.second) << "step " << step;
+        }
+        break;
+      }
+      case 2: {
+        ASSERT_EQ(cache.Join(command), nullptr) << "no flight is left open";
+        const std::string reply = "$" + std::to_string(step) + "\r\n";
+        Fetch(cache, key, command, reply, now);
+        model[command] = {reply, now + 50'000'000};
+        break;
+      }
+      case 3:
+        cache.OnInvalidate(key);
+        for (int v = 0; v < 3; ++v) model.erase(Get(key) + std::to_string(v));
+        break;
+      case 4:
+        if (rng() % 50 == 0) {
+          cache.OnInvalidateAll();
+          model.clear();
+        }
+        break;
+    }
+    if (step % 97 == 0) {
+      ASSERT_TRUE(cache.Consistent()) << "step " << step;
+    }
+  }
+  EXPECT_TRUE(cache.Consistent());
+  EXPECT_GT(cache.stats().hits, 100u);
+  EXPECT_GT(cache.stats().evictions, 100u);
+}
+
+}  // namespace
+}  // namespace rankd::redis
