@@ -111,7 +111,7 @@ rt::Task<bool> ClusterClient::TryLoadFrom(const std::string& host, std::uint16_t
     Reply reply = co_await pool.CallEncoded("*2\r\n$7\r\nCLUSTER\r\n$6\r\nSHARDS\r\n", call);
     auto map = SlotMap::FromClusterShards(reply);
     if (map.has_value() && map->covered_slots() > 0) {
-      map_ = *std::move(map);
+      InstallMap(*std::move(map));
       co_return true;
     }
     *why += " " + host + ":" + std::to_string(port) + ": " +
@@ -127,7 +127,7 @@ rt::Task<bool> ClusterClient::TryLoadFrom(const std::string& host, std::uint16_t
     Reply reply = co_await pool.CallEncoded("*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n", call);
     auto map = SlotMap::FromClusterSlots(reply);
     if (map.has_value() && map->covered_slots() > 0) {
-      map_ = *std::move(map);
+      InstallMap(*std::move(map));
       co_return true;
     }
     *why +=
@@ -136,6 +136,14 @@ rt::Task<bool> ClusterClient::TryLoadFrom(const std::string& host, std::uint16_t
     *why += std::string(" CLUSTER SLOTS: ") + e.what() + ";";
   }
   co_return false;
+}
+
+void ClusterClient::InstallMap(SlotMap map) {
+  const bool changed = !map.SameServersAs(map_);
+  map_ = std::move(map);
+  if (changed && options_.connection.invalidations != nullptr) {
+    options_.connection.invalidations->OnInvalidateAll();
+  }
 }
 
 rt::Task<void> ClusterClient::RefreshSlotMap() {
@@ -254,6 +262,9 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
       if (classified.kind == ErrorKind::kMoved) {
         if (metrics != nullptr) ++metrics->redirects_moved;
         map_.ApplyMoved(r.slot, host, r.port);
+        if (options_.connection.invalidations != nullptr) {
+          options_.connection.invalidations->OnInvalidateAll();
+        }
         RequestRefresh();
       } else {
         if (metrics != nullptr) ++metrics->redirects_ask;

@@ -308,6 +308,26 @@ TEST(SlotMap, ClusterSlotsOlderAndUnknownEndpointForms) {
   EXPECT_EQ(Addresses(*map, map->ReplicasFor(9000)), std::vector<std::string>{":7002"});
 }
 
+TEST(SlotMap, SameServersComparesAddressesNotIndexes) {
+  // The RESP2 and RESP3 forms of one topology, and CLUSTER SLOTS' form of it, serve alike.
+  const auto resp3 = SlotMap::FromClusterShards(ThreeShards(true));
+  const auto resp2 = SlotMap::FromClusterShards(ThreeShards(false));
+  ASSERT_TRUE(resp3.has_value() && resp2.has_value());
+  EXPECT_TRUE(resp3->SameServersAs(*resp2));
+  EXPECT_FALSE(resp3->SameServersAs(SlotMap()));
+  // One slot moved is a change; moving it back is not.
+  SlotMap moved = *resp3;
+  moved.ApplyMoved(100, "127.0.0.1", 7001);
+  EXPECT_FALSE(moved.SameServersAs(*resp3));
+  SlotMap back = moved;
+  back.ApplyMoved(100, "127.0.0.1", 7000);
+  // ApplyMoved forgets the slot's replicas: slot 100 no longer has 7003 as its replica.
+  EXPECT_FALSE(back.SameServersAs(*resp3));
+  SlotMap other = *resp3;
+  other.ApplyMoved(11000, "127.0.0.1", 7002);  // already 7002's, without replicas: no change
+  EXPECT_TRUE(other.SameServersAs(*resp3));
+}
+
 TEST(SlotMap, ApplyMovedUpdatesOneSlot) {
   auto map = SlotMap::FromClusterShards(ThreeShards(true));
   ASSERT_TRUE(map.has_value()) << map.error();

@@ -23,6 +23,11 @@
 // the replica failed and the reload drops it, reads skip a replica whose connections were lost
 // (another replica of the slot, or the primary, serves them) and use it again once it reconnects.
 //
+// Client-side caching (options.connection.invalidations): every node connection tracks its reads.
+// A key that moves to another node is deleted from the old one, whose invalidation says so; a key
+// that did not exist when read has no such message, so every change of the servers of any slot
+// (a reload that finds a new map, a MOVED) tells the listener that anything may have changed.
+//
 // Thread affinity: one event loop thread. Ownership: owns its pools and its refresh task;
 // borrows the metrics in options.connection.
 #pragma once
@@ -139,6 +144,8 @@ class ClusterClient {
   // The pool serving `slot` (its primary, or a replica for reads); nullptr when uncovered.
   Pool* PoolForSlot(std::uint16_t slot, bool read_only);
   rt::Task<bool> TryLoadFrom(const std::string& host, std::uint16_t port, std::string* why);
+  // Makes `map` the slot map, telling the invalidations listener when any slot changed servers.
+  void InstallMap(SlotMap map);
   // Queues a reload unless one is running.
   void RequestRefresh();
   rt::Task<void> PeriodicRefresh();

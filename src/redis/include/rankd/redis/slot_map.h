@@ -73,6 +73,9 @@ class SlotMap {
   std::vector<SlotRange> Ranges() const;
   // One line per covered range: "0-5460 127.0.0.1:7000 (replicas 127.0.0.1:7003)".
   std::string DebugString() const;
+  // True when both maps have every slot served by the same primary and replicas (by address;
+  // node indexes and ids may differ).
+  bool SameServersAs(const SlotMap& other) const { return DebugString() == other.DebugString(); }
 
  private:
   friend class SlotMapBuilder;
