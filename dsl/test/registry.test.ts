@@ -8,7 +8,7 @@ import { canonicalJson, sha256Hex } from "../src/compiler/canonical.js";
 import { CompileError } from "../src/compiler/errors.js";
 import { generateRegistryModule } from "../src/compiler/gentypes.js";
 import { DEFAULT_REGISTRY_DIR, GENERATED_REGISTRY } from "../src/compiler/paths.js";
-import { loadRegistry } from "../src/compiler/registry.js";
+import { loadRegistry, registryDigest, type Registry } from "../src/compiler/registry.js";
 import { registry } from "./helpers.js";
 
 test("the registry defines the keys, params, endpoints and key schemas plans rely on", () => {
@@ -38,12 +38,21 @@ test("the committed registry types are generated from the current registry", () 
   assert.equal(readFileSync(GENERATED_REGISTRY, "utf8"), generateRegistryModule(registry), "run `npm run gen-types`");
 });
 
-/** Copies the registry, applies `edit` to one file, and returns the load error. */
-function loadEdited(file: string, edit: (text: string) => string): CompileError {
+/** Copies the registry and applies `edit` to one file; returns the copy's directory. */
+function editedCopy(file: string, edit: (text: string) => string): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-registry-"));
   cpSync(DEFAULT_REGISTRY_DIR, dir, { recursive: true });
   const target = path.join(dir, file);
-  writeFileSync(target, edit(readFileSync(target, "utf8")));
+  const before = readFileSync(target, "utf8");
+  const after = edit(before);
+  assert.notEqual(after, before, `the edit of ${file} changed nothing`);
+  writeFileSync(target, after);
+  return dir;
+}
+
+/** Copies the registry, applies `edit` to one file, and returns the load error. */
+function loadEdited(file: string, edit: (text: string) => string): CompileError {
+  const dir = editedCopy(file, edit);
   try {
     loadRegistry(dir);
   } catch (e) {
@@ -95,4 +104,49 @@ test("registry mistakes are named with the entry and line", () => {
   assert.match(e.message, /registry table "keys" is also defined in/);
   e = loadEdited("params.toml", (t) => t + "\n[extras]\nx = 1\n");
   assert.match(e.message, /unknown registry table "extras"/);
+});
+
+/** registry/key_schemas.toml with `line` added to the "user" key schema. */
+const withUserCache = (line: string) => (t: string) => t.replace('name = "user"\n', `name = "user"\n${line}\n`);
+
+test("a key schema's cache is read, off when absent, and not part of the registry digest", () => {
+  const dir = editedCopy("key_schemas.toml", (t) =>
+    withUserCache("cache = { ttl_ms = 60000, max_mb = 256 }")(t).replace('name = "media_features"\n', 'name = "media_features"\ncache = { max_mb = 65536, ttl_ms = 86400000 }\n'),
+  );
+  const cached: Registry = loadRegistry(dir);
+  // (smol-toml's tables have no prototype: compare their fields)
+  assert.deepEqual({ ...cached.schemas.get("user")?.cache }, { ttl_ms: 60000, max_mb: 256 });
+  assert.deepEqual({ ...cached.schemas.get("media_features")?.cache }, { ttl_ms: 86400000, max_mb: 65536 });
+  assert.equal(cached.schemas.get("follow")?.cache, undefined);
+  for (const s of registry.data.key_schemas) assert.equal(s.cache, undefined, `shipped schema ${s.name} caches`);
+  // The same registry with and without caches has one digest; any other change has another.
+  assert.equal(cached.digest, registry.digest);
+  assert.equal(registryDigest(cached.data), registry.digest);
+  const renamed = loadRegistry(editedCopy("key_schemas.toml", (t) => t.replace('doc = "A user\'s profile."', 'doc = "A profile."')));
+  assert.notEqual(renamed.digest, registry.digest);
+});
+
+test("a bad key schema cache is named with the schema, the field and the allowed range", () => {
+  const cases: [string, RegExp][] = [
+    ["cache = { ttl_ms = 0, max_mb = 256 }", /key schema "user" \(cache\): ttl_ms must be an integer from 1 to 86400000/],
+    ["cache = { ttl_ms = 86400001, max_mb = 256 }", /key schema "user" \(cache\): ttl_ms must be an integer from 1 to 86400000/],
+    ["cache = { ttl_ms = 1.5, max_mb = 256 }", /key schema "user" \(cache\): ttl_ms must be an integer from 1 to 86400000/],
+    ['cache = { ttl_ms = "60s", max_mb = 256 }', /key schema "user" \(cache\): ttl_ms must be an integer from 1 to 86400000/],
+    ["cache = { ttl_ms = 60000, max_mb = 0 }", /key schema "user" \(cache\): max_mb must be an integer from 1 to 65536/],
+    ["cache = { ttl_ms = 60000, max_mb = 65537 }", /key schema "user" \(cache\): max_mb must be an integer from 1 to 65536/],
+    ["cache = { ttl_ms = 60000, max_mb = true }", /key schema "user" \(cache\): max_mb must be an integer from 1 to 65536/],
+    ["cache = { ttl_ms = 60000 }", /key schema "user" \(cache\): missing field "max_mb"/],
+    ["cache = { max_mb = 256 }", /key schema "user" \(cache\): missing field "ttl_ms"/],
+    ["cache = { ttl_ms = 60000, max_mb = 256, entries = 10 }", /key schema "user" \(cache\): unknown field "entries" \(allowed: ttl_ms, max_mb\)/],
+    ["cache = true", /key schema "user": cache must be a table \{ ttl_ms = \.\.\., max_mb = \.\.\. \}, got true/],
+    ["cache = [60000, 256]", /key schema "user": cache must be a table/],
+  ];
+  for (const [line, expected] of cases) {
+    const e = loadEdited("key_schemas.toml", withUserCache(line));
+    assert.match(e.message, expected, line);
+    assert.equal(e.diagnostics.length, 1, `${line}: ${e.message}`);
+    const d = e.diagnostics[0];
+    assert.ok(d?.file.endsWith("key_schemas.toml"), line);
+    assert.equal(typeof d?.line, "number", line);
+  }
 });

@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "plan/problem_codes.h"
 #include "rankd/engine/registry/registry.h"
@@ -47,19 +48,65 @@ TEST(RegistryTest, LoadsTheRepositoryRegistryWithTheGoldenArtifactsDigest) {
   EXPECT_EQ(media->type, KeySchema::Type::kHash);
   EXPECT_EQ(media->KeyFor(42), "media_features:42");
   EXPECT_EQ(media->yields.size(), 5u);
+  for (const KeySchema& schema : registry->key_schemas()) {
+    EXPECT_FALSE(schema.cache.has_value()) << schema.name << ": the cache is off by default";
+  }
+}
+
+// The "user" key schema of registry/key_schemas.toml, to which a test adds a `cache` line.
+constexpr const char* kUserSchema = "name = \"user\"\n";
+
+// A copy of registry/ in `dir` with caches on the "user" and "media_features" key schemas.
+void CopyRegistryWithCaches(const std::filesystem::path& dir) {
+  CopyRegistry(dir);
+  std::string text = ReadFile(dir / "key_schemas.toml");
+  for (const auto& [schema, cache] :
+       {std::pair<std::string, std::string>{kUserSchema,
+                                            "cache = { ttl_ms = 60000, max_mb = 256 }"},
+        {"name = \"media_features\"\n", "cache = { max_mb = 65536, ttl_ms = 86400000 }"}}) {
+    const std::size_t at = text.find(schema);
+    ASSERT_NE(at, std::string::npos) << schema;
+    text.insert(at + schema.size(), cache + "\n");
+  }
+  WriteFile(dir / "key_schemas.toml", text);
 }
 
 TEST(RegistryTest, DigestEqualsRankcRegistryDigest) {
   if (!testing::RankcAvailable())
     GTEST_SKIP() << "rankc is not built (npm ci at the repository root)";
-  const auto registry = LoadRegistry(SourcePath("registry"));
-  for (const char* dir : {"registry", "tests/plans/registries/no_media_schema",
-                          "tests/plans/registries/constructor_param"}) {
-    const testing::CommandResult rankc =
-        testing::RunRankc(std::string("registry-digest --registry ") + dir);
+  TempDir cached;
+  CopyRegistryWithCaches(cached.path());
+  for (const std::string& dir :
+       {SourcePath("registry").string(),
+        SourcePath("tests/plans/registries/no_media_schema").string(),
+        SourcePath("tests/plans/registries/constructor_param").string(), cached.path().string()}) {
+    const testing::CommandResult rankc = testing::RunRankc("registry-digest --registry " + dir);
     ASSERT_EQ(rankc.status, 0) << dir;
-    EXPECT_EQ(LoadRegistry(SourcePath(dir))->digest() + "\n", rankc.output) << dir;
+    EXPECT_EQ(LoadRegistry(dir)->digest() + "\n", rankc.output) << dir;
   }
+}
+
+// A key schema's cache changes how fresh data may be, not what a plan means: it is read into the
+// schema and left out of the digest, so plans compiled without it still load.
+TEST(RegistryTest, KeySchemaCacheIsReadAndNotPartOfTheDigest) {
+  TempDir dir;
+  CopyRegistryWithCaches(dir.path());
+  const auto registry = LoadRegistry(dir.path());
+  EXPECT_EQ(registry->digest(), testing::GoldenRegistryDigest());
+  const KeySchema* user = registry->FindKeySchema("user");
+  ASSERT_TRUE(user->cache.has_value());
+  EXPECT_EQ(user->cache->ttl_ms, 60000);
+  EXPECT_EQ(user->cache->max_mb, 256);
+  const KeySchema* media = registry->FindKeySchema("media_features");
+  ASSERT_TRUE(media->cache.has_value());
+  EXPECT_EQ(media->cache->ttl_ms, kMaxCacheTtlMs);
+  EXPECT_EQ(media->cache->max_mb, kMaxCacheMb);
+  EXPECT_FALSE(registry->FindKeySchema("follow")->cache.has_value());
+  // Any other edit of the same schema does change the digest.
+  std::string text = ReadFile(dir / "key_schemas.toml");
+  text.replace(text.find("A user's profile."), 17, "A profile.");
+  WriteFile(dir / "key_schemas.toml", text);
+  EXPECT_NE(LoadRegistry(dir.path())->digest(), testing::GoldenRegistryDigest());
 }
 
 // Numbers are JavaScript's: a TOML float with an integral value is an integer, as rankc reads it.
@@ -214,6 +261,48 @@ TEST(RegistryTest, ChecksEveryRule) {
        "yields \"country\" twice"},
       {"key_schemas.toml", "yields = [\"id\"]", "yields = [\"id\", \"ctr\"]",
        "/key_schemas/1/yields", "a list schema yields [\"id\"]"},
+  });
+}
+
+// Each bad `cache` of a key schema names the schema, the field and the allowed range.
+TEST(RegistryTest, ChecksTheKeySchemaCache) {
+  const auto cache = [](const std::string& line) { return std::string(kUserSchema) + line + "\n"; };
+  const std::string ttl_range =
+      "key schema \"user\" (cache): ttl_ms must be an integer from 1 to 86400000";
+  const std::string mb_range =
+      "key schema \"user\" (cache): max_mb must be an integer from 1 to 65536";
+  for (const std::string ttl :
+       {"ttl_ms = 0", "ttl_ms = 86400001", "ttl_ms = 1.5", "ttl_ms = \"60s\""}) {
+    const auto problems = ProblemsWithEdit("key_schemas.toml", kUserSchema,
+                                           cache("cache = { " + ttl + ", max_mb = 256 }"));
+    EXPECT_TRUE(Has(problems, "key_schemas.toml", "/key_schemas/0/cache/ttl_ms", ttl_range)) << ttl;
+    EXPECT_EQ(problems.size(), 1u) << ttl;
+  }
+  for (const std::string mb : {"max_mb = 0", "max_mb = 65537", "max_mb = true"}) {
+    const auto problems = ProblemsWithEdit("key_schemas.toml", kUserSchema,
+                                           cache("cache = { ttl_ms = 60000, " + mb + " }"));
+    EXPECT_TRUE(Has(problems, "key_schemas.toml", "/key_schemas/0/cache/max_mb", mb_range)) << mb;
+    EXPECT_EQ(problems.size(), 1u) << mb;
+  }
+  auto problems = ProblemsWithEdit("key_schemas.toml", kUserSchema,
+                                   cache("cache = { ttl_ms = 60000, max_mb = 256, entries = 10 }"));
+  EXPECT_TRUE(Has(problems, "key_schemas.toml", "/key_schemas/0/cache/entries",
+                  "key schema \"user\" (cache): unknown field \"entries\" (allowed: ttl_ms, "
+                  "max_mb)"));
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].message.find("(line 10)"), std::string::npos) << problems[0].message;
+  problems = ProblemsWithEdit("key_schemas.toml", kUserSchema, cache("cache = { ttl_ms = 60000 }"));
+  EXPECT_TRUE(Has(problems, "key_schemas.toml", "/key_schemas/0/cache",
+                  "key schema \"user\" (cache): missing field \"max_mb\""));
+  EXPECT_EQ(problems.size(), 1u);
+  problems = ProblemsWithEdit("key_schemas.toml", kUserSchema, cache("cache = { max_mb = 256 }"));
+  EXPECT_TRUE(Has(problems, "key_schemas.toml", "/key_schemas/0/cache",
+                  "key schema \"user\" (cache): missing field \"ttl_ms\""));
+  ExpectProblems({
+      {"key_schemas.toml", kUserSchema, "name = \"user\"\ncache = true\n", "/key_schemas/0/cache",
+       "key schema \"user\": cache must be a table { ttl_ms = ..., max_mb = ... }, got true"},
+      {"key_schemas.toml", kUserSchema, "name = \"user\"\ncache = [60000, 256]\n",
+       "/key_schemas/0/cache", "key schema \"user\": cache must be a table"},
   });
 }
 

@@ -1,7 +1,8 @@
 // The registry: keys, params, Redis endpoints and key schemas, read from
 // registry/*.toml. Each top-level table (keys, params, endpoints, key_schemas)
 // lives in exactly one file; the parsed tables merged into one object are the
-// registry, and its digest is sha256 of that object's canonical JSON.
+// registry, and its digest is sha256 of that object's canonical JSON without
+// the key schemas' `cache` members.
 
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
@@ -45,6 +46,18 @@ export interface EndpointEnv {
   command_timeout_ms: number;
 }
 
+/** A key schema's feature cache (`cache = { ttl_ms, max_mb }`); off when absent. */
+export interface KeySchemaCache {
+  /** the longest a cached reply may be served, even without an invalidation */
+  ttl_ms: number;
+  /** the memory bound, in MiB, of this schema's cached replies in the whole process */
+  max_mb: number;
+}
+
+/** The largest `ttl_ms` (one day) and `max_mb` (64 GiB) a key schema's cache may declare. */
+export const MAX_CACHE_TTL_MS = 86_400_000;
+export const MAX_CACHE_MB = 65_536;
+
 export interface KeySchema {
   name: string;
   template: string;
@@ -52,6 +65,8 @@ export interface KeySchema {
   endpoint: string;
   yields: string[];
   doc: string;
+  /** not part of the registry digest */
+  cache?: KeySchemaCache;
 }
 
 export interface RegistryData {
@@ -81,9 +96,14 @@ export class Registry {
   }
 }
 
-/** sha256 (hex) of the canonical JSON of the merged registry tables. */
+/**
+ * sha256 (hex) of the canonical JSON of the merged registry tables without the
+ * key schemas' `cache` members: a cache changes how fresh fetched data may be,
+ * never what a plan means, so turning one on keeps compiled plans valid.
+ */
 export function registryDigest(data: RegistryData): string {
-  return sha256Hex(canonicalJson(data));
+  const key_schemas = data.key_schemas.map(({ cache: _cache, ...schema }) => schema);
+  return sha256Hex(canonicalJson({ ...data, key_schemas }));
 }
 
 /** Reads and checks every `*.toml` file of a registry directory. */
@@ -318,9 +338,20 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
     const name = s["name"] as string;
     const where = `key schema "${name}"`;
     const near = `name = "${name}"`;
-    const all = ["name", "template", "type", "endpoint", "yields", "doc"];
-    fields("key_schemas", where, s, all, all, near);
+    const required = ["name", "template", "type", "endpoint", "yields", "doc"];
+    fields("key_schemas", where, s, [...required, "cache"], required, near);
     str("key_schemas", `${where}: doc`, s["doc"], near);
+    if (Object.hasOwn(s, "cache")) {
+      const cache = s["cache"];
+      if (!isObj(cache)) {
+        out.push({ section: "key_schemas", message: `${where}: cache must be a table { ttl_ms = ..., max_mb = ... }, got ${JSON.stringify(cache)}`, near });
+      } else {
+        const cwhere = `${where} (cache)`;
+        fields("key_schemas", cwhere, cache, ["ttl_ms", "max_mb"], ["ttl_ms", "max_mb"], near);
+        if (Object.hasOwn(cache, "ttl_ms")) int("key_schemas", `${cwhere}: ttl_ms`, cache["ttl_ms"], 1, MAX_CACHE_TTL_MS, near);
+        if (Object.hasOwn(cache, "max_mb")) int("key_schemas", `${cwhere}: max_mb`, cache["max_mb"], 1, MAX_CACHE_MB, near);
+      }
+    }
     const t = s["template"];
     if (typeof t !== "string" || t.split("{id}").length !== 2 || /[{}]/.test(t.replace("{id}", ""))) {
       out.push({ section: "key_schemas", message: `${where}: template must contain exactly one {id} and no other braces, got ${JSON.stringify(t)}`, near });

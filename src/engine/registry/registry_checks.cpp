@@ -351,13 +351,18 @@ class Checker {
   }
 
   void CheckKeySchemas() {
-    static constexpr std::string_view kFields[] = {"name",     "template", "type",
-                                                   "endpoint", "yields",   "doc"};
+    static constexpr std::string_view kRequired[] = {"name",     "template", "type",
+                                                     "endpoint", "yields",   "doc"};
+    static constexpr std::string_view kAllowed[] = {"name",   "template", "type", "endpoint",
+                                                    "yields", "doc",      "cache"};
     for (const Item& s : Named("key_schemas")) {
       const Value& schema = *s.table;
       const std::string where = "key schema \"" + s.name + "\"";
-      Fields("key_schemas", where, schema, s.pointer, kFields, kFields);
+      Fields("key_schemas", where, schema, s.pointer, kAllowed, kRequired);
       String("key_schemas", where, schema, s.pointer, "doc");
+      if (const Value* cache = schema.Find("cache"); cache != nullptr) {
+        CheckCache(where, *cache, json::PointerTo(s.pointer, "cache"));
+      }
       const Value* text = schema.Find("template");
       if (!IsString(text) || !IsKeyTemplate(text->string())) {
         Issue("key_schemas", FieldPointer(schema, s.pointer, "template"),
@@ -404,6 +409,25 @@ class Checker {
         Issue("key_schemas", FieldPointer(schema, s.pointer, "type"),
               where + ": type must be \"hash\" or \"list\", got " + Show(schema.Find("type")));
       }
+    }
+  }
+
+  // A key schema's `cache = { ttl_ms, max_mb }`: both fields, each an integer in its range.
+  void CheckCache(const std::string& schema_where, const Value& cache, const std::string& pointer) {
+    if (!cache.is_object()) {
+      Issue("key_schemas", pointer,
+            schema_where + ": cache must be a table { ttl_ms = ..., max_mb = ... }, got " +
+                Show(&cache));
+      return;
+    }
+    static constexpr std::string_view kCacheFields[] = {"ttl_ms", "max_mb"};
+    const std::string where = schema_where + " (cache)";
+    Fields("key_schemas", where, cache, pointer, kCacheFields, kCacheFields);
+    if (cache.Find("ttl_ms") != nullptr) {
+      Int("key_schemas", where, cache, pointer, "ttl_ms", 1, static_cast<double>(kMaxCacheTtlMs));
+    }
+    if (cache.Find("max_mb") != nullptr) {
+      Int("key_schemas", where, cache, pointer, "max_mb", 1, static_cast<double>(kMaxCacheMb));
     }
   }
 

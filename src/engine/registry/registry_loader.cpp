@@ -52,6 +52,19 @@ EndpointTarget TargetOf(const json::Value& e) {
   return t;
 }
 
+// What the registry digest covers: the registry object without the key schemas' `cache` members.
+// A cache changes how fresh fetched data may be, never what a plan means, so turning one on keeps
+// every compiled plan's registry_digest valid (docs/plan-format.md, "The registry").
+json::Value DigestedPart(json::Value reg) {
+  for (json::Member& section : reg.object()) {
+    if (section.name != "key_schemas") continue;
+    for (json::Value& schema : section.value.array()) {
+      std::erase_if(schema.object(), [](const json::Member& m) { return m.name == "cache"; });
+    }
+  }
+  return reg;
+}
+
 // The typed registry of a registry object that passed every check.
 std::shared_ptr<const Registry> Build(const json::Value& reg) {
   std::vector<KeyDef> keys;
@@ -89,11 +102,15 @@ std::shared_ptr<const Registry> Build(const json::Value& reg) {
     schema.endpoint = s.Find("endpoint")->string();
     for (const json::Value& y : s.Find("yields")->array()) schema.yields.push_back(y.string());
     schema.doc = s.Find("doc")->string();
+    if (const json::Value* cache = s.Find("cache"); cache != nullptr) {
+      schema.cache =
+          KeySchemaCache{*cache->FindSafeInteger("ttl_ms"), *cache->FindSafeInteger("max_mb")};
+    }
     schemas.push_back(std::move(schema));
   }
   return std::make_shared<const Registry>(std::move(keys), std::move(params), std::move(endpoints),
                                           std::move(schemas),
-                                          json::Sha256Hex(json::CanonicalJson(reg)));
+                                          json::Sha256Hex(json::CanonicalJson(DigestedPart(reg))));
 }
 
 }  // namespace

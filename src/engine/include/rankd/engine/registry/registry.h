@@ -64,6 +64,16 @@ struct EndpointDef {
   EndpointTarget prod;
 };
 
+// A key schema's feature cache (registry `cache = { ttl_ms, max_mb }`): off when absent.
+struct KeySchemaCache {
+  std::int64_t ttl_ms = 0;
+  std::int64_t max_mb = 0;
+};
+
+// The largest ttl_ms (one day) and max_mb (64 GiB) a key schema's cache may declare.
+inline constexpr std::int64_t kMaxCacheTtlMs = 86'400'000;
+inline constexpr std::int64_t kMaxCacheMb = 65'536;
+
 struct KeySchema {
   enum class Type : std::uint8_t { kHash, kList };
   std::string name;
@@ -74,6 +84,7 @@ struct KeySchema {
   std::string endpoint;
   std::vector<std::string> yields;  // ["id"] for lists; the stored keys (without id) for hashes
   std::string doc;
+  std::optional<KeySchemaCache> cache;  // not part of the registry digest
 
   // The Redis key of one row: prefix + id + suffix, appended to `out` (no allocation once `out`
   // has room: the hot path reuses one string), or as a new string.
@@ -91,7 +102,8 @@ class Registry {
   const std::vector<ParamDef>& params() const noexcept { return params_; }
   const std::vector<EndpointDef>& endpoints() const noexcept { return endpoints_; }
   const std::vector<KeySchema>& key_schemas() const noexcept { return key_schemas_; }
-  // SHA-256 of the registry object's canonical JSON, 64 lowercase hex digits.
+  // SHA-256 of the registry object's canonical JSON without the key schemas' `cache` members,
+  // 64 lowercase hex digits.
   const std::string& digest() const noexcept { return digest_; }
 
   // Lookups by name; null / nullopt when absent.
