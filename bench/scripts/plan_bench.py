@@ -4,6 +4,9 @@ redis-server loaded by `rankd datagen --dataset bench`, read against the most an
 get from that Redis, and compared with rankd's own sync scheduler and two peers, the feed plan
 by hand: Node (fastify + ioredis, bench/peers/node/feed_server.js) and Rust (tokio, hyper and the
 redis crate's multiplexed connection, bench/peers/rust_feed/; included when `make bench` built it).
+`rankd_cached_2` is rankd with every key schema's feature cache on (TTL 60 s; docs/operations.md,
+"Feature cache"): its runs also report the share of commands answered from the cache and the Redis
+commands sent per request, and its targets are against the Redis-bound limit measured without it.
 
 1. The Redis-bound limit: the exact commands of feed requests for a sample of viewers (the
    plan's keys read from the data: HGETALL user, LRANGE follow, HGETALL user per followee,
@@ -78,12 +81,18 @@ IMPLS = {
     "rankd_async_1": "{rankd} serve --shards 1",
     "rankd_async_2": "{rankd} serve --shards 2",
     "rankd_sync_2": "{rankd} serve --shards 2 --scheduler sync",
+    "rankd_cached_2": "{rankd} serve --shards 2",
     "node_1": "node " + NODE_PEER + " --workers 1",
     "node_2": "node " + NODE_PEER + " --workers 2",
     "rust_1": RUST_PEER + " --workers 1",
     "rust_2": RUST_PEER + " --workers 2",
 }
-RANKD_ASYNC = ("rankd_async_1", "rankd_async_2")
+RANKD_ASYNC = ("rankd_async_1", "rankd_async_2")  # without the feature cache
+# rankd with every key schema's feature cache on (docs/operations.md, "Feature cache"): the registry
+# copy with `cache = {...}`. Each run starts a fresh server: its cache fills during the warm-up
+# and the run, and the run reports its hit ratio and the Redis commands per request.
+CACHED = "rankd_cached_2"
+CACHE = "cache = { ttl_ms = 60000, max_mb = 256 }"
 CONCURRENCY = [1, 2, 4, 8, 16, 32, 64]
 OPEN_LOOP_SHARES = [0.25, 0.5, 0.75]
 OPEN_LOOP_CONNECTIONS = 16
@@ -204,13 +213,23 @@ def redis_bound(redis, users, sample, repeats):
 
 # ----------------------------------------------------------------------------- services
 
-def bench_registry(folder):
+def bench_registry(folder, cached=False):
     """The repository's registry with the `test` environment's Redis command timeouts (50 ms)
     raised to the requests' 5 s deadline: at saturation a batch of a thousand commands waits its
     turn in Redis for longer than 50 ms, which the benchmark measures as queueing (the Node peer
-    has no command timeout either) rather than counts as upstream_error."""
-    registry = os.path.join(folder, "registry")
+    has no command timeout either) rather than counts as upstream_error. With `cached`, every key
+    schema also has the feature cache on (a TTL of 60 s)."""
+    registry = os.path.join(folder, "registry_cached" if cached else "registry")
     shutil.copytree(os.path.join(ROOT, "registry"), registry)
+    if cached:
+        path = os.path.join(registry, "key_schemas.toml")
+        with open(path) as f:
+            text = f.read()
+        text, n = re.subn(r'^(endpoint = "[^"]*")$', r"\1\n" + CACHE, text, flags=re.M)
+        if n == 0:
+            raise SystemExit("plan_bench: no key schema in %s" % path)
+        with open(path, "w") as f:
+            f.write(text)
     path = os.path.join(registry, "endpoints.toml")
     with open(path) as f:
         text = f.read()
@@ -225,7 +244,8 @@ def bench_registry(folder):
 def start(impl, ctx):
     argv = IMPLS[impl].format(rankd=ctx["rankd"]).split()
     if impl.startswith("rankd"):
-        argv += rankd_serve_args(ctx["store"], ctx["registry"], ctx["redis"]) + [
+        registry = ctx["registry_cached"] if impl == CACHED else ctx["registry"]
+        argv += rankd_serve_args(ctx["store"], registry, ctx["redis"]) + [
             "--max_in_flight", "4096"]
         server = RankdServer(argv, impl, listen_timeout_s=20)
     else:
@@ -370,6 +390,14 @@ def shed_note(rec):
         rec["shed"], 100.0 * rec["shed"] / rec["requests"])
 
 
+def cache_note(rec):
+    """A cached run's hit ratio and commands per request, for its log line."""
+    if rec.get("cache_hit_ratio") is None:
+        return ""
+    return "  cache hits %.1f%%, %.0f commands/req" % (100 * rec["cache_hit_ratio"],
+                                                       rec["redis_commands_per_req"])
+
+
 def wrk(port, connections, seconds, users, delay_ms=0):
     threads = min(2, connections)
     argv = [WRK, "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds, "--timeout", "10s",
@@ -378,6 +406,30 @@ def wrk(port, connections, seconds, users, delay_ms=0):
     out = parse_wrk(stdout)
     out["wrk_cpu_s"] = cpu_s
     return out
+
+
+def scrape(port):
+    """The sums of rankd's /metrics samples by name and, for the cache's lookups, by result."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        text = r.read().decode()
+    sums = {}
+    for m in re.finditer(r"^(\w+)(\{[^}]*\})? (\S+)$", text, flags=re.M):
+        name, labels, value = m.group(1), m.group(2) or "", float(m.group(3))
+        if name == "rankd_feature_cache_lookups_total":
+            name += ":" + re.search(r'result="(\w+)"', labels).group(1)
+        sums[name] = sums.get(name, 0) + value
+    return sums
+
+
+def cache_figures(before, after, served):
+    """A cached run's hit ratio (hits and joined fetches over lookups) and Redis commands sent per
+    request served, from /metrics before and after it."""
+    d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+    lookups = sum(d.get("rankd_feature_cache_lookups_total:" + r, 0) for r in ("hit", "joined", "miss"))
+    hits = d.get("rankd_feature_cache_lookups_total:hit", 0) + d.get(
+        "rankd_feature_cache_lookups_total:joined", 0)
+    return {"cache_hit_ratio": hits / lookups if lookups else None,
+            "redis_commands_per_req": d.get("rankd_redis_commands_total", 0) / served if served else None}
 
 
 def measured_run(impl, ctx, connections, seconds, warmup_s, delay_ms=0):
@@ -389,9 +441,12 @@ def measured_run(impl, ctx, connections, seconds, warmup_s, delay_ms=0):
         if warmup_s:
             wrk(server.port, connections, warmup_s, ctx["users"], delay_ms)
         pids = process_tree(server.proc.pid)
+        metrics0 = scrape(server.port) if impl == CACHED else None
         cpu0, redis0 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
         rec.update(wrk(server.port, connections, seconds, ctx["users"], delay_ms))
         cpu1, redis1 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
+        if metrics0 is not None:
+            rec.update(cache_figures(metrics0, scrape(server.port), rec["requests"] - rec["shed"]))
         rec["peak_rss_mb"] = tree_peak_rss_mb(pids)
         n = rec["requests"] - rec["shed"]  # the requests served: CPU per served request
         if n:
@@ -427,6 +482,11 @@ def summarize(closed, open_runs, impls, bound):
                        "median_peak_rss_mb": median([r.get("peak_rss_mb") for r in ok]),
                        "median_shed_share": median([r["shed"] / r["requests"] for r in ok
                                                     if r.get("requests")]),
+                       "median_cache_hit_ratio": median([r["cache_hit_ratio"] for r in ok
+                                                         if r.get("cache_hit_ratio") is not None]),
+                       "median_redis_commands_per_req": median(
+                           [r["redis_commands_per_req"] for r in ok
+                            if r.get("redis_commands_per_req") is not None]),
                        "failed": len(recs) - len(ok)}
         best_c = max(by_c, key=lambda c: by_c[c]["median_rps"] or 0)
         # Per repeat: the best concurrency's figure, for paired ratios.
@@ -440,6 +500,9 @@ def summarize(closed, open_runs, impls, bound):
                              "median_p50_ms": median([r["p50_ms"] for r in ok]),
                              "median_p99_ms": median([r["p99_ms"] for r in ok]),
                              "median_p999_ms": median([r["p999_ms"] for r in ok]),
+                             "median_cache_hit_ratio": median(
+                                 [r["cache_hit_ratio"] for r in ok
+                                  if r.get("cache_hit_ratio") is not None]),
                              "failed": len(recs) - len(ok)}
         s["impls"][impl] = {"by_concurrency": by_c, "best_concurrency": best_c,
                             "max_rps": by_c[best_c]["median_rps"],
@@ -448,6 +511,8 @@ def summarize(closed, open_runs, impls, bound):
                             "redis_cpu_us_at_max": by_c[best_c]["median_redis_cpu_us"],
                             "wrk_cpu_us_at_max": by_c[best_c]["median_wrk_cpu_us"],
                             "peak_rss_mb": max([v["median_peak_rss_mb"] or 0 for v in by_c.values()]),
+                            "cache_hit_ratio_at_max": by_c[best_c]["median_cache_hit_ratio"],
+                            "redis_commands_per_req_at_max": by_c[best_c]["median_redis_commands_per_req"],
                             "open_loop": opened}
     asyncs = [i for i in RANKD_ASYNC if i in impls]
     best = max(asyncs, key=lambda i: s["impls"][i]["max_rps"] or 0) if asyncs else None
@@ -460,6 +525,7 @@ def summarize(closed, open_runs, impls, bound):
                 r, per = paired_ratio(b["max_rps_per_repeat"], s["impls"][other]["max_rps_per_repeat"])
                 s["ratios"][other] = {"rps_ratio": r, "rps_ratio_per_repeat": per}
         s["limit_share"] = (b["max_rps"] or 0) / bound["limit_rps"]
+    s["limit_rps"] = bound["limit_rps"]
     return s
 
 
@@ -479,6 +545,16 @@ def targets(s, impls):
     if half:
         out.append(("rankd async p99 at 50% of its max (ms)", half["median_p99_ms"], "<= 10",
                     half["median_p99_ms"] is not None and half["median_p99_ms"] <= 10))
+    if CACHED in impls:
+        c = s["impls"][CACHED]
+        share = (c["max_rps"] or 0) / s["limit_rps"]
+        out.append(("rankd with the feature cache / Redis-bound limit", share, ">= 3",
+                    share is not None and share >= 3))
+        half = c["open_loop"].get("0.5")
+        if half:
+            out.append(("rankd with the feature cache: p99 at 50% of its max (ms)",
+                        half["median_p99_ms"], "<= 10",
+                        half["median_p99_ms"] is not None and half["median_p99_ms"] <= 10))
     if "rankd_sync_2" in impls:
         r = s["ratios"]["rankd_sync_2"]["rps_ratio"]
         out.append(("max req/s vs the sync scheduler", r, ">= 1.5", r is not None and r >= 1.5))
@@ -567,6 +643,16 @@ def section(doc):
     lines += ["", "Paired ratios, %s max req/s over each other's (median over repeats): %s." % (
         s.get("best_async"), ", ".join("%s %s" % (k, fmt(r["rps_ratio"], "%.2f"))
                                       for k, r in s.get("ratios", {}).items())), ""]
+    c = s["impls"].get(CACHED)
+    if c:
+        lines += ["With the feature cache (`%s`: every key schema cached, TTL 60 s, a fresh server per "
+                  "run, its cache filled by the %d s warm-up and the run): %s of the commands "
+                  "answered from the cache and %s Redis commands per request at its max (without "
+                  "it: %.0f)." % (CACHED, meta.get("warmup_s", 1),
+                                  fmt(100 * c["cache_hit_ratio_at_max"] if c.get("cache_hit_ratio_at_max")
+                                      is not None else None, "%.1f%%"),
+                                  fmt(c.get("redis_commands_per_req_at_max"), "%.0f"),
+                                  bound["commands_per_request"]), ""]
     lines += ["| target | measured | goal | |", "|---|---:|---|---|"]
     for name, value, goal, ok in doc["targets"]:
         lines.append("| %s | %s | %s | %s |" % (name, fmt(value, "%.2f"), goal,
@@ -627,9 +713,11 @@ def main():
         redis = RedisServer(folder)
         keys = load_dataset(args.rankd, redis, args.dataset, log)
         registry = bench_registry(folder)
+        registry_cached = bench_registry(folder, cached=True)
         store, feed_digest = build_plans(folder, registry)
         users = DATASET_USERS[args.dataset]
         ctx = {"rankd": args.rankd, "store": store, "registry": registry,
+               "registry_cached": registry_cached,
                "redis": redis.address(), "users": users,
                "redis_pid": redis.proc.pid, "feed_digest": feed_digest}
 
@@ -658,10 +746,10 @@ def main():
                     rec["repeat"] = r
                     closed[impl][str(c)].append(rec)
                     log("  r%d c=%-3d %-14s %s" % (r + 1, c, impl, rec.get("error") or
-                        "%7.0f req/s  p50 %6.2f  p99 %6.2f ms  service %5.0f us/req  redis %4.0f us/req%s"
+                        "%7.0f req/s  p50 %6.2f  p99 %6.2f ms  service %5.0f us/req  redis %4.0f us/req%s%s"
                         % (rec["rps"], rec["p50_ms"], rec["p99_ms"],
                            rec.get("service_cpu_us_per_req", 0), rec.get("redis_cpu_us_per_req", 0),
-                           shed_note(rec))))
+                           cache_note(rec), shed_note(rec))))
         pre = summarize(closed, {}, impls, bound)
         open_runs = {i: {str(sh): [] for sh in shares} for i in impls}
         log("\nOpen loop: %s of each one's max, %d connections" % (shares, OPEN_LOOP_CONNECTIONS))
@@ -692,7 +780,8 @@ def main():
                     "cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release(),
                     "loadavg_end": loadavg(), "repeats": args.repeats, "seconds_per_run": args.seconds,
                     "dataset": args.dataset, "keys": keys, "concurrency": concurrency,
-                    "open_loop_shares": shares, "seconds": time.time() - t0},
+                    "open_loop_shares": shares, "warmup_s": args.warmup,
+                    "seconds": time.time() - t0},
            "redis_bound": bound, "equal_rankings": equal, "summary": summary}
     doc["targets"] = targets(summary, impls)
     log("\nmax requests/s (median over repeats, best concurrency); Redis-bound limit %.0f" % bound["limit_rps"])

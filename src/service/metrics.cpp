@@ -132,6 +132,7 @@ struct Totals {
   std::map<std::tuple<std::string, std::string>, Histogram> node_seconds;
   std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> node_degraded;
   std::map<std::string, EndpointMetrics, std::less<>> redis;
+  std::map<std::string, redis::ReplyCacheStats, std::less<>> feature_caches;
   std::vector<std::size_t> in_flight;
   std::array<std::uint64_t, kShedReasons> shed{};
   std::vector<double> loop_lag_seconds;
@@ -171,6 +172,22 @@ Totals Sum(const std::vector<ShardMetrics*>& shards) {
       into.queue_delay_seconds = std::max(into.queue_delay_seconds, e.queue_delay_seconds);
       into.admission_limit += e.admission_limit;
       into.admission_running += e.admission_running;
+    }
+    for (const auto& [schema, c] : shard->feature_caches) {
+      redis::ReplyCacheStats& into = t.feature_caches[schema];
+      into.hits += c.hits;
+      into.joined += c.joined;
+      into.misses += c.misses;
+      into.stored += c.stored;
+      into.stale_fetches += c.stale_fetches;
+      into.too_large += c.too_large;
+      into.evictions += c.evictions;
+      into.expirations += c.expirations;
+      into.invalidations += c.invalidations;
+      into.invalidated_entries += c.invalidated_entries;
+      into.flushes += c.flushes;
+      into.entries += c.entries;
+      into.bytes += c.bytes;
     }
     t.in_flight.push_back(shard->in_flight);
     for (std::size_t r = 0; r < kShedReasons; ++r) t.shed[r] += shard->shed[r];
@@ -357,6 +374,56 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
          "1 when some shard has a connection up to the endpoint (a cluster: every slot covered).");
   for (const auto& [name, e] : t.redis) {
     Sample(out, "rankd_redis_up", {{"endpoint", name}}, std::uint64_t{e.ready ? 1u : 0u});
+  }
+
+  Family(out, "rankd_feature_cache_lookups_total", "counter",
+         "Commands of key schemas with a feature cache, by schema and result: hit (a stored reply), "
+         "joined (another request's fetch of the same command), miss (sent to Redis).");
+  for (const auto& [schema, c] : t.feature_caches) {
+    const std::pair<std::string_view, std::uint64_t> results[] = {
+        {"hit", c.hits}, {"joined", c.joined}, {"miss", c.misses}};
+    for (const auto& [result, n] : results) {
+      Sample(out, "rankd_feature_cache_lookups_total", {{"schema", schema}, {"result", result}}, n);
+    }
+  }
+  Family(out, "rankd_feature_cache_removals_total", "counter",
+         "Feature cache entries removed, by schema and reason: invalidated (Redis said the key "
+         "changed), flushed (a FLUSHDB, a lost connection, a slot moved), evicted (the memory "
+         "bound), expired (the TTL).");
+  for (const auto& [schema, c] : t.feature_caches) {
+    const std::pair<std::string_view, std::uint64_t> reasons[] = {
+        {"invalidated", c.invalidated_entries},
+        {"evicted", c.evictions},
+        {"expired", c.expirations}};
+    for (const auto& [reason, n] : reasons) {
+      Sample(out, "rankd_feature_cache_removals_total", {{"schema", schema}, {"reason", reason}},
+             n);
+    }
+  }
+  Family(out, "rankd_feature_cache_invalidations_total", "counter",
+         "Invalidation messages for the schema's cache: keys Redis said changed (kind key) and "
+         "whole-cache flushes (kind all: a FLUSHDB, a lost connection, a slot that moved).");
+  for (const auto& [schema, c] : t.feature_caches) {
+    Sample(out, "rankd_feature_cache_invalidations_total", {{"schema", schema}, {"kind", "key"}},
+           c.invalidations);
+    Sample(out, "rankd_feature_cache_invalidations_total", {{"schema", schema}, {"kind", "all"}},
+           c.flushes);
+  }
+  Family(out, "rankd_feature_cache_stale_fetches_total", "counter",
+         "Replies not stored because their key changed while they were fetched, by schema.");
+  for (const auto& [schema, c] : t.feature_caches) {
+    Sample(out, "rankd_feature_cache_stale_fetches_total", {{"schema", schema}}, c.stale_fetches);
+  }
+  Family(out, "rankd_feature_cache_entries", "gauge",
+         "Replies in the schema's feature cache, summed over the shards.");
+  for (const auto& [schema, c] : t.feature_caches) {
+    Sample(out, "rankd_feature_cache_entries", {{"schema", schema}}, c.entries);
+  }
+  Family(out, "rankd_feature_cache_bytes", "gauge",
+         "Bytes the schema's feature cache holds (commands, keys, replies and a fixed overhead "
+         "per entry), summed over the shards; at most the schema's max_mb.");
+  for (const auto& [schema, c] : t.feature_caches) {
+    Sample(out, "rankd_feature_cache_bytes", {{"schema", schema}}, c.bytes);
   }
 
   if (process.http_errors != nullptr) {

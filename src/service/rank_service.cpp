@@ -63,6 +63,9 @@ void SnapshotEndpoints(const engine::EndpointSet& endpoints, const ShardAdmissio
     e.queue_delay_seconds = std::chrono::duration<double>(endpoint.queue_delay(now)).count();
     e.admission_limit = admission.limit(i);
     e.admission_running = admission.running(i);
+    for (const engine::SchemaCache& c : endpoint.caches()) {
+      metrics.feature_caches[c.schema] = c.cache->stats();
+    }
   }
   metrics.in_flight = admission.in_flight();
   for (std::size_t r = 0; r < kShedReasons; ++r) {
@@ -241,10 +244,11 @@ std::vector<rt::Duration> CommandTimeouts(
 // Thread affinity: the shard's loop. Ownership: owns the clients and the connect task.
 struct RankService::ShardEngine {
   ShardEngine(const std::map<std::string, engine::EndpointTarget>& targets,
+              const std::vector<engine::FeatureCacheSpec>& caches,
               std::shared_ptr<const engine::CompiledPlanStore> store, std::uint64_t version,
               const engine::RankerOptions& options, const AdmissionOptions& admission_options,
               std::size_t index)
-      : endpoints(targets),
+      : endpoints(targets, caches),
         admission(endpoints, CommandTimeouts(targets), admission_options),
         ranker(std::move(store), endpoints, options),
         store_version(version),
@@ -273,20 +277,25 @@ RankService::RankService(rt::ShardSet& shards, ServiceOptions options, LoadedSto
   for (std::size_t i = 0; i < shards_.size(); ++i) {
     shard_metrics_.push_back(std::make_unique<ShardMetrics>());
   }
-  shard_engines_ = std::make_unique<rt::ShardLocal<ShardEngine>>(shards_, [this](rt::Shard& shard) {
-    std::shared_ptr<const engine::CompiledPlanStore> store;
-    std::uint64_t version = 0;
-    Current(&store, &version);
-    auto engine = std::make_unique<ShardEngine>(endpoints_, std::move(store), version,
-                                                options_.ranker, options_.admission, shard.index);
-    for (const std::unique_ptr<engine::Endpoint>& endpoint : engine->endpoints.all()) {
-      engine->background.Spawn(
-          ConnectEndpoint(*endpoint, options_.connect_timeout, log_, shard.index));
-    }
-    engine->background.Spawn(ProbeShard(engine->endpoints, engine->admission,
-                                        *shard_metrics_[shard.index], shard.index, log_));
-    return engine;
-  });
+  // The feature caches of the registry the service starts with (a reload keeps them).
+  const std::vector<engine::FeatureCacheSpec> caches =
+      engine::FeatureCaches(store_->store().registry(), shards_.size());
+  shard_engines_ =
+      std::make_unique<rt::ShardLocal<ShardEngine>>(shards_, [this, caches](rt::Shard& shard) {
+        std::shared_ptr<const engine::CompiledPlanStore> store;
+        std::uint64_t version = 0;
+        Current(&store, &version);
+        auto engine =
+            std::make_unique<ShardEngine>(endpoints_, caches, std::move(store), version,
+                                          options_.ranker, options_.admission, shard.index);
+        for (const std::unique_ptr<engine::Endpoint>& endpoint : engine->endpoints.all()) {
+          engine->background.Spawn(
+              ConnectEndpoint(*endpoint, options_.connect_timeout, log_, shard.index));
+        }
+        engine->background.Spawn(ProbeShard(engine->endpoints, engine->admission,
+                                            *shard_metrics_[shard.index], shard.index, log_));
+        return engine;
+      });
 }
 
 RankService::~RankService() = default;

@@ -2,8 +2,8 @@
 dataset): python3 plan_bench_smoke_test.py <path to rankd> <source folder>, run by ctest.
 
 The runner must load the data, measure the Redis-bound limit, pass its equal-rankings check
-(rankd's sync scheduler, the Node peer and, where it is built, the Rust peer rank like rankd
-async), run every implementation at
+(rankd's sync scheduler, rankd with the feature cache, the Node peer and, where it is built, the
+Rust peer rank like rankd async), run every implementation at
 each concurrency and offered rate without a failed run, and write results of the documented
 shape: what `make bench-plan` records is read from them.
 """
@@ -15,11 +15,12 @@ import tempfile
 import unittest
 
 RANKD = SOURCE = None
-IMPLS = ["rankd_async_1", "rankd_sync_2", "node_1"]
+IMPLS = ["rankd_async_1", "rankd_sync_2", "rankd_cached_2", "node_1"]
 # The implementations beside rankd async: checked for equal rankings and given paired ratios.
-OTHERS = ["node_1", "rankd_sync_2"]
-# Targets: 4 of rankd's own and 2 against the Node peer (and 2 against the Rust peer).
-TARGETS = 6
+OTHERS = ["node_1", "rankd_cached_2", "rankd_sync_2"]
+# Targets: 4 of rankd's own, 2 of the feature cache's and 2 against the Node peer (and 2 against
+# the Rust peer).
+TARGETS = 8
 
 
 class PlanBenchSmokeTest(unittest.TestCase):
@@ -46,8 +47,9 @@ class PlanBenchSmokeTest(unittest.TestCase):
         for impl, check in equal["impls"].items():
             self.assertLessEqual(check["max_score_ulps"], 4, impl)
             self.assertGreater(check["rows"], 0, impl)
-        # rankd's sync scheduler writes the same bytes as the async one.
+        # rankd's sync scheduler, and rankd with the cache, write the same bytes as rankd async.
         self.assertEqual(equal["impls"]["rankd_sync_2"]["identical_responses"], equal["requests"])
+        self.assertEqual(equal["impls"]["rankd_cached_2"]["identical_responses"], equal["requests"])
 
         summary = doc["summary"]
         self.assertEqual(sorted(summary["impls"]), sorted(IMPLS))
@@ -67,6 +69,11 @@ class PlanBenchSmokeTest(unittest.TestCase):
                     self.assertLessEqual(o["median_p99_ms"], o["median_p999_ms"])
                 self.assertGreater(v["peak_rss_mb"], 1)
         self.assertEqual(summary["best_async"], "rankd_async_1")
+        # The cached runs answer most commands from the cache (the tiny dataset's few keys are
+        # read again within the warm-up-less 1 s run) and send fewer commands per request.
+        cached = summary["impls"]["rankd_cached_2"]
+        self.assertGreater(cached["cache_hit_ratio_at_max"], 0.5)
+        self.assertLess(cached["redis_commands_per_req_at_max"], bound["commands_per_request"] / 2)
         self.assertEqual(sorted(summary["ratios"]), OTHERS)
         self.assertEqual(len(doc["targets"]), TARGETS)
         runs = doc["runs"]

@@ -97,6 +97,12 @@ void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionRe
     AppendInt(out, static_cast<std::int64_t>(n.redis_commands));
     out.append(",\"round_trips\":");
     AppendInt(out, static_cast<std::int64_t>(n.redis_batches));
+    if (n.cached) {
+      out.append(",\"cache_hits\":");
+      AppendInt(out, static_cast<std::int64_t>(n.cache_hits));
+      out.append(",\"cache_misses\":");
+      AppendInt(out, static_cast<std::int64_t>(n.cache_misses));
+    }
     out.append(",\"reply_bytes\":");
     AppendInt(out, static_cast<std::int64_t>(n.reply_bytes));
     out.append(",\"unparsable_values\":");

@@ -132,16 +132,34 @@ rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, redis::Batch& ba
     throw UpstreamError("no client for endpoint \"" + name + "\"");
   }
   Endpoint& endpoint = *node.endpoints[schema.endpoint];
-  node.report.redis_commands += batch.size();
+  node.report.redis_commands += batch.size();  // cache hits included
   // The round trips the endpoint started count however the call ends (a timeout cancels it).
   struct CountRoundTrips {
     const redis::Batch& batch;
     NodeReport& report;
     ~CountRoundTrips() { report.redis_batches += batch.round_trips(); }
   } count{batch, node.report};
+  // Its cache's counts, however the call ends.
+  redis::ReplyCache* cache =
+      schema.schema->cache ? endpoint.CacheFor(schema.schema->name) : nullptr;
+  struct CountCache {
+    const redis::Batch& batch;
+    NodeReport& report;
+    bool cached;
+    ~CountCache() {
+      if (!cached) return;
+      report.cached = true;
+      report.cache_hits += batch.cache_counts().hits + batch.cache_counts().joined;
+      report.cache_misses += batch.cache_counts().misses;
+    }
+  } count_cache{batch, node.report, cache != nullptr};
   std::string failure;
   try {
-    co_await endpoint.Execute(batch);
+    if (cache != nullptr) {
+      co_await endpoint.ExecuteCached(batch, *cache);
+    } else {
+      co_await endpoint.Execute(batch);
+    }
   } catch (const rt::DeadlineExceeded&) {
     failure = "Redis endpoint " + name + " did not answer within its command timeout";
   } catch (const redis::ConnectionError& e) {  // and ProtocolError

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "rankd/redis/cached_batch.h"
 #include "rankd/redis/client_errors.h"
 #include "rankd/redis/cluster_client.h"
 #include "rankd/redis/pool.h"
@@ -28,11 +29,15 @@ bool SplitAddress(std::string_view text, std::string* host, std::uint16_t* port)
   return true;
 }
 
-redis::ConnectionOptions ConnectionFor(const EndpointTarget& target,
-                                       redis::ClientMetrics* metrics) {
+redis::ConnectionOptions ConnectionFor(const EndpointTarget& target, redis::ClientMetrics* metrics,
+                                       redis::InvalidationListener* invalidations) {
   redis::ConnectionOptions c;
   c.connect_timeout = std::chrono::milliseconds(target.connect_timeout_ms);
   c.metrics = metrics;
+  if (invalidations != nullptr) {
+    c.protocol = 3;  // the invalidations arrive as pushes on the connections that read
+    c.invalidations = invalidations;
+  }
   return c;
 }
 
@@ -44,9 +49,11 @@ redis::CallOptions CallFor(const EndpointTarget& target) {
 
 class SingleEndpoint final : public Endpoint {
  public:
-  SingleEndpoint(std::string name, const EndpointTarget& target) : Endpoint(std::move(name)) {
+  SingleEndpoint(std::string name, const EndpointTarget& target,
+                 const std::vector<FeatureCacheSpec>& caches)
+      : Endpoint(std::move(name)) {
     redis::PoolOptions o;
-    o.connection = ConnectionFor(target, &metrics());
+    o.connection = ConnectionFor(target, &metrics(), MakeCaches(caches));
     if (!SplitAddress(target.address, &o.connection.host, &o.connection.port)) {
       throw std::invalid_argument("endpoint " + this->name() + ": bad address \"" + target.address +
                                   "\"");
@@ -84,9 +91,11 @@ class SingleEndpoint final : public Endpoint {
 
 class ClusterEndpoint final : public Endpoint {
  public:
-  ClusterEndpoint(std::string name, const EndpointTarget& target) : Endpoint(std::move(name)) {
+  ClusterEndpoint(std::string name, const EndpointTarget& target,
+                  const std::vector<FeatureCacheSpec>& caches)
+      : Endpoint(std::move(name)) {
     redis::ClusterOptions o;
-    o.connection = ConnectionFor(target, &metrics());
+    o.connection = ConnectionFor(target, &metrics(), MakeCaches(caches));
     for (const std::string& seed : target.seeds) {
       std::string host;
       std::uint16_t port = 0;
@@ -204,6 +213,50 @@ std::map<std::string, EndpointTarget> ResolveEndpoints(
   return targets;
 }
 
+std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_t shards) {
+  std::vector<FeatureCacheSpec> specs;
+  const std::size_t n = std::max<std::size_t>(shards, 1);
+  for (const KeySchema& schema : registry.key_schemas()) {
+    if (!schema.cache) continue;
+    FeatureCacheSpec spec;
+    spec.schema = schema.name;
+    spec.endpoint = schema.endpoint;
+    spec.max_bytes = static_cast<std::size_t>(schema.cache->max_mb) * 1024 * 1024 / n;
+    spec.ttl = std::chrono::milliseconds(schema.cache->ttl_ms);
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+redis::ReplyCache* Endpoint::CacheFor(std::string_view schema) const noexcept {
+  for (const SchemaCache& c : caches_.caches) {
+    if (c.schema == schema) return c.cache.get();
+  }
+  return nullptr;
+}
+
+rt::Task<void> Endpoint::ExecuteCached(redis::Batch& batch, redis::ReplyCache& cache) {
+  const redis::BatchSender send = [this](redis::Batch& misses) { return Execute(misses); };
+  co_await redis::ExecuteThroughCache(cache, batch, send);
+}
+
+redis::InvalidationListener* Endpoint::MakeCaches(const std::vector<FeatureCacheSpec>& specs) {
+  for (const FeatureCacheSpec& spec : specs) {
+    if (spec.endpoint != name_) continue;
+    caches_.caches.push_back(
+        SchemaCache{spec.schema, std::make_unique<redis::ReplyCache>(spec.max_bytes, spec.ttl)});
+  }
+  return caches_.caches.empty() ? nullptr : &caches_;
+}
+
+void Endpoint::Caches::OnInvalidate(std::string_view key) {
+  for (SchemaCache& c : caches) c.cache->OnInvalidate(key);
+}
+
+void Endpoint::Caches::OnInvalidateAll() {
+  for (SchemaCache& c : caches) c.cache->OnInvalidateAll();
+}
+
 OneByOneEndpoint::OneByOneEndpoint(Endpoint& inner) : Endpoint(inner.name()), inner_(inner) {}
 
 rt::Task<void> OneByOneEndpoint::Start(rt::Duration timeout) { return inner_.Start(timeout); }
@@ -219,12 +272,13 @@ rt::Task<void> OneByOneEndpoint::Execute(redis::Batch& batch) {
   }
 }
 
-EndpointSet::EndpointSet(const std::map<std::string, EndpointTarget>& targets) {
+EndpointSet::EndpointSet(const std::map<std::string, EndpointTarget>& targets,
+                         const std::vector<FeatureCacheSpec>& caches) {
   for (const auto& [name, target] : targets) {
     if (target.mode == EndpointTarget::Mode::kCluster) {
-      endpoints_.push_back(std::make_unique<ClusterEndpoint>(name, target));
+      endpoints_.push_back(std::make_unique<ClusterEndpoint>(name, target, caches));
     } else {
-      endpoints_.push_back(std::make_unique<SingleEndpoint>(name, target));
+      endpoints_.push_back(std::make_unique<SingleEndpoint>(name, target, caches));
     }
   }
   Index();

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "rankd/redis/client_metrics.h"
+#include "rankd/redis/reply_cache.h"
 #include "rankd/service/admission.h"
 #include "rankd/service/process_stats.h"
 
@@ -70,6 +71,7 @@ struct ShardMetrics {
   std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t, std::less<>>
       node_degraded;                                          // plan, node, reason
   std::map<std::string, EndpointMetrics, std::less<>> redis;  // by endpoint
+  std::map<std::string, redis::ReplyCacheStats, std::less<>> feature_caches;  // by key schema
   std::size_t in_flight = 0;
   std::array<std::uint64_t, kShedReasons> shed{};  // requests refused by admission, by reason
   double loop_lag_seconds = 0;                     // how late the shard's last lag probe woke

@@ -76,6 +76,11 @@ struct NodeReport {
   std::size_t rows_out = 0;
   std::uint64_t redis_commands = 0;
   std::uint64_t redis_batches = 0;  // round trips (one per wave)
+  // Its key schema's feature cache (registry `cache`): commands answered without being sent
+  // (a stored reply, or another request's fetch of the same command) and commands sent.
+  bool cached = false;
+  std::uint64_t cache_hits = 0;
+  std::uint64_t cache_misses = 0;
   std::uint64_t reply_bytes = 0;
   std::uint64_t unparsable_values = 0;
   bool on_pool = false;  // CPU work ran on the CPU pool (else on the loop)

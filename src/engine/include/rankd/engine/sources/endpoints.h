@@ -10,6 +10,13 @@
 // per node of a cluster). The sync baseline scheduler sends through OneByOneEndpoint decorators
 // instead, which send one command at a time, each awaited before the next.
 //
+// Feature cache: a key schema with `cache = { ttl_ms, max_mb }` in the registry gets a
+// redis::ReplyCache on its endpoint in each shard (max_mb split evenly between the shards), and
+// the endpoint's connections then track their reads (RESP3, CLIENT TRACKING ON) so that the
+// server's invalidations keep every cache of the endpoint exact (redis/reply_cache.h). A node's
+// batch on such a schema goes through its cache (ExecuteCached); the sync baseline's endpoints
+// have no caches.
+//
 // Thread affinity: an Endpoint and its batches belong to one shard's loop. Ownership: an
 // EndpointSet owns its clients; a batch borrows its sinks.
 #pragma once
@@ -26,6 +33,7 @@
 #include "rankd/engine/registry/registry.h"
 #include "rankd/redis/batch.h"
 #include "rankd/redis/client_metrics.h"
+#include "rankd/redis/reply_cache.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/task.h"
 
@@ -47,6 +55,22 @@ std::optional<EndpointOverride> ParseEndpointOverride(std::string_view text, std
 // an endpoint the registry lacks is an error: std::invalid_argument naming it).
 std::map<std::string, EndpointTarget> ResolveEndpoints(
     const Registry& registry, Environment env, const std::vector<EndpointOverride>& overrides);
+
+// One key schema's feature cache in one shard.
+struct FeatureCacheSpec {
+  std::string schema;
+  std::string endpoint;
+  std::size_t max_bytes = 0;  // the schema's max_mb over the shards
+  rt::Duration ttl{0};
+};
+// The caches of every schema of `registry` that opts in, for each of `shards` shards.
+std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_t shards);
+
+// A key schema's cache on an endpoint.
+struct SchemaCache {
+  std::string schema;
+  std::unique_ptr<redis::ReplyCache> cache;
+};
 
 class Endpoint {
  public:
@@ -78,12 +102,30 @@ class Endpoint {
   redis::ClientMetrics& metrics() noexcept { return metrics_; }
   const redis::ClientMetrics& metrics() const noexcept { return metrics_; }
 
+  // The cache of key schema `schema` on this endpoint, or null when it has none.
+  redis::ReplyCache* CacheFor(std::string_view schema) const noexcept;
+  std::span<const SchemaCache> caches() const noexcept { return caches_.caches; }
+  // Every command of `batch` through `cache` (redis/cached_batch.h): hits and commands another
+  // request is fetching are not sent; the rest go out as Execute sends them.
+  rt::Task<void> ExecuteCached(redis::Batch& batch, redis::ReplyCache& cache);
+
  protected:
   explicit Endpoint(std::string name) : name_(std::move(name)) {}
+  // Makes this endpoint's caches from the specs naming it; returns the listener its connections
+  // report invalidations to (null when it has no cache: the connections then do not track).
+  redis::InvalidationListener* MakeCaches(const std::vector<FeatureCacheSpec>& specs);
 
  private:
+  // Hands each invalidation to every cache of the endpoint.
+  struct Caches final : redis::InvalidationListener {
+    std::vector<SchemaCache> caches;
+    void OnInvalidate(std::string_view key) override;
+    void OnInvalidateAll() override;
+  };
+
   std::string name_;
   redis::ClientMetrics metrics_;
+  Caches caches_;
 };
 
 // The sync baseline's view of an endpoint: every batch sent one command at a time, each awaited
@@ -106,8 +148,10 @@ class OneByOneEndpoint final : public Endpoint {
 // plan's SchemaRef::endpoint indexes them (compiled_plan.h).
 class EndpointSet {
  public:
-  // Clients of each target (a pool for a single server, a cluster client for a cluster).
-  explicit EndpointSet(const std::map<std::string, EndpointTarget>& targets);
+  // Clients of each target (a pool for a single server, a cluster client for a cluster), with
+  // the feature caches `caches` names on them.
+  explicit EndpointSet(const std::map<std::string, EndpointTarget>& targets,
+                       const std::vector<FeatureCacheSpec>& caches = {});
   // Endpoints made by the caller (tests: in-memory endpoints), each under its name().
   explicit EndpointSet(std::vector<std::unique_ptr<Endpoint>> endpoints);
   // Connects every endpoint; throws the first failure (naming the endpoint).
