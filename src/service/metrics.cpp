@@ -376,9 +376,10 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
     Sample(out, "rankd_redis_up", {{"endpoint", name}}, std::uint64_t{e.ready ? 1u : 0u});
   }
 
-  Family(out, "rankd_feature_cache_lookups_total", "counter",
-         "Commands of key schemas with a feature cache, by schema and result: hit (a stored reply), "
-         "joined (another request's fetch of the same command), miss (sent to Redis).");
+  Family(
+      out, "rankd_feature_cache_lookups_total", "counter",
+      "Commands of key schemas with a feature cache, by schema and result: hit (a stored reply), "
+      "joined (another request's fetch of the same command), miss (sent to Redis).");
   for (const auto& [schema, c] : t.feature_caches) {
     const std::pair<std::string_view, std::uint64_t> results[] = {
         {"hit", c.hits}, {"joined", c.joined}, {"miss", c.misses}};

@@ -69,8 +69,8 @@ struct ShardMetrics {
   std::map<std::tuple<std::string, std::string>, Histogram, std::less<>>
       node_seconds;  // plan, node
   std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t, std::less<>>
-      node_degraded;                                          // plan, node, reason
-  std::map<std::string, EndpointMetrics, std::less<>> redis;  // by endpoint
+      node_degraded;                                                          // plan, node, reason
+  std::map<std::string, EndpointMetrics, std::less<>> redis;                  // by endpoint
   std::map<std::string, redis::ReplyCacheStats, std::less<>> feature_caches;  // by key schema
   std::size_t in_flight = 0;
   std::array<std::uint64_t, kShedReasons> shed{};  // requests refused by admission, by reason
