@@ -1,6 +1,7 @@
 #include "rankd/redis/reply_cache.h"
 
 #include <cstring>
+#include <functional>
 #include <new>
 
 #include "rankd/runtime/debug_check.h"
@@ -15,6 +16,8 @@ struct ReplyCache::Entry {
   Entry* next_for_key = nullptr;
   Entry* prev_for_key = nullptr;
   std::int64_t expires_ns = 0;
+  std::uint64_t command_hash = 0;
+  std::uint64_t key_hash = 0;
   std::uint32_t command_size = 0;
   std::uint32_t key_size = 0;
   std::uint32_t reply_size = 0;
@@ -46,6 +49,12 @@ struct ReplyCache::Entry {
   }
 };
 
+namespace {
+
+std::uint64_t Hash(std::string_view bytes) noexcept { return std::hash<std::string_view>{}(bytes); }
+
+}  // namespace
+
 ReplyCache::ReplyCache(std::size_t max_bytes, rt::Duration ttl)
     : max_bytes_(max_bytes), ttl_(ttl) {}
 
@@ -59,9 +68,10 @@ ReplyCache::~ReplyCache() {
 }
 
 std::optional<std::string_view> ReplyCache::Find(std::string_view command, std::int64_t now_ns) {
-  const auto it = by_command_.find(command);
-  if (it == by_command_.end()) return std::nullopt;
-  Entry* e = it->second;
+  const std::size_t slot = by_command_.Find(
+      Hash(command), [command](const Entry* e) { return e->command() == command; });
+  if (slot == FlatIndex<Entry>::npos) return std::nullopt;
+  Entry* e = by_command_.at(slot);
   if (e->expires_ns <= now_ns) {
     ++stats_.expirations;
     Remove(e);
@@ -135,27 +145,30 @@ void ReplyCache::Store(std::string_view key, std::string_view command, std::stri
     ++stats_.too_large;
     return;
   }
-  if (const auto it = by_command_.find(command); it != by_command_.end()) Remove(it->second);
+  const std::uint64_t command_hash = Hash(command);
+  const std::size_t old =
+      by_command_.Find(command_hash, [command](const Entry* x) { return x->command() == command; });
+  if (old != FlatIndex<Entry>::npos) Remove(by_command_.at(old));
   while (stats_.bytes + charged > max_bytes_ && oldest_ != nullptr) EvictOne();
   Entry* e = Entry::Make(command, key, reply);
   e->expires_ns = expires_ns;
+  e->command_hash = command_hash;
+  e->key_hash = Hash(key);
   // Queue: newest first.
   e->older = newest_;
   if (newest_ != nullptr) newest_->newer = e;
   newest_ = e;
   if (oldest_ == nullptr) oldest_ = e;
-  by_command_.emplace(e->command(), e);
-  // Key chain: the new entry goes first and the key's index entry points at it (its key view
-  // too: the view must live as long as the entry it is read from).
-  auto node = by_key_.extract(key);
-  if (!node.empty()) {
-    e->next_for_key = node.mapped();
-    node.mapped()->prev_for_key = e;
-    node.key() = e->key();
-    node.mapped() = e;
-    by_key_.insert(std::move(node));
+  by_command_.Insert(command_hash, e);
+  // Key chain: the new entry goes first and the key's index slot points at it.
+  const std::size_t first =
+      by_key_.Find(e->key_hash, [key](const Entry* x) { return x->key() == key; });
+  if (first != FlatIndex<Entry>::npos) {
+    e->next_for_key = by_key_.at(first);
+    e->next_for_key->prev_for_key = e;
+    by_key_.set(first, e);
   } else {
-    by_key_.emplace(e->key(), e);
+    by_key_.Insert(e->key_hash, e);
   }
   stats_.bytes += charged;
   ++stats_.entries;
@@ -180,17 +193,16 @@ void ReplyCache::Remove(Entry* e) noexcept {
     e->prev_for_key->next_for_key = e->next_for_key;
     if (e->next_for_key != nullptr) e->next_for_key->prev_for_key = e->prev_for_key;
   } else {
-    auto node = by_key_.extract(e->key());
-    RANKD_D_ASSERT(!node.empty() && node.mapped() == e);
+    const std::size_t slot = by_key_.Find(e->key_hash, [e](const Entry* x) { return x == e; });
+    RANKD_D_ASSERT(slot != FlatIndex<Entry>::npos);
     if (e->next_for_key != nullptr) {
-      Entry* next = e->next_for_key;
-      next->prev_for_key = nullptr;
-      node.key() = next->key();
-      node.mapped() = next;
-      by_key_.insert(std::move(node));
+      e->next_for_key->prev_for_key = nullptr;
+      by_key_.set(slot, e->next_for_key);
+    } else {
+      by_key_.Erase(slot);
     }
   }
-  by_command_.erase(e->command());
+  by_command_.Erase(by_command_.Find(e->command_hash, [e](const Entry* x) { return x == e; }));
   stats_.bytes -= e->charged_bytes();
   --stats_.entries;
   Entry::Free(e);
@@ -211,9 +223,10 @@ void ReplyCache::OnInvalidate(std::string_view key) {
   ++stats_.invalidations;
   auto [first, last] = flights_by_key_.equal_range(key);
   for (auto it = first; it != last; ++it) it->second->stale_ = true;
-  const auto it = by_key_.find(key);
-  if (it == by_key_.end()) return;
-  Entry* e = it->second;
+  const std::size_t slot =
+      by_key_.Find(Hash(key), [key](const Entry* x) { return x->key() == key; });
+  if (slot == FlatIndex<Entry>::npos) return;
+  Entry* e = by_key_.at(slot);
   while (e != nullptr) {
     Entry* next = e->next_for_key;
     ++stats_.invalidated_entries;
@@ -232,8 +245,8 @@ void ReplyCache::OnInvalidateAll() {
     e = older;
   }
   newest_ = oldest_ = hand_ = nullptr;
-  by_command_.clear();
-  by_key_.clear();
+  by_command_.Clear();
+  by_key_.Clear();
   stats_.entries = 0;
   stats_.bytes = 0;
 }
@@ -247,14 +260,17 @@ bool ReplyCache::Consistent() const {
     bytes += e->charged_bytes();
     hand_seen = hand_seen || e == hand_;
     if (e->older == nullptr ? e != oldest_ : e->older->newer != e) return false;
-    const auto it = by_command_.find(e->command());
-    if (it == by_command_.end() || it->second != e) return false;
+    if (e->command_hash != Hash(e->command()) || e->key_hash != Hash(e->key())) return false;
+    const std::string_view command = e->command();
+    const std::size_t slot = by_command_.Find(
+        e->command_hash, [command](const Entry* x) { return x->command() == command; });
+    if (slot == FlatIndex<Entry>::npos || by_command_.at(slot) != e) return false;
     const Entry* first = e;
     while (first->prev_for_key != nullptr) first = first->prev_for_key;
-    const auto k = by_key_.find(e->key());
-    if (k == by_key_.end() || k->second != first || k->first.data() != first->key().data()) {
-      return false;
-    }
+    const std::string_view key = e->key();
+    const std::size_t k =
+        by_key_.Find(e->key_hash, [key](const Entry* x) { return x->key() == key; });
+    if (k == FlatIndex<Entry>::npos || by_key_.at(k) != first) return false;
   }
   return hand_seen && entries == stats_.entries && entries == by_command_.size() &&
          bytes == stats_.bytes && bytes <= max_bytes_ &&

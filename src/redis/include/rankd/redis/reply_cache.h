@@ -32,6 +32,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "rankd/redis/flat_index.h"
 #include "rankd/redis/invalidation.h"
 #include "rankd/redis/reply_parser.h"
 #include "rankd/runtime/clock.h"
@@ -57,9 +58,9 @@ struct ReplyCacheStats {
 
 class ReplyCache final : public InvalidationListener {
  public:
-  // Bytes counted per entry besides its command, key and reply: the entry's header and its
-  // two index slots.
-  static constexpr std::size_t kEntryOverhead = 128;
+  // Bytes counted per entry besides its command, key and reply: its header (72), its allocation's
+  // overhead (16) and its slots in the two indexes (each between 1/4 and 1/2 full: 64 to 128).
+  static constexpr std::size_t kEntryOverhead = 192;
 
   // How a flight ended.
   enum class FlightState : std::uint8_t {
@@ -137,9 +138,11 @@ class ReplyCache final : public InvalidationListener {
   std::size_t max_bytes_;
   rt::Duration ttl_;
   ReplyCacheStats stats_;
-  std::unordered_map<std::string_view, Entry*> by_command_;  // views into the entries
-  std::unordered_map<std::string_view, Entry*> by_key_;      // the first entry of each key
-  Entry* newest_ = nullptr;                                  // the SIEVE queue's ends
+  // By the hash of the command, and of the key (its chain's first entry); the bytes compared
+  // are the entries' own. One lookup reads the index's slots, then the entry.
+  FlatIndex<Entry> by_command_;
+  FlatIndex<Entry> by_key_;
+  Entry* newest_ = nullptr;  // the SIEVE queue's ends
   Entry* oldest_ = nullptr;
   Entry* hand_ = nullptr;  // the next entry the hand looks at (null: start at the oldest)
   std::unordered_map<std::string_view, Flight*> flights_by_command_;

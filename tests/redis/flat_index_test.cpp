@@ -1,0 +1,92 @@
+// FlatIndex: lookups through shared hashes and wrapped probe runs, erasure that keeps every other
+// value findable, growth, and random operations against a model.
+#include "rankd/redis/flat_index.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <vector>
+
+namespace rankd::redis {
+namespace {
+
+struct Item {
+  int id;
+};
+
+std::size_t FindId(const FlatIndex<Item>& index, std::uint64_t hash, int id) {
+  return index.Find(hash, [id](const Item* item) { return item->id == id; });
+}
+
+TEST(FlatIndexTest, ValuesSharingAHashAreToldApartByThePredicate) {
+  FlatIndex<Item> index;
+  Item a{1}, b{2}, c{3};
+  index.Insert(7, &a);
+  index.Insert(7, &b);
+  index.Insert(8, &c);
+  EXPECT_EQ(index.at(FindId(index, 7, 1)), &a);
+  EXPECT_EQ(index.at(FindId(index, 7, 2)), &b);
+  EXPECT_EQ(index.at(FindId(index, 8, 3)), &c);
+  EXPECT_EQ(FindId(index, 7, 3), FlatIndex<Item>::npos);
+  EXPECT_EQ(FindId(index, 9, 1), FlatIndex<Item>::npos);
+  // Erasing the first of the run leaves the others reachable.
+  index.Erase(FindId(index, 7, 1));
+  EXPECT_EQ(FindId(index, 7, 1), FlatIndex<Item>::npos);
+  EXPECT_EQ(index.at(FindId(index, 7, 2)), &b);
+  EXPECT_EQ(index.at(FindId(index, 8, 3)), &c);
+  EXPECT_EQ(index.size(), 2u);
+}
+
+TEST(FlatIndexTest, ProbeRunsWrapAroundTheEndOfTheArray) {
+  FlatIndex<Item> index;
+  const std::uint64_t last = index.capacity() - 1;  // every hash lands on the last slot first
+  std::vector<Item> items{{0}, {1}, {2}, {3}};
+  for (Item& item : items) index.Insert(last, &item);
+  for (const Item& item : items) EXPECT_NE(FindId(index, last, item.id), FlatIndex<Item>::npos);
+  index.Erase(FindId(index, last, 1));  // from the middle of a wrapped run
+  for (const Item& item : items) {
+    EXPECT_EQ(FindId(index, last, item.id) == FlatIndex<Item>::npos, item.id == 1) << item.id;
+  }
+}
+
+TEST(FlatIndexTest, RandomOperationsAgreeWithAModel) {
+  // Few distinct hashes and a small table: long runs, collisions, wrap-around and growth.
+  std::mt19937 rng(3);
+  std::vector<Item> items(400);
+  for (int i = 0; i < 400; ++i) items[static_cast<std::size_t>(i)].id = i;
+  FlatIndex<Item> index;
+  std::map<int, std::uint64_t> model;  // id -> hash, for the ids in the index
+  for (int step = 0; step < 50000; ++step) {
+    const int id = static_cast<int>(rng() % items.size());
+    const std::uint64_t hash = rng() % 37;
+    const auto it = model.find(id);
+    if (it == model.end()) {
+      index.Insert(hash, &items[static_cast<std::size_t>(id)]);
+      model[id] = hash;
+    } else if (rng() % 2 == 0) {
+      const std::size_t slot = FindId(index, it->second, id);
+      ASSERT_NE(slot, FlatIndex<Item>::npos) << "step " << step;
+      index.Erase(slot);
+      model.erase(it);
+    }
+    if (step % 101 == 0) {
+      ASSERT_EQ(index.size(), model.size());
+      for (const auto& [mid, mhash] : model) {
+        const std::size_t slot = FindId(index, mhash, mid);
+        ASSERT_NE(slot, FlatIndex<Item>::npos) << "step " << step << " id " << mid;
+        ASSERT_EQ(index.at(slot)->id, mid);
+      }
+      std::size_t counted = 0;
+      index.ForEach([&](const Item*) { ++counted; });
+      ASSERT_EQ(counted, model.size());
+      ASSERT_LE(index.size() * 2, index.capacity());
+    }
+  }
+  index.Clear();
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(FindId(index, model.begin()->second, model.begin()->first), FlatIndex<Item>::npos);
+}
+
+}  // namespace
+}  // namespace rankd::redis
