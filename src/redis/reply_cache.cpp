@@ -55,6 +55,22 @@ std::uint64_t Hash(std::string_view bytes) noexcept { return std::hash<std::stri
 
 }  // namespace
 
+void ReplyCacheStats::Add(const ReplyCacheStats& o) noexcept {
+  hits += o.hits;
+  misses += o.misses;
+  joined += o.joined;
+  stored += o.stored;
+  stale_fetches += o.stale_fetches;
+  too_large += o.too_large;
+  evictions += o.evictions;
+  expirations += o.expirations;
+  invalidations += o.invalidations;
+  invalidated_entries += o.invalidated_entries;
+  flushes += o.flushes;
+  entries += o.entries;
+  bytes += o.bytes;
+}
+
 ReplyCache::ReplyCache(std::size_t max_bytes, rt::Duration ttl)
     : max_bytes_(max_bytes), ttl_(ttl) {}
 

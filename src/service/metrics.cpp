@@ -173,22 +173,7 @@ Totals Sum(const std::vector<ShardMetrics*>& shards) {
       into.admission_limit += e.admission_limit;
       into.admission_running += e.admission_running;
     }
-    for (const auto& [schema, c] : shard->feature_caches) {
-      redis::ReplyCacheStats& into = t.feature_caches[schema];
-      into.hits += c.hits;
-      into.joined += c.joined;
-      into.misses += c.misses;
-      into.stored += c.stored;
-      into.stale_fetches += c.stale_fetches;
-      into.too_large += c.too_large;
-      into.evictions += c.evictions;
-      into.expirations += c.expirations;
-      into.invalidations += c.invalidations;
-      into.invalidated_entries += c.invalidated_entries;
-      into.flushes += c.flushes;
-      into.entries += c.entries;
-      into.bytes += c.bytes;
-    }
+    for (const auto& [schema, c] : shard->feature_caches) t.feature_caches[schema].Add(c);
     t.in_flight.push_back(shard->in_flight);
     for (std::size_t r = 0; r < kShedReasons; ++r) t.shed[r] += shard->shed[r];
     t.loop_lag_seconds.push_back(shard->loop_lag_seconds);

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "client_test_util.h"
@@ -45,6 +46,16 @@ rt::Task<std::string> CachedGet(ReplyCache& cache, Pool& pool, const std::string
   co_return sink.is_null ? std::string() : sink.value;
 }
 
+// A connection without tracking to the pool's server (the writer, the admin), up.
+rt::Task<std::unique_ptr<Connection>> PlainConnection(const Pool& pool) {
+  ConnectionOptions o;
+  o.port = pool.options().connection.port;
+  auto conn = std::make_unique<Connection>(o);
+  conn->Start();
+  co_await conn->WaitUntilUp(5s);
+  co_return conn;
+}
+
 class ReplyCacheTest : public BackendTest {};
 
 TEST_P(ReplyCacheTest, AWriteIsSeenOnceItsInvalidationArrives) {
@@ -55,19 +66,15 @@ TEST_P(ReplyCacheTest, AWriteIsSeenOnceItsInvalidationArrives) {
     Pool pool(TrackingPool(server, &cache, &metrics, 2));
     pool.Start();
     co_await pool.WaitUntilUp(5s);
-    ConnectionOptions w;
-    w.port = pool.options().connection.port;
-    Connection writer(w);
-    writer.Start();
-    co_await writer.WaitUntilUp(5s);
-    co_await writer.Call("SET", "a", "1");
+    const std::unique_ptr<Connection> writer = co_await PlainConnection(pool);
+    co_await writer->Call("SET", "a", "1");
     Batch::CacheCounts counts;
     CO_EXPECT_EQ(CachedGet(cache, pool, "a", &counts), std::string("1"));
     EXPECT_EQ(counts.misses, 1u);
     CO_EXPECT_EQ(CachedGet(cache, pool, "a", &counts), std::string("1"));
     EXPECT_EQ(counts.hits, 1u);
     const auto written = std::chrono::steady_clock::now();
-    co_await writer.Call("SET", "a", "2");
+    co_await writer->Call("SET", "a", "2");
     CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 1; }));
     std::printf("[ staleness ] invalidation arrived %.3f ms after the write's reply\n",
                 MillisSince(written));
@@ -104,23 +111,19 @@ TEST_P(ReplyCacheTest, AKilledConnectionFlushesItAndTrackingResumes) {
     Pool pool(TrackingPool(server, &cache, &metrics, 1));
     pool.Start();
     co_await pool.WaitUntilUp(5s);
-    ConnectionOptions w;
-    w.port = pool.options().connection.port;
-    Connection admin(w);
-    admin.Start();
-    co_await admin.WaitUntilUp(5s);
-    co_await admin.Call("SET", "a", "1");
+    const std::unique_ptr<Connection> admin = co_await PlainConnection(pool);
+    co_await admin->Call("SET", "a", "1");
     CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("1"));
     EXPECT_EQ(cache.stats().entries, 1u);
     // Kill the pool's connection (every normal client but the admin's own).
-    co_await admin.Call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+    co_await admin->Call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
     CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes >= 1; }));
     EXPECT_EQ(cache.stats().entries, 0u);
     CO_EXPECT_TRUE(EventuallyTrue([&] { return metrics.reconnects >= 1; }));
     co_await pool.WaitUntilUp(5s);
     // The new connection tracks its reads again.
     CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("1"));
-    co_await admin.Call("SET", "a", "2");
+    co_await admin->Call("SET", "a", "2");
     CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 1; }));
     CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("2"));
   });

@@ -54,6 +54,9 @@ struct ReplyCacheStats {
   std::uint64_t flushes = 0;              // InvalidateAll calls (a server flush, a connection lost)
   std::uint64_t entries = 0;              // now
   std::uint64_t bytes = 0;                // now, kEntryOverhead included
+
+  // Adds `other`'s counts (several caches' sums, e.g. a schema's over the shards).
+  void Add(const ReplyCacheStats& other) noexcept;
 };
 
 class ReplyCache final : public InvalidationListener {
