@@ -1,5 +1,7 @@
 #include "rankd/redis/cached_batch.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -82,19 +84,28 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
   Batch misses;
   std::vector<Recorder> recorders;
   recorders.reserve(n);  // the sinks' addresses stay fixed while the replies are due
+  // The lookups run as a pipeline: command i + kAhead's index slot and command i + kAhead / 2's
+  // entry are prefetched before command i is looked up, so their cache misses overlap.
+  constexpr std::size_t kAhead = 16;
+  std::vector<std::uint64_t> hashes(n);
+  for (std::size_t i = 0; i < n; ++i) hashes[i] = ReplyCache::HashCommand(batch.command(i));
+  for (std::size_t i = 0; i < std::min(n, kAhead); ++i) cache.PrefetchIndex(hashes[i]);
+  for (std::size_t i = 0; i < std::min(n, kAhead / 2); ++i) cache.PrefetchEntry(hashes[i]);
   for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) cache.PrefetchIndex(hashes[i + kAhead]);
+    if (i + kAhead / 2 < n) cache.PrefetchEntry(hashes[i + kAhead / 2]);
     const std::string_view command = batch.command(i);
-    if (const std::optional<std::string_view> reply = cache.Find(command, now)) {
+    if (const std::optional<std::string_view> reply = cache.Find(command, hashes[i], now)) {
       Replay(cache, batch.target(i), *reply);
       ++counts.hits;
       continue;
     }
-    if (Flight* flight = cache.Join(command)) {
+    if (Flight* flight = cache.Join(command, hashes[i])) {
       holds.joined.push_back({i, flight});
       ++counts.joined;
       continue;
     }
-    Flight* flight = cache.BeginFlight(batch.key(i), command);
+    Flight* flight = cache.BeginFlight(batch.key(i), command, hashes[i]);
     holds.owned.push_back({i, flight});
     recorders.push_back(Recorder{batch.target(i), flight});
     misses.AddEncodedTarget(batch.key(i), detail::ReplyTarget{&recorders.back(), &RecordInto},

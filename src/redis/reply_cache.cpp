@@ -53,6 +53,12 @@ namespace {
 
 std::uint64_t Hash(std::string_view bytes) noexcept { return std::hash<std::string_view>{}(bytes); }
 
+// Cache lines of an entry a hit reads: its header, its command (compared) and its reply (decoded)
+// for the short replies most hits return.
+constexpr int kEntryLinesPrefetched = 3;
+// A spare flight whose reply buffer grew past this gives the buffer back.
+constexpr std::size_t kSpareReplyCapacity = 64 * 1024;
+
 }  // namespace
 
 void ReplyCacheStats::Add(const ReplyCacheStats& o) noexcept {
@@ -71,11 +77,13 @@ void ReplyCacheStats::Add(const ReplyCacheStats& o) noexcept {
   bytes += o.bytes;
 }
 
-ReplyCache::ReplyCache(std::size_t max_bytes, rt::Duration ttl)
-    : max_bytes_(max_bytes), ttl_(ttl) {}
+ReplyCache::ReplyCache(std::size_t max_bytes, rt::Duration ttl) : max_bytes_(max_bytes), ttl_(ttl) {
+  spare_flights_.reserve(kMaxSpareFlights);
+}
 
 ReplyCache::~ReplyCache() {
-  RANKD_D_ASSERT(flights_by_command_.empty());
+  RANKD_D_ASSERT(flights_by_command_.size() == 0);
+  for (Flight* f : spare_flights_) delete f;
   for (Entry* e = newest_; e != nullptr;) {
     Entry* older = e->older;
     Entry::Free(e);
@@ -83,9 +91,21 @@ ReplyCache::~ReplyCache() {
   }
 }
 
-std::optional<std::string_view> ReplyCache::Find(std::string_view command, std::int64_t now_ns) {
-  const std::size_t slot = by_command_.Find(
-      Hash(command), [command](const Entry* e) { return e->command() == command; });
+std::uint64_t ReplyCache::HashCommand(std::string_view command) noexcept { return Hash(command); }
+
+void ReplyCache::PrefetchIndex(std::uint64_t command_hash) const noexcept {
+  by_command_.PrefetchSlot(command_hash);
+}
+
+void ReplyCache::PrefetchEntry(std::uint64_t command_hash) const noexcept {
+  by_command_.PrefetchValue(command_hash, kEntryLinesPrefetched);
+}
+
+std::optional<std::string_view> ReplyCache::Find(std::string_view command,
+                                                 std::uint64_t command_hash, std::int64_t now_ns) {
+  RANKD_D_ASSERT(command_hash == Hash(command));
+  const std::size_t slot =
+      by_command_.Find(command_hash, [command](const Entry* e) { return e->command() == command; });
   if (slot == FlatIndex<Entry>::npos) return std::nullopt;
   Entry* e = by_command_.at(slot);
   if (e->expires_ns <= now_ns) {
@@ -98,34 +118,63 @@ std::optional<std::string_view> ReplyCache::Find(std::string_view command, std::
   return e->reply();
 }
 
-ReplyCache::Flight* ReplyCache::Join(std::string_view command) {
-  const auto it = flights_by_command_.find(command);
-  if (it == flights_by_command_.end()) return nullptr;
-  ++it->second->holders_;
+ReplyCache::Flight* ReplyCache::Join(std::string_view command, std::uint64_t command_hash) {
+  RANKD_D_ASSERT(command_hash == Hash(command));
+  const std::size_t slot = flights_by_command_.Find(
+      command_hash, [command](const Flight* f) { return f->command_ == command; });
+  if (slot == FlatIndex<Flight>::npos) return nullptr;
+  Flight* f = flights_by_command_.at(slot);
+  ++f->holders_;
   ++stats_.joined;
-  return it->second;
+  return f;
 }
 
-ReplyCache::Flight* ReplyCache::BeginFlight(std::string_view key, std::string_view command) {
-  RANKD_D_ASSERT(!flights_by_command_.contains(command));
-  auto* f = new Flight();
+ReplyCache::Flight* ReplyCache::BeginFlight(std::string_view key, std::string_view command,
+                                            std::uint64_t command_hash) {
+  RANKD_D_ASSERT(command_hash == Hash(command));
+  RANKD_D_ASSERT(flights_by_command_.Find(command_hash, [command](const Flight* f) {
+    return f->command_ == command;
+  }) == FlatIndex<Flight>::npos);
+  Flight* f;
+  if (spare_flights_.empty()) {
+    f = new Flight();
+  } else {
+    f = spare_flights_.back();
+    spare_flights_.pop_back();
+  }
   f->command_.assign(command);
   f->key_.assign(key);
-  flights_by_command_.emplace(f->command_, f);
-  flights_by_key_.emplace(f->key_, f);
+  f->command_hash_ = command_hash;
+  f->key_hash_ = Hash(key);
+  flights_by_command_.Insert(f->command_hash_, f);
+  flights_by_key_.Insert(f->key_hash_, f);
   ++stats_.misses;
   return f;
 }
 
 void ReplyCache::UnregisterFlight(Flight* flight) noexcept {
-  flights_by_command_.erase(flight->command_);
-  auto [first, last] = flights_by_key_.equal_range(flight->key_);
-  for (auto it = first; it != last; ++it) {
-    if (it->second == flight) {
-      flights_by_key_.erase(it);
-      break;
-    }
+  const auto same = [flight](const Flight* f) { return f == flight; };
+  flights_by_command_.Erase(flights_by_command_.Find(flight->command_hash_, same));
+  flights_by_key_.Erase(flights_by_key_.Find(flight->key_hash_, same));
+}
+
+void ReplyCache::Recycle(Flight* flight) noexcept {
+  if (spare_flights_.size() >= kMaxSpareFlights) {
+    delete flight;
+    return;
   }
+  flight->command_.clear();
+  flight->key_.clear();
+  if (flight->reply_.capacity() > kSpareReplyCapacity) {
+    std::string().swap(flight->reply_);
+  } else {
+    flight->reply_.clear();
+  }
+  flight->state_ = FlightState::kInFlight;
+  flight->stale_ = false;
+  flight->holders_ = 1;
+  flight->done_.Reset();
+  spare_flights_.push_back(flight);  // within the capacity reserved below: no throw
 }
 
 void ReplyCache::EndFlight(Flight* flight, FlightState state, std::int64_t now_ns,
@@ -139,7 +188,7 @@ void ReplyCache::EndFlight(Flight* flight, FlightState state, std::int64_t now_n
     if (flight->stale_) {
       ++stats_.stale_fetches;
     } else {
-      Store(flight->key_, flight->command_, flight->reply_, now_ns + ttl_.count());
+      Store(*flight, now_ns + ttl_.count());
     }
   }
   flight->done_.Set();
@@ -150,18 +199,20 @@ void ReplyCache::Release(Flight* flight) noexcept {
   RANKD_D_ASSERT(flight->holders_ > 0);
   if (--flight->holders_ == 0) {
     RANKD_D_ASSERT(flight->state_ != FlightState::kInFlight);
-    delete flight;
+    Recycle(flight);
   }
 }
 
-void ReplyCache::Store(std::string_view key, std::string_view command, std::string_view reply,
-                       std::int64_t expires_ns) {
+void ReplyCache::Store(const Flight& flight, std::int64_t expires_ns) {
+  const std::string_view key = flight.key_;
+  const std::string_view command = flight.command_;
+  const std::string_view reply = flight.reply_;
   const std::size_t charged = kEntryOverhead + command.size() + key.size() + reply.size();
   if (charged > max_bytes_ || command.size() > UINT32_MAX || reply.size() > UINT32_MAX) {
     ++stats_.too_large;
     return;
   }
-  const std::uint64_t command_hash = Hash(command);
+  const std::uint64_t command_hash = flight.command_hash_;
   const std::size_t old =
       by_command_.Find(command_hash, [command](const Entry* x) { return x->command() == command; });
   if (old != FlatIndex<Entry>::npos) Remove(by_command_.at(old));
@@ -169,7 +220,7 @@ void ReplyCache::Store(std::string_view key, std::string_view command, std::stri
   Entry* e = Entry::Make(command, key, reply);
   e->expires_ns = expires_ns;
   e->command_hash = command_hash;
-  e->key_hash = Hash(key);
+  e->key_hash = flight.key_hash_;
   // Queue: newest first.
   e->older = newest_;
   if (newest_ != nullptr) newest_->newer = e;
@@ -237,10 +288,12 @@ void ReplyCache::EvictOne() noexcept {
 
 void ReplyCache::OnInvalidate(std::string_view key) {
   ++stats_.invalidations;
-  auto [first, last] = flights_by_key_.equal_range(key);
-  for (auto it = first; it != last; ++it) it->second->stale_ = true;
+  const std::uint64_t key_hash = Hash(key);
+  flights_by_key_.ForEachMatch(
+      key_hash, [key](const Flight* f) { return f->key_ == key; },
+      [this](std::size_t slot) { flights_by_key_.at(slot)->stale_ = true; });
   const std::size_t slot =
-      by_key_.Find(Hash(key), [key](const Entry* x) { return x->key() == key; });
+      by_key_.Find(key_hash, [key](const Entry* x) { return x->key() == key; });
   if (slot == FlatIndex<Entry>::npos) return;
   Entry* e = by_key_.at(slot);
   while (e != nullptr) {
@@ -253,7 +306,7 @@ void ReplyCache::OnInvalidate(std::string_view key) {
 
 void ReplyCache::OnInvalidateAll() {
   ++stats_.flushes;
-  for (auto& [command, flight] : flights_by_command_) flight->stale_ = true;
+  flights_by_command_.ForEach([](Flight* flight) { flight->stale_ = true; });
   stats_.invalidated_entries += stats_.entries;
   for (Entry* e = newest_; e != nullptr;) {
     Entry* older = e->older;
@@ -290,7 +343,8 @@ bool ReplyCache::Consistent() const {
   }
   return hand_seen && entries == stats_.entries && entries == by_command_.size() &&
          bytes == stats_.bytes && bytes <= max_bytes_ &&
-         flights_by_command_.size() == flights_by_key_.size();
+         flights_by_command_.size() == flights_by_key_.size() &&
+         spare_flights_.size() <= kMaxSpareFlights;
 }
 
 }  // namespace rankd::redis

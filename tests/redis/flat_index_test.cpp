@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <vector>
@@ -48,6 +49,37 @@ TEST(FlatIndexTest, ProbeRunsWrapAroundTheEndOfTheArray) {
   for (const Item& item : items) {
     EXPECT_EQ(FindId(index, last, item.id) == FlatIndex<Item>::npos, item.id == 1) << item.id;
   }
+}
+
+TEST(FlatIndexTest, ForEachMatchVisitsEveryMatchingValueUnderItsHash) {
+  FlatIndex<Item> index;
+  const std::uint64_t last = index.capacity() - 1;  // a run that wraps around
+  std::vector<Item> items{{0}, {1}, {2}, {3}, {4}};
+  for (Item& item : items) index.Insert(item.id == 4 ? last - 1 : last, &item);
+  std::vector<int> seen;
+  index.ForEachMatch(
+      last, [](const Item* item) { return item->id != 2; },
+      [&](std::size_t slot) { seen.push_back(index.at(slot)->id); });
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 3}));
+  seen.clear();
+  index.ForEachMatch(
+      last + 1, [](const Item*) { return true; }, [&](std::size_t) { seen.push_back(-1); });
+  EXPECT_TRUE(seen.empty());
+}
+
+TEST(FlatIndexTest, PrefetchesAreHintsThatReadOnlyTheirSlots) {
+  // Checked by the sanitizers: a prefetch reads only slots of the array (wrapping at its end), and
+  // looks at no more of a run than it holds.
+  FlatIndex<Item> index;
+  const std::uint64_t last = index.capacity() - 1;
+  index.PrefetchSlot(last);
+  index.PrefetchValue(last, 3);  // an empty slot ends the look
+  std::vector<Item> items{{0}, {1}, {2}, {3}, {4}, {5}};
+  for (Item& item : items) index.Insert(last, &item);
+  index.PrefetchValue(last, 3);
+  index.PrefetchValue(last + 1, 3);  // more slots than it looks at, none with the hash
+  EXPECT_EQ(index.size(), items.size());
 }
 
 TEST(FlatIndexTest, RandomOperationsAgreeWithAModel) {

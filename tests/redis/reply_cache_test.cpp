@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace rankd::redis {
 namespace {
@@ -108,6 +109,35 @@ TEST(ReplyCacheTest, AFetchWhoseKeyChangedInFlightIsNotStored) {
   EXPECT_FALSE(cache.Find(Get("c"), kNow));
   EXPECT_FALSE(cache.Find(Get("a"), kNow));
   EXPECT_EQ(cache.stats().flushes, 1u);
+  EXPECT_TRUE(cache.Consistent());
+}
+
+TEST(ReplyCacheTest, EndedFlightsAreKeptForReuseAndComeBackClean) {
+  ReplyCache cache(1 << 20, 60s);
+  ReplyCache::Flight* f = cache.BeginFlight("a", Get("a"));
+  cache.OnInvalidate("a");  // stale
+  f->SetReply("$3\r\nold\r\n");
+  cache.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_EQ(cache.spare_flights(), 1u);
+  ReplyCache::Flight* again = cache.BeginFlight("b", Get("b"));
+  EXPECT_EQ(again, f);
+  EXPECT_EQ(cache.spare_flights(), 0u);
+  EXPECT_EQ(again->state(), FlightState::kInFlight);
+  EXPECT_FALSE(again->done().is_set());
+  EXPECT_EQ(again->reply(), "");
+  again->SetReply("$1\r\nb\r\n");
+  cache.EndFlight(again, FlightState::kReplied, kNow);
+  EXPECT_EQ(cache.Find(Get("b"), kNow), "$1\r\nb\r\n");  // not stale: a new fetch
+  // At most kMaxSpareFlights are kept; the rest are freed (the sanitizers check).
+  std::vector<ReplyCache::Flight*> open;
+  for (std::size_t i = 0; i < ReplyCache::kMaxSpareFlights + 10; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    open.push_back(cache.BeginFlight(key, Get(key)));
+  }
+  EXPECT_EQ(cache.flights(), ReplyCache::kMaxSpareFlights + 10);
+  for (ReplyCache::Flight* flight : open) cache.EndFlight(flight, FlightState::kFailed, kNow);
+  EXPECT_EQ(cache.spare_flights(), ReplyCache::kMaxSpareFlights);
+  EXPECT_EQ(cache.flights(), 0u);
   EXPECT_TRUE(cache.Consistent());
 }
 

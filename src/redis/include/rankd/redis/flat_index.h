@@ -11,9 +11,13 @@
 // Thread affinity: none (the owner's). Ownership: owns its slot array; borrows the pointers.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
 
 namespace rankd::redis {
 
@@ -36,7 +40,38 @@ class FlatIndex {
       if (s.hash == hash && match(s.value)) return i;
     }
   }
+  // Calls f(slot) for each slot with `hash` for which match(T*) holds.
+  template <class Match, class F>
+  void ForEachMatch(std::uint64_t hash, Match match, F f) const {
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.value == nullptr) return;
+      if (s.hash == hash && match(s.value)) f(i);
+    }
+  }
   T* at(std::size_t slot) const noexcept { return slots_[slot].value; }
+
+  // Hints for a lookup of `hash` soon. A batch of lookups overlaps its memory reads when each is
+  // preceded, some lookups ahead, by PrefetchSlot and later by PrefetchValue.
+  // PrefetchSlot: brings the hash's first slot toward the cache.
+  void PrefetchSlot(std::uint64_t hash) const noexcept {
+    __builtin_prefetch(&slots_[hash & mask_]);
+  }
+  // PrefetchValue: reads the hash's first slots (PrefetchSlot brought them) and brings the first
+  // `lines` cache lines of the first value under `hash` toward the cache.
+  void PrefetchValue(std::uint64_t hash, int lines) const noexcept {
+    constexpr std::size_t kSlotsLooked = 4;
+    std::size_t i = hash & mask_;
+    for (std::size_t k = 0; k < kSlotsLooked; ++k, i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.value == nullptr) return;
+      if (s.hash == hash) {
+        const char* bytes = reinterpret_cast<const char*>(s.value);
+        for (int line = 0; line < lines; ++line) __builtin_prefetch(bytes + 64 * line);
+        return;
+      }
+    }
+  }
   void set(std::size_t slot, T* value) noexcept { slots_[slot].value = value; }
 
   // Adds `value` under `hash` (a value already under it stays: look it up first).
@@ -80,8 +115,20 @@ class FlatIndex {
     std::uint64_t hash = 0;
     T* value = nullptr;
   };
+  // Arrays of 2 MiB and more are aligned to 2 MiB and advised to use huge pages: a lookup in a
+  // large index is a TLB miss besides a cache miss when the array sits on 4 KiB pages.
+  static constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  struct FreeSlots {
+    void operator()(Slot* slots) const noexcept { std::free(slots); }
+  };
   void Allocate(std::size_t capacity) {
-    slots_ = std::make_unique<Slot[]>(capacity);
+    const std::size_t bytes = capacity * sizeof(Slot);
+    void* memory = bytes >= kHugePage ? std::aligned_alloc(kHugePage, bytes) : std::malloc(bytes);
+    if (memory == nullptr) throw std::bad_alloc();
+    if (bytes >= kHugePage) ::madvise(memory, bytes, MADV_HUGEPAGE);  // advice only: may fail
+    Slot* slots = static_cast<Slot*>(memory);
+    std::uninitialized_value_construct_n(slots, capacity);
+    slots_.reset(slots);
     mask_ = capacity - 1;
   }
   void Place(std::uint64_t hash, T* value) noexcept {
@@ -90,7 +137,7 @@ class FlatIndex {
     slots_[i] = Slot{hash, value};
   }
   void Grow() {
-    std::unique_ptr<Slot[]> old = std::move(slots_);
+    std::unique_ptr<Slot[], FreeSlots> old = std::move(slots_);
     const std::size_t old_capacity = mask_ + 1;
     Allocate(old_capacity * 2);
     for (std::size_t i = 0; i < old_capacity; ++i) {
@@ -98,7 +145,7 @@ class FlatIndex {
     }
   }
 
-  std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<Slot[], FreeSlots> slots_;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
 };

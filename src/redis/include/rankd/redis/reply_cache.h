@@ -30,7 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "rankd/redis/flat_index.h"
 #include "rankd/redis/invalidation.h"
@@ -89,6 +89,8 @@ class ReplyCache final : public InvalidationListener {
     std::string command_;
     std::string key_;
     std::string reply_;
+    std::uint64_t command_hash_ = 0;
+    std::uint64_t key_hash_ = 0;
     FlightState state_ = FlightState::kInFlight;
     bool stale_ = false;
     std::uint32_t holders_ = 1;  // the owner, then each joiner
@@ -100,13 +102,30 @@ class ReplyCache final : public InvalidationListener {
   ReplyCache(const ReplyCache&) = delete;
   ReplyCache& operator=(const ReplyCache&) = delete;
 
+  // The hash that Find, Join and BeginFlight take: of the encoded command (the overloads without
+  // it compute it).
+  static std::uint64_t HashCommand(std::string_view command) noexcept;
+  // Hints that `command_hash` will be looked up soon. A batch of lookups overlaps its memory reads
+  // (the index slot, then the entry: two cache misses each) when each lookup is preceded, some
+  // lookups ahead, by PrefetchIndex and, about half as far ahead, by PrefetchEntry.
+  void PrefetchIndex(std::uint64_t command_hash) const noexcept;
+  void PrefetchEntry(std::uint64_t command_hash) const noexcept;
+
   // The stored reply to `command` if there is one within its TTL at `now_ns` (one past it is
   // removed). A hit marks the entry visited; the view lives until the cache next changes.
-  std::optional<std::string_view> Find(std::string_view command, std::int64_t now_ns);
+  std::optional<std::string_view> Find(std::string_view command, std::uint64_t command_hash,
+                                       std::int64_t now_ns);
+  std::optional<std::string_view> Find(std::string_view command, std::int64_t now_ns) {
+    return Find(command, HashCommand(command), now_ns);
+  }
   // The flight fetching `command` now, held for the caller (Release it), or null.
-  Flight* Join(std::string_view command);
+  Flight* Join(std::string_view command, std::uint64_t command_hash);
+  Flight* Join(std::string_view command) { return Join(command, HashCommand(command)); }
   // A new flight for `command`, which reads `key`; the caller owns it and must EndFlight it.
-  Flight* BeginFlight(std::string_view key, std::string_view command);
+  Flight* BeginFlight(std::string_view key, std::string_view command, std::uint64_t command_hash);
+  Flight* BeginFlight(std::string_view key, std::string_view command) {
+    return BeginFlight(key, command, HashCommand(command));
+  }
   // Ends the owner's flight (state: kReplied with its reply set, kErrorReply with `error`, or
   // kFailed), stores a reply that is not stale (expiring TTL after `now_ns`), wakes the joiners
   // and releases the owner's hold.
@@ -123,6 +142,9 @@ class ReplyCache final : public InvalidationListener {
   std::size_t max_bytes() const noexcept { return max_bytes_; }
   rt::Duration ttl() const noexcept { return ttl_; }
   std::size_t flights() const noexcept { return flights_by_command_.size(); }
+  // Ended flights kept for reuse (their strings keep their capacity).
+  std::size_t spare_flights() const noexcept { return spare_flights_.size(); }
+  static constexpr std::size_t kMaxSpareFlights = 256;
   // A parser for decoding stored replies into sinks (a hit is decoded like a reply off the wire).
   ReplyParser& replay_parser() noexcept { return replay_parser_; }
 
@@ -132,11 +154,11 @@ class ReplyCache final : public InvalidationListener {
 
  private:
   struct Entry;
-  void Store(std::string_view key, std::string_view command, std::string_view reply,
-             std::int64_t expires_ns);
+  void Store(const Flight& flight, std::int64_t expires_ns);
   void Remove(Entry* entry) noexcept;
   void EvictOne() noexcept;
   void UnregisterFlight(Flight* flight) noexcept;
+  void Recycle(Flight* flight) noexcept;
 
   std::size_t max_bytes_;
   rt::Duration ttl_;
@@ -148,8 +170,11 @@ class ReplyCache final : public InvalidationListener {
   Entry* newest_ = nullptr;  // the SIEVE queue's ends
   Entry* oldest_ = nullptr;
   Entry* hand_ = nullptr;  // the next entry the hand looks at (null: start at the oldest)
-  std::unordered_map<std::string_view, Flight*> flights_by_command_;
-  std::unordered_multimap<std::string_view, Flight*> flights_by_key_;
+  // Flights in progress, by the hash of their command and of their key (several may share a
+  // key); each flight owns the bytes compared.
+  FlatIndex<Flight> flights_by_command_;
+  FlatIndex<Flight> flights_by_key_;
+  std::vector<Flight*> spare_flights_;  // ended, owned here, at most kMaxSpareFlights
   ReplyParser replay_parser_;
 };
 
