@@ -143,8 +143,9 @@ Dataset::Dataset(DatasetSpec spec, std::uint64_t seed)
   }
 }
 
-void Dataset::Generate(std::int64_t u,
-                       const std::function<void(std::span<const std::string>)>& emit) const {
+void Dataset::Generate(
+    std::int64_t u,
+    const std::function<void(std::string_view, std::span<const std::string>)>& emit) const {
   const std::int64_t users = spec_.users;
   const std::uint64_t seed = seed_;
   std::vector<std::string> commands;
@@ -157,8 +158,9 @@ void Dataset::Generate(std::int64_t u,
       fields.emplace_back("country", kCountries[r.Below(std::size(kCountries))]);
     }
     fields.emplace_back("verified", r.Chance(0.005) ? "maybe" : (r.Chance(0.2) ? "1" : "0"));
-    WriteHash(commands, "user:" + std::to_string(u), fields);
-    emit(commands);
+    const std::string key = "user:" + std::to_string(u);
+    WriteHash(commands, key, fields);
+    emit(key, commands);
   }
   // follow:{id}: distinct others, popular users more often, most recent first.
   {
@@ -172,8 +174,9 @@ void Dataset::Generate(std::int64_t u,
       const std::int64_t v = PopularUser(r, users);
       if (v != u && std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
     }
-    WriteList(commands, "follow:" + std::to_string(u), ids);
-    emit(commands);
+    const std::string key = "follow:" + std::to_string(u);
+    WriteList(commands, key, ids);
+    emit(key, commands);
   }
   // recommendation:{id}: 20 users, uniformly drawn, best first.
   {
@@ -183,8 +186,9 @@ void Dataset::Generate(std::int64_t u,
       const std::int64_t v = 1 + r.Below(users);
       if (v != u && std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
     }
-    WriteList(commands, "recommendation:" + std::to_string(u), ids);
-    emit(commands);
+    const std::string key = "recommendation:" + std::to_string(u);
+    WriteList(commands, key, ids);
+    emit(key, commands);
   }
   // media:{id} (most recent first) and media_features:{mid} of each item.
   const std::int64_t first = first_media_[static_cast<std::size_t>(u)];
@@ -192,8 +196,9 @@ void Dataset::Generate(std::int64_t u,
   if (count == 0) return;
   ids.clear();
   for (std::int64_t m = first + count - 1; m >= first; --m) ids.push_back(m);
-  WriteList(commands, "media:" + std::to_string(u), ids);
-  emit(commands);
+  const std::string media_key = "media:" + std::to_string(u);
+  WriteList(commands, media_key, ids);
+  emit(media_key, commands);
   for (std::int64_t m = first; m < first + count; ++m) {
     Random r = KeyRandom(seed, kFeatures, m);
     std::vector<std::pair<std::string_view, std::string>> fields;
@@ -214,8 +219,9 @@ void Dataset::Generate(std::int64_t u,
                                        std::string(kNouns[r.Below(std::size(kNouns))]) + " #" +
                                        std::to_string(m));
     }
-    WriteHash(commands, "media_features:" + std::to_string(m), fields);
-    emit(commands);
+    const std::string key = "media_features:" + std::to_string(m);
+    WriteHash(commands, key, fields);
+    emit(key, commands);
   }
 }
 

@@ -4,7 +4,8 @@ python3 datagen_test.py <path to rankd> <source folder> (run by ctest, labels cl
 The same dataset and seed write the same data (Redis' DEBUG DIGEST of the whole database), again
 and again (every key is replaced whole); another seed writes other data; the data has the shapes
 the registry's key schemas declare, and the example feed plan ranks over it; progress lines
-when stderr is not a terminal; bad flags exit 2 naming them.
+when stderr is not a terminal; a Redis Cluster gets the same keys and values as one server, each
+on its slot's master, and the feed ranks over it; bad flags exit 2 naming them.
 """
 import json
 import os
@@ -17,7 +18,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import Redis, resp, write_store  # noqa: E402
+from run_fixture import Redis, RedisCluster, resp, write_store  # noqa: E402
 
 RANKD = SOURCE = None
 
@@ -134,12 +135,65 @@ class DatagenTest(unittest.TestCase):
         self.assertNotIn("error", response, response)
         self.assertGreater(len(response["outputs"]["top"]), 0)
 
+    def contents(self, port, keys):
+        """{key: (type, value)} of `keys` on the server at `port` (lists in order, hashes as dicts)."""
+        out = {}
+        for key in keys:
+            kind = call(port, "TYPE", key)
+            if kind == "list":
+                out[key] = (kind, call(port, "LRANGE", key, 0, -1))
+            elif kind == "hash":
+                flat = call(port, "HGETALL", key)
+                out[key] = (kind, dict(zip(flat[::2], flat[1::2])))
+            else:
+                out[key] = (kind, None)
+        return out
+
+    def test_a_cluster_gets_the_same_data_on_the_masters_of_its_slots(self):
+        self.datagen("--dataset", "tiny", "--seed", "6", "--flush")
+        keys = call(self.redis.port, "KEYS", "*")
+        self.assertGreater(len(keys), 1000)
+        single = self.contents(self.redis.port, keys)
+        cluster = RedisCluster(tempfile.mkdtemp(dir=self.folder))
+        try:
+            # A key of another dataset, removed by --flush on every master.
+            cluster.commands([("SET", "stale:%d" % i, "x") for i in range(30)])
+            r = subprocess.run([RANKD, "datagen", "--dataset", "tiny", "--seed", "6", "--flush",
+                                "--redis", cluster.endpoint()],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertRegex(r.stdout, r"keys \(\d+ commands\) written to cluster:\S+ \(3 masters\)")
+            sizes = [call(n.port, "DBSIZE") for n in cluster.nodes]
+            self.assertEqual(sum(sizes), len(keys))
+            self.assertTrue(all(s > len(keys) // 5 for s in sizes), sizes)  # spread over all
+            on_owners = {}
+            for node in cluster.nodes:
+                on_owners.update(self.contents(
+                    node.port, [k for k in keys if cluster.owner(k) is node]))
+            self.assertEqual(on_owners, single)
+            store = write_store(SOURCE, tempfile.mkdtemp(dir=self.folder))
+            endpoint = cluster.endpoint()
+            ranked = subprocess.run(
+                [RANKD, "run", "--plans", store, "--registry", os.path.join(SOURCE, "registry"),
+                 "--env", "test", "--endpoint", "graph=" + endpoint, "--endpoint",
+                 "features=" + endpoint],
+                input=json.dumps({"plan": "feed", "viewer_id": 7}) + "\n",
+                capture_output=True, text=True, timeout=60)
+            self.assertEqual(ranked.returncode, 0, ranked.stderr)
+            response = json.loads(ranked.stdout)
+            self.assertNotIn("error", response, response)
+            self.assertGreater(len(response["outputs"]["top"]), 0)
+        finally:
+            cluster.stop()
+
     def test_bad_flags_exit_2_naming_them(self):
         for args, needle in [
             (["--redis", self.redis.address()], "--dataset"),
             (["--dataset", "huge", "--redis", self.redis.address()], "'huge'"),
             (["--dataset", "tiny"], "--redis"),
             (["--dataset", "tiny", "--redis", "localhost"], "HOST:PORT"),
+            (["--dataset", "tiny", "--redis", "cluster:"], "at least one HOST:PORT"),
+            (["--dataset", "tiny", "--redis", "cluster:127.0.0.1:1,x"], '"x" is not HOST:PORT'),
             (["--dataset", "tiny", "--redis", self.redis.address(), "--seed", "-1"], "--seed"),
             (["--dataset", "tiny", "--redis", self.redis.address(), "--colour", "red"], "--colour"),
         ]:

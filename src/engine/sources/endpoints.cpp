@@ -151,6 +151,37 @@ std::string_view EnvironmentName(Environment env) noexcept {
   return "?";
 }
 
+std::optional<EndpointTarget> ParseEndpointAddress(std::string_view text, std::string* error) {
+  EndpointTarget target;
+  std::string host;
+  std::uint16_t port = 0;
+  if (text.starts_with("cluster:")) {
+    target.mode = EndpointTarget::Mode::kCluster;
+    std::string_view rest = text.substr(8);
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view seed = rest.substr(0, comma);
+      if (!SplitAddress(seed, &host, &port)) {
+        *error = "\"" + std::string(seed) + "\" is not HOST:PORT";
+        return std::nullopt;
+      }
+      target.seeds.emplace_back(seed);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    if (target.seeds.empty()) {
+      *error = "a cluster needs at least one HOST:PORT";
+      return std::nullopt;
+    }
+    return target;
+  }
+  if (!SplitAddress(text, &host, &port)) {
+    *error = "\"" + std::string(text) + "\" is not HOST:PORT";
+    return std::nullopt;
+  }
+  target.address = std::string(text);
+  return target;
+}
+
 std::optional<EndpointOverride> ParseEndpointOverride(std::string_view text, std::string* error) {
   const std::size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0) {
@@ -160,33 +191,12 @@ std::optional<EndpointOverride> ParseEndpointOverride(std::string_view text, std
   }
   EndpointOverride o;
   o.name = std::string(text.substr(0, eq));
-  std::string_view rest = text.substr(eq + 1);
-  std::string host;
-  std::uint16_t port = 0;
-  if (rest.starts_with("cluster:")) {
-    o.target.mode = EndpointTarget::Mode::kCluster;
-    rest.remove_prefix(8);
-    while (!rest.empty()) {
-      const std::size_t comma = rest.find(',');
-      const std::string_view seed = rest.substr(0, comma);
-      if (!SplitAddress(seed, &host, &port)) {
-        *error = "endpoint " + o.name + ": \"" + std::string(seed) + "\" is not HOST:PORT";
-        return std::nullopt;
-      }
-      o.target.seeds.emplace_back(seed);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    }
-    if (o.target.seeds.empty()) {
-      *error = "endpoint " + o.name + ": a cluster needs at least one HOST:PORT";
-      return std::nullopt;
-    }
-  } else {
-    if (!SplitAddress(rest, &host, &port)) {
-      *error = "endpoint " + o.name + ": \"" + std::string(rest) + "\" is not HOST:PORT";
-      return std::nullopt;
-    }
-    o.target.address = std::string(rest);
+  std::optional<EndpointTarget> target = ParseEndpointAddress(text.substr(eq + 1), error);
+  if (!target) {
+    *error = "endpoint " + o.name + ": " + *error;
+    return std::nullopt;
   }
+  o.target = std::move(*target);
   return o;
 }
 

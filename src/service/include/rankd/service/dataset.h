@@ -51,11 +51,12 @@ class Dataset {
   // How many keys Generate writes over all users (a progress total).
   std::int64_t keys() const noexcept { return keys_; }
 
-  // Calls `emit(commands)` once per key of `user` (its user hash, follow and recommendation
+  // Calls `emit(key, commands)` once per key of `user` (its user hash, follow and recommendation
   // lists, media list, and each media item's features hash), in a fixed order: the RESP-encoded
   // commands that write the key from scratch (a DEL, then RPUSH or HSET unless it stays empty).
   void Generate(std::int64_t user,
-                const std::function<void(std::span<const std::string> commands)>& emit) const;
+                const std::function<void(std::string_view key,
+                                         std::span<const std::string> commands)>& emit) const;
 
  private:
   DatasetSpec spec_;

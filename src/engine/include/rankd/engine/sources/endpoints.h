@@ -43,6 +43,10 @@ enum class Environment : std::uint8_t { kDev, kTest, kProd };
 std::optional<Environment> ParseEnvironment(std::string_view name) noexcept;
 std::string_view EnvironmentName(Environment env) noexcept;
 
+// An endpoint's address: HOST:PORT (one server) or cluster:HOST:PORT[,HOST:PORT...] (a Cluster,
+// by any of its nodes). Nullopt, with what is wrong in `error`, for text of neither form.
+std::optional<EndpointTarget> ParseEndpointAddress(std::string_view text, std::string* error);
+
 // One `--endpoint` value: NAME=HOST:PORT or NAME=cluster:HOST:PORT[,HOST:PORT...].
 struct EndpointOverride {
   std::string name;
