@@ -96,6 +96,10 @@ test("registry mistakes are named with the entry and line", () => {
   assert.match(e.message, /key schema "media_features": endpoint "nowhere" is not defined/);
   e = loadEdited("endpoints.toml", (t) => t.replace('[endpoints.graph.prod]\nmode = "cluster"', '[endpoints.graph.prod]\nmode = "sharded"'));
   assert.match(e.message, /endpoint "graph" \(prod\): mode must be "single" or "cluster"/);
+  e = loadEdited("endpoints.toml", (t) => t.replace("pool_size = 8", "pool_size = 8\nread_from_replicas = 1"));
+  assert.match(e.message, /endpoint "graph" \(prod\): read_from_replicas must be true or false/);
+  e = loadEdited("endpoints.toml", (t) => t.replace('address = "127.0.0.1:6379"', 'address = "127.0.0.1:6379"\nread_from_replicas = true'));
+  assert.match(e.message, /endpoint "graph" \(dev\): unknown field "read_from_replicas"/);
   e = loadEdited("endpoints.toml", (t) => t.replace('address = "127.0.0.1:6390"', 'address = "localhost"'));
   assert.match(e.message, /address must be "host:port"/);
   e = loadEdited("endpoints.toml", (t) => t.replace("[endpoints.features.test]", "[endpoints.features.staging]"));
@@ -124,6 +128,13 @@ test("a key schema's cache is read, off when absent, and not part of the registr
   assert.equal(registryDigest(cached.data), registry.digest);
   const renamed = loadRegistry(editedCopy("key_schemas.toml", (t) => t.replace('doc = "A user\'s profile."', 'doc = "A profile."')));
   assert.notEqual(renamed.digest, registry.digest);
+});
+
+test("a cluster endpoint may read from replicas, off when absent, and it is part of the digest", () => {
+  assert.equal(registry.data.endpoints["graph"]?.prod.read_from_replicas, undefined);
+  const replicas: Registry = loadRegistry(editedCopy("endpoints.toml", (t) => t.replace("pool_size = 8", "pool_size = 8\nread_from_replicas = true")));
+  assert.equal(replicas.data.endpoints["graph"]?.prod.read_from_replicas, true);
+  assert.notEqual(replicas.digest, registry.digest);
 });
 
 test("a bad key schema cache is named with the schema, the field and the allowed range", () => {

@@ -43,6 +43,7 @@ TEST(RegistryTest, LoadsTheRepositoryRegistryWithTheGoldenArtifactsDigest) {
   EXPECT_EQ(graph->prod.mode, EndpointTarget::Mode::kCluster);
   EXPECT_EQ(graph->prod.seeds.size(), 3u);
   EXPECT_EQ(graph->prod.pool_size, 8);
+  EXPECT_FALSE(graph->prod.read_from_replicas) << "replica reads are off unless asked for";
   const KeySchema* media = registry->FindKeySchema("media_features");
   ASSERT_NE(media, nullptr);
   EXPECT_EQ(media->type, KeySchema::Type::kHash);
@@ -107,6 +108,20 @@ TEST(RegistryTest, KeySchemaCacheIsReadAndNotPartOfTheDigest) {
   text.replace(text.find("A user's profile."), 17, "A profile.");
   WriteFile(dir / "key_schemas.toml", text);
   EXPECT_NE(LoadRegistry(dir.path())->digest(), testing::GoldenRegistryDigest());
+}
+
+TEST(RegistryTest, AClusterEndpointMayReadFromReplicas) {
+  TempDir dir;
+  CopyRegistry(dir.path());
+  std::string endpoints = ReadFile(dir / "endpoints.toml");
+  endpoints.replace(endpoints.find("pool_size = 8"), 13,
+                    "pool_size = 8\nread_from_replicas = true");
+  WriteFile(dir / "endpoints.toml", endpoints);
+  const auto registry = LoadRegistry(dir.path());
+  EXPECT_TRUE(registry->FindEndpoint("graph")->prod.read_from_replicas);
+  EXPECT_FALSE(registry->FindEndpoint("features")->prod.read_from_replicas);
+  // Where reads go is part of the endpoint, which the digest covers as rankc's does.
+  EXPECT_NE(registry->digest(), testing::GoldenRegistryDigest());
 }
 
 // Numbers are JavaScript's: a TOML float with an integral value is an integer, as rankc reads it.
@@ -250,6 +265,11 @@ TEST(RegistryTest, ChecksEveryRule) {
        "mode must be \"single\" or \"cluster\""},
       {"endpoints.toml", "[endpoints.graph.test]", "[endpoints.graph.staging]",
        "/endpoints/graph/staging", "unknown field \"staging\""},
+      {"endpoints.toml", "pool_size = 8", "pool_size = 8\nread_from_replicas = 1",
+       "/endpoints/graph/prod/read_from_replicas", "read_from_replicas must be true or false"},
+      {"endpoints.toml", "address = \"127.0.0.1:6379\"",
+       "address = \"127.0.0.1:6379\"\nread_from_replicas = true",
+       "/endpoints/graph/dev/read_from_replicas", "unknown field \"read_from_replicas\""},
       {"key_schemas.toml", "template = \"user:{id}\"", "template = \"user:{id}:{id}\"",
        "/key_schemas/0/template", "exactly one {id}"},
       {"key_schemas.toml", "endpoint = \"features\"", "endpoint = \"nowhere\"",

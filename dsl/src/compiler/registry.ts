@@ -41,6 +41,8 @@ export interface EndpointEnv {
   mode: "single" | "cluster";
   address?: string;
   seeds?: string[];
+  /** Cluster only: plans' reads may be served by a slot's replicas. */
+  read_from_replicas?: boolean;
   pool_size: number;
   connect_timeout_ms: number;
   command_timeout_ms: number;
@@ -318,7 +320,10 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
             out.push({ section: "endpoints", message: `${where}: address must be "host:port"`, near: enear });
           }
         } else if (e["mode"] === "cluster") {
-          fields("endpoints", where, e, [...common, "seeds"], [...common, "seeds"], enear);
+          fields("endpoints", where, e, [...common, "seeds", "read_from_replicas"], [...common, "seeds"], enear);
+          if (e["read_from_replicas"] !== undefined && typeof e["read_from_replicas"] !== "boolean") {
+            out.push({ section: "endpoints", message: `${where}: read_from_replicas must be true or false`, near: enear });
+          }
           const seeds = e["seeds"];
           if (!Array.isArray(seeds) || seeds.length === 0 || !seeds.every((s) => typeof s === "string" && HOST_PORT.test(s))) {
             out.push({ section: "endpoints", message: `${where}: seeds must be a non-empty list of "host:port"`, near: enear });

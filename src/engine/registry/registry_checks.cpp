@@ -331,7 +331,13 @@ class Checker {
     } else if (mode == "cluster") {
       static constexpr std::string_view kCluster[] = {"mode", "pool_size", "connect_timeout_ms",
                                                       "command_timeout_ms", "seeds"};
-      Fields("endpoints", where, e, pointer, kCluster, kCluster);
+      static constexpr std::string_view kClusterAllowed[] = {
+          "mode",  "pool_size",         "connect_timeout_ms", "command_timeout_ms",
+          "seeds", "read_from_replicas"};
+      Fields("endpoints", where, e, pointer, kClusterAllowed, kCluster);
+      if (e.Find("read_from_replicas") != nullptr) {
+        Bool("endpoints", where, e, pointer, "read_from_replicas");
+      }
       const Value* seeds = e.Find("seeds");
       const bool ok = seeds != nullptr && seeds->is_array() && !seeds->array().empty() &&
                       std::all_of(seeds->array().begin(), seeds->array().end(), [](const Value& s) {

@@ -42,6 +42,8 @@ EndpointTarget TargetOf(const json::Value& e) {
   if (e.Find("mode")->string() == "cluster") {
     t.mode = EndpointTarget::Mode::kCluster;
     for (const json::Value& seed : e.Find("seeds")->array()) t.seeds.push_back(seed.string());
+    const json::Value* replicas = e.Find("read_from_replicas");
+    t.read_from_replicas = replicas != nullptr && replicas->bool_value();
   } else {
     t.mode = EndpointTarget::Mode::kSingle;
     t.address = e.Find("address")->string();

@@ -105,6 +105,7 @@ class ClusterEndpoint final : public Endpoint {
       o.seeds.emplace_back(std::move(host), port);
     }
     o.connections_per_node = static_cast<std::size_t>(target.pool_size);
+    o.read_from_replicas = target.read_from_replicas;
     client_ = std::make_unique<redis::ClusterClient>(std::move(o));
     call_.call = CallFor(target);
     call_.read_only = true;  // plans only read

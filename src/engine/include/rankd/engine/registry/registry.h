@@ -48,8 +48,9 @@ struct ParamDef {
 struct EndpointTarget {
   enum class Mode : std::uint8_t { kSingle, kCluster };
   Mode mode = Mode::kSingle;
-  std::string address;             // kSingle: "host:port"
-  std::vector<std::string> seeds;  // kCluster: "host:port" of any nodes
+  std::string address;              // kSingle: "host:port"
+  std::vector<std::string> seeds;   // kCluster: "host:port" of any nodes
+  bool read_from_replicas = false;  // kCluster: plans' reads may go to a slot's replicas
   int pool_size = 1;
   int connect_timeout_ms = 1000;
   int command_timeout_ms = 1000;
