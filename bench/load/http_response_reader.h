@@ -1,9 +1,10 @@
 // HttpResponseReader: reads the HTTP/1.1 responses of one client connection that sends one
 // request at a time (the paced load client never pipelines): the status line, the two headers a
 // keep-alive client needs (Content-Length, Connection), whether it has a Retry-After, and a
-// Content-Length body, which it skips. Anything else a response may be (a Transfer-Encoding body, a
-// body delimited by the close of the connection, an interim 1xx) is an error that names what was
-// wrong: the load client counts it and drops the connection.
+// Content-Length body, which it keeps for body() until the response is consumed. Anything else a
+// response may be (a Transfer-Encoding body, a body delimited by the close of the connection, an
+// interim 1xx) is an error that names what was wrong: the load client counts it and drops the
+// connection.
 //
 // Thread affinity: none; one connection's owner uses it. Ownership: keeps a copy of the bytes
 // received and not yet consumed.
@@ -36,6 +37,11 @@ class HttpResponseReader {
   bool keep_alive() const { return keep_alive_; }
   // After kResponse: it has a Retry-After header (a shed answer should).
   bool retry_after() const { return retry_after_; }
+  // After kResponse: the response's body (empty for none). Valid until the next Feed() or
+  // Consume().
+  std::string_view body() const {
+    return std::string_view(buffer_).substr(head_bytes_, body_bytes_);
+  }
   // After kError: what was wrong, e.g. "malformed status line 'HTTP/1.1 2x0 OK'".
   const std::string& error() const { return error_; }
 

@@ -25,14 +25,19 @@
 // Output (stdout or --out): one JSON object (LoadRun::Report):
 //   connects, connect_errors, connections_lost, protocol_errors {message: count}, elapsed_s ...
 //   phases {"0": stats, "1": ...} by due time (closed loop: one phase), total: stats
-//     stats: requests, sent, answered, goodput, late_200, shed, shed_without_retry_after
-//     (503s that lack the header), other_errors (every answer but
-//     200 and 503, and every failure), waited_for_connection, goodput_per_s, shed_per_s,
-//     other_errors_per_s (over the phase's duration), status {code: count}, failures {kind:
-//     count}, latency_ms {"200", "503", "other", "admitted" (every status but 503) from the due
-//     time, "503_from_send" from the write: count, p50, p90, p99, p999, max}, send_lag_ms
-//     (written - due)
-//   timeline {goodput, late_200, shed, other_errors}: counts per --bucket_ms of answer time
+//     stats: requests, sent, answered, goodput, late_200, degraded (200s whose body's
+//     "degraded" list is not empty: IsDegradedAnswer), shed, shed_without_retry_after (503s
+//     that lack the header), other_errors (every answer but 200 and 503, and every failure),
+//     waited_for_connection, goodput_per_s, shed_per_s, other_errors_per_s (over the phase's
+//     duration), status {code: count}, failures {kind: count}, latency_ms {"200", "503",
+//     "other", "admitted" (every status but 503) from the due time, "503_from_send" from the
+//     write: count, p50, p90, p99, p999, max}, send_lag_ms (written - due)
+//   timeline: per --bucket_ms of answer time, arrays of one value per bucket (all of the same
+//     length): goodput, late_200, shed, other_errors, answered (every request that ended in the
+//     bucket, whatever its status or failure), degraded (counts, as in stats); p50_ms, p99_ms
+//     (of the bucket's "admitted" latencies, as in stats; 0 for a bucket without any); errors
+//     {code or failure kind: counts} for each status but 200 and 503, and each failure kind
+//     (as in failures), that the run had
 // Exit status 0 when the run finished (whatever the server answered), 1 when the client itself
 // could not run (epoll, timerfd), 2 on a bad flag.
 #include <arpa/inet.h>
@@ -56,8 +61,10 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "http_response_reader.h"
@@ -278,7 +285,34 @@ struct Sample {
   int phase = 0;
   bool waited_for_connection = false;
   bool retry_after = false;  // the answer had a Retry-After header
+  bool degraded = false;     // a 200 whose body lists degraded nodes (IsDegradedAnswer)
 };
+
+// Each failure's name in the report (stats' failures, timeline's errors).
+constexpr std::array<std::pair<Failure, std::string_view>, 5> kFailureNames = {{
+    {kConnectFailed, "connect_failed"},
+    {kConnectionLost, "connection_lost"},
+    {kProtocolError, "protocol_error"},
+    {kUnanswered, "unanswered"},
+    {kUnsent, "unsent"},
+}};
+
+// Whether a 200 of POST /rank is a degraded answer. Its body is compact JSON with a top-level
+// "degraded" list (docs/engine.md), written after the outputs and before any explain
+// (src/engine/api/rank_response.cpp), and non-empty when a node degraded. So the list is the
+// last `"degraded":[` of the body (a string value holding that text has its quotes escaped),
+// and it is non-empty when anything but `]` follows.
+bool IsDegradedAnswer(std::string_view body) {
+  constexpr std::string_view kList = "\"degraded\":[";
+  const std::size_t at = body.rfind(kList);
+  if (at == std::string_view::npos) return false;
+  const std::size_t next = at + kList.size();
+  return next < body.size() && body[next] != ']';
+}
+
+// A request the server admitted: it answered with a status, and not 503. The "admitted"
+// latencies, of the stats and of the timeline, are of these.
+bool Admitted(const Sample& s) { return s.status > 0 && s.status != 503; }
 
 // One request on its way: its place in the samples.
 struct Pending {
@@ -570,7 +604,11 @@ void LoadRun::OnReadable(int slot) {
       case HttpResponseReader::Result::kResponse: {
         const int status = c.reader.status();
         const bool keep_alive = c.reader.keep_alive();
-        if (c.request) samples_[c.request->sample].retry_after = c.reader.retry_after();
+        if (c.request) {
+          Sample& s = samples_[c.request->sample];
+          s.retry_after = c.reader.retry_after();
+          s.degraded = status == 200 && IsDegradedAnswer(c.reader.body());
+        }
         const bool extra = c.reader.Consume() != 0;
         if (!c.request || extra) {
           // Bytes nobody asked for: the connection's framing can no longer be trusted.
@@ -768,16 +806,20 @@ void LoadRun::Run() {
 // ---------------------------------------------------------------------------------------------
 // The report.
 
+// The nearest-rank percentile `pct` of ascending-sorted `ms`; 0 for no samples.
+double PercentileOr0(std::span<const double> ms, double pct) {
+  return ms.empty() ? 0.0 : bench_report::Percentile(ms, pct);
+}
+
 // "count", "p50" ... "max" of `ms` (milliseconds) under `key`; all 0 for no samples.
 void WriteLatency(bench_report::JsonObjectWriter& w, std::string_view key, std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   w.Open(key);
   w.Int("count", static_cast<std::int64_t>(ms.size()));
-  const auto pct = [&](double p) { return ms.empty() ? 0.0 : bench_report::Percentile(ms, p); };
-  w.Num("p50", pct(50));
-  w.Num("p90", pct(90));
-  w.Num("p99", pct(99));
-  w.Num("p999", pct(99.9));
+  w.Num("p50", PercentileOr0(ms, 50));
+  w.Num("p90", PercentileOr0(ms, 90));
+  w.Num("p99", PercentileOr0(ms, 99));
+  w.Num("p999", PercentileOr0(ms, 99.9));
   w.Num("max", ms.empty() ? 0.0 : ms.back());
   w.Close();
 }
@@ -806,7 +848,8 @@ std::string LoadRun::Report() const {
 
   // Per phase, then over the whole run (phase index -1).
   const auto write_stats = [&](std::string_view key, int phase, double seconds) {
-    std::int64_t requests = 0, sent = 0, answered = 0, good = 0, late = 0, shed = 0, other = 0;
+    std::int64_t requests = 0, sent = 0, answered = 0, good = 0, late = 0, degraded = 0;
+    std::int64_t shed = 0, other = 0;
     std::int64_t shed_without_retry_after = 0;
     std::int64_t waited = 0;
     std::map<int, std::int64_t> by_status;
@@ -824,6 +867,7 @@ std::string LoadRun::Report() const {
       if (s.status > 0) ++answered;
       if (s.status == 200) {
         (s.done_ns - s.due_ns <= deadline_ns ? good : late) += 1;
+        degraded += s.degraded ? 1 : 0;
         ok_ms.push_back(latency);
       } else if (s.status == 503) {
         ++shed;
@@ -837,7 +881,7 @@ std::string LoadRun::Report() const {
           other_ms.push_back(latency);
         }
       }
-      if (s.status > 0 && s.status != 503) admitted_ms.push_back(latency);
+      if (Admitted(s)) admitted_ms.push_back(latency);
     }
     w.Open(key);
     if (phase >= 0) {
@@ -850,6 +894,7 @@ std::string LoadRun::Report() const {
     w.Int("answered", answered);
     w.Int("goodput", good);
     w.Int("late_200", late);
+    w.Int("degraded", degraded);
     w.Int("shed", shed);
     w.Int("shed_without_retry_after", shed_without_retry_after);
     w.Int("other_errors", other);
@@ -863,11 +908,7 @@ std::string LoadRun::Report() const {
     }
     w.Close();
     w.Open("failures");
-    w.Int("connect_failed", by_status[kConnectFailed]);
-    w.Int("connection_lost", by_status[kConnectionLost]);
-    w.Int("protocol_error", by_status[kProtocolError]);
-    w.Int("unanswered", by_status[kUnanswered]);
-    w.Int("unsent", by_status[kUnsent]);
+    for (const auto& [failure, name] : kFailureNames) w.Int(name, by_status[failure]);
     w.Close();
     w.Open("latency_ms");
     WriteLatency(w, "200", std::move(ok_ms));
@@ -891,26 +932,54 @@ std::string LoadRun::Report() const {
   write_stats("total", -1, static_cast<double>(total_ms) / 1e3);
 
   // Per bucket of completion time since the start: 200s within the deadline, late 200s, 503s,
-  // everything else.
+  // everything else; every request, degraded 200s; the admitted latencies' percentiles; each
+  // other status and failure.
   const std::int64_t bucket_ns = std::int64_t{f_.bucket_ms} * 1'000'000;
   const auto buckets = static_cast<std::size_t>((end_ns_ - t0_ns_) / bucket_ns + 1);
   std::vector<std::int64_t> ok(buckets), late(buckets), shed(buckets), other(buckets);
+  std::vector<std::int64_t> answered(buckets), degraded(buckets);
+  std::vector<std::vector<double>> admitted_ms(buckets);
+  std::map<int, std::vector<std::int64_t>> errors;  // status or Failure -> counts per bucket
   for (const Sample& s : samples_) {
     const auto b =
         std::min(buckets - 1, static_cast<std::size_t>((s.done_ns - t0_ns_) / bucket_ns));
+    answered[b] += 1;
     if (s.status == 200) {
       (s.done_ns - s.due_ns <= deadline_ns ? ok : late)[b] += 1;
+      degraded[b] += s.degraded ? 1 : 0;
     } else if (s.status == 503) {
       shed[b] += 1;
     } else {
       other[b] += 1;
+      auto [it, added] = errors.try_emplace(s.status);
+      if (added) it->second.resize(buckets);
+      it->second[b] += 1;
     }
+    if (Admitted(s)) admitted_ms[b].push_back(NsToMs(s.done_ns - s.due_ns));
+  }
+  std::vector<double> p50(buckets), p99(buckets);
+  for (std::size_t b = 0; b < buckets; ++b) {
+    std::sort(admitted_ms[b].begin(), admitted_ms[b].end());
+    p50[b] = PercentileOr0(admitted_ms[b], 50);
+    p99[b] = PercentileOr0(admitted_ms[b], 99);
   }
   w.Open("timeline");
   w.IntArray("goodput", ok);
   w.IntArray("late_200", late);
   w.IntArray("shed", shed);
   w.IntArray("other_errors", other);
+  w.IntArray("answered", answered);
+  w.IntArray("degraded", degraded);
+  w.NumArray("p50_ms", p50);
+  w.NumArray("p99_ms", p99);
+  w.Open("errors");
+  for (const auto& [status, counts] : errors) {
+    if (status > 0) w.IntArray(std::to_string(status), counts);
+  }
+  for (const auto& [failure, name] : kFailureNames) {
+    if (const auto it = errors.find(failure); it != errors.end()) w.IntArray(name, it->second);
+  }
+  w.Close();
   w.Close();
   return "{" + w.text() + "\n}\n";
 }

@@ -34,21 +34,35 @@ void JsonObjectWriter::Int(std::string_view key, std::int64_t value) {
   out_ += std::to_string(value);
 }
 
-void JsonObjectWriter::Num(std::string_view key, double value) {
-  Key(key);
+void JsonObjectWriter::AppendNum(double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f", std::isfinite(value) ? value : 0.0);
   out_ += buf;
 }
 
-void JsonObjectWriter::IntArray(std::string_view key, std::span<const std::int64_t> values) {
+void JsonObjectWriter::Num(std::string_view key, double value) {
+  Key(key);
+  AppendNum(value);
+}
+
+template <typename T, typename AppendValue>
+void JsonObjectWriter::Array(std::string_view key, std::span<const T> values,
+                             AppendValue append_value) {
   Key(key);
   out_ += '[';
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (i != 0) out_ += ", ";
-    out_ += std::to_string(values[i]);
+    append_value(values[i]);
   }
   out_ += ']';
+}
+
+void JsonObjectWriter::IntArray(std::string_view key, std::span<const std::int64_t> values) {
+  Array(key, values, [this](std::int64_t v) { out_ += std::to_string(v); });
+}
+
+void JsonObjectWriter::NumArray(std::string_view key, std::span<const double> values) {
+  Array(key, values, [this](double v) { AppendNum(v); });
 }
 
 }  // namespace rankd::bench_report

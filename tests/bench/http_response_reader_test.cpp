@@ -54,6 +54,42 @@ TEST(HttpResponseReader, CountsBytesAfterAResponse) {
   EXPECT_EQ(r.Consume(), 4u);
 }
 
+TEST(HttpResponseReader, ShowsTheBodyOfAResponse) {
+  HttpResponseReader r;
+  ASSERT_EQ(r.Feed(kOverloaded), Result::kResponse);
+  EXPECT_EQ(r.body(), "{\"error\":{\"code\":\"over\"}}\r\n");
+}
+
+TEST(HttpResponseReader, AZeroLengthBodyIsEmpty) {
+  HttpResponseReader r;
+  ASSERT_EQ(r.Feed("HTTP/1.1 504 Gateway Timeout\r\nContent-Length: 0\r\n\r\n"), Result::kResponse);
+  EXPECT_EQ(r.body(), "");
+  HttpResponseReader no_content;
+  ASSERT_EQ(no_content.Feed("HTTP/1.1 204 No Content\r\n\r\n"), Result::kResponse);
+  EXPECT_EQ(no_content.body(), "");
+}
+
+TEST(HttpResponseReader, ShowsTheWholeBodyOfAResponseFedInPieces) {
+  HttpResponseReader r;
+  ASSERT_EQ(r.Feed("HTTP/1.1 200 OK\r\nContent-Le"), Result::kNeedMore);
+  ASSERT_EQ(r.Feed("ngth: 15\r\n\r\n{\"degr"), Result::kNeedMore);
+  ASSERT_EQ(r.Feed("aded\":"), Result::kNeedMore);
+  ASSERT_EQ(r.Feed("[]}"), Result::kResponse);
+  EXPECT_EQ(r.body(), "{\"degraded\":[]}");
+}
+
+// The body ends at its Content-Length, not at the bytes received; after Consume() the next
+// response's body is shown.
+TEST(HttpResponseReader, ShowsOnlyTheBodyOfTheResponseBeingRead) {
+  HttpResponseReader r;
+  ASSERT_EQ(r.Feed("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}HTTP/1.1 200 OK\r\n"),
+            Result::kResponse);
+  EXPECT_EQ(r.body(), "{}");
+  EXPECT_EQ(r.Consume(), 17u);
+  ASSERT_EQ(r.Feed("Content-Length: 5\r\n\r\n[1,2]"), Result::kResponse);
+  EXPECT_EQ(r.body(), "[1,2]");
+}
+
 TEST(HttpResponseReader, ConnectionCloseAndHttp10EndTheConnection) {
   HttpResponseReader closing;
   ASSERT_EQ(

@@ -1,5 +1,5 @@
 // JsonObjectWriter (bench/report): the benchmark reports' nested objects of numbers and arrays of
-// integers.
+// integers and of numbers.
 #include "rankd/bench_report/json_object_writer.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 namespace rankd::bench_report {
 namespace {
 
-TEST(BenchReportJsonObjectWriter, WritesNestedObjectsNumbersAndIntegerArrays) {
+TEST(BenchReportJsonObjectWriter, WritesNestedObjectsNumbersAndArrays) {
   JsonObjectWriter w;
   w.Int("count", 3);
   w.Open("latency_ms");
@@ -21,6 +21,9 @@ TEST(BenchReportJsonObjectWriter, WritesNestedObjectsNumbersAndIntegerArrays) {
   const std::vector<std::int64_t> buckets = {4, 0, -2};
   w.IntArray("goodput", buckets);
   w.IntArray("empty", {});
+  const std::vector<double> p99 = {1.25, 0, std::nan(""), 12.3456};
+  w.NumArray("p99_ms", p99);
+  w.NumArray("no_ms", {});
   EXPECT_EQ("{" + w.text() + "\n}",
             "{\n"
             "  \"count\": 3,\n"
@@ -29,7 +32,9 @@ TEST(BenchReportJsonObjectWriter, WritesNestedObjectsNumbersAndIntegerArrays) {
             "    \"nan\": 0.000\n"
             "  },\n"
             "  \"goodput\": [4, 0, -2],\n"
-            "  \"empty\": []\n"
+            "  \"empty\": [],\n"
+            "  \"p99_ms\": [1.250, 0.000, 0.000, 12.346],\n"
+            "  \"no_ms\": []\n"
             "}");
 }
 

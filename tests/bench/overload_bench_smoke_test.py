@@ -108,6 +108,8 @@ class OverloadBenchSmokeTest(unittest.TestCase):
             timeline = rep["timeline"]
             self.assertEqual(sum(timeline["goodput"]), t["goodput"])
             self.assertEqual(sum(timeline["shed"]), t["shed"])
+            self.assertEqual(sum(timeline["answered"]), t["requests"])
+            self.assertEqual(sum(timeline["degraded"]), t["degraded"])
             self.assertEqual(t["shed_without_retry_after"], 0)  # every 503 says when to retry
 
 
