@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-overload bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve demo-cluster setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-overload bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -107,6 +107,9 @@ demo: setup-demo
 
 serve: setup-demo
 	@scripts/demo.sh --serve
+
+demo-cluster: setup-demo
+	@scripts/demo_cluster.sh
 
 bench: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
