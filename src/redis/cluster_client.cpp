@@ -184,10 +184,13 @@ rt::Task<void> ClusterClient::PeriodicRefresh() {
   }
 }
 
-Pool* ClusterClient::PoolForSlot(std::uint16_t slot, bool read_only) {
+Pool* ClusterClient::PoolForSlot(std::uint16_t slot, bool read_only, bool avoid_primary) {
   const int primary = map_.PrimaryFor(slot);
   if (primary < 0) return nullptr;
-  if (read_only && options_.read_from_replicas) {
+  const ClusterNode& p = map_.nodes()[static_cast<std::size_t>(primary)];
+  Pool& primary_pool = PoolFor(p.host, p.port);
+  const bool fallback = avoid_primary || primary_pool.known_down();
+  if (read_only && (options_.read_from_replicas || fallback)) {
     // Replicas in turn, skipping one whose connections were lost (until they reconnect): its
     // reads would fail first and then fall back to the primary anyway.
     const std::span<const int> replicas = map_.ReplicasFor(slot);
@@ -197,11 +200,14 @@ Pool* ClusterClient::PoolForSlot(std::uint16_t slot, bool read_only) {
           map_.nodes()[static_cast<std::size_t>(replicas[(first + k) % replicas.size()])];
       if (n.host.empty()) continue;
       Pool& pool = PoolFor(n.host, n.port, /*replica=*/true);
-      if (!pool.known_down()) return &pool;
+      if (pool.known_down()) continue;
+      if (!options_.read_from_replicas && options_.connection.metrics != nullptr) {
+        ++options_.connection.metrics->primary_fallbacks;
+      }
+      return &pool;
     }
   }
-  const ClusterNode& n = map_.nodes()[static_cast<std::size_t>(primary)];
-  return &PoolFor(n.host, n.port);
+  return &primary_pool;
 }
 
 rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget target,
@@ -213,8 +219,10 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
   ClientMetrics* metrics = options_.connection.metrics;
   // Set once a replica's connection failed this command: the primary serves it from then on.
   bool read_only = options.read_only;
+  // Set once the primary's connection failed this read: a replica serves it, if there is one.
+  bool avoid_primary = false;
   for (int attempt = 0; attempt <= options_.max_redirects; ++attempt) {
-    Pool* pool = ask_pool != nullptr ? ask_pool : PoolForSlot(slot, read_only);
+    Pool* pool = ask_pool != nullptr ? ask_pool : PoolForSlot(slot, read_only, avoid_primary);
     if (pool == nullptr) {
       co_await RefreshSlotMap();
       pool = PoolForSlot(slot, read_only);
@@ -244,6 +252,12 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
         // A replica: its primary has the data, so the read goes there at once.
         if (metrics != nullptr) ++metrics->replica_fallbacks;
         read_only = false;
+        continue;
+      }
+      if (read_only && !avoid_primary && !map_.ReplicasFor(slot).empty()) {
+        // The primary: a replica has the data (up to its replication delay), so the read goes
+        // there at once.
+        avoid_primary = true;
         continue;
       }
       co_await rt::SleepFor(std::chrono::milliseconds(10 * (attempt + 1)));
@@ -298,7 +312,8 @@ rt::Task<void> ClusterClient::RunNodeBatch(Batch* batch, int node, std::vector<s
   std::vector<std::size_t> retry;
   if (node >= 0) {
     Pool* pool = nullptr;
-    if (options.read_only && options_.read_from_replicas) {
+    if (options.read_only) {
+      // Every key of the group has this node as primary, and so the slot's replicas.
       pool = PoolForSlot(HashSlot(batch->key(indexes.front())), true);
     } else {
       const ClusterNode& n = map_.nodes()[static_cast<std::size_t>(node)];
@@ -310,7 +325,7 @@ rt::Task<void> ClusterClient::RunNodeBatch(Batch* batch, int node, std::vector<s
     try {
       co_await pool->Execute(p, options.call);
     } catch (const ConnectionError&) {
-      failed = true;  // retried one by one below, after a reload
+      failed = true;  // retried below, after a reload
       RequestRefresh();
       if (pool->options().connection.readonly) {
         // A replica: the retries read from the primary.
@@ -318,6 +333,22 @@ rt::Task<void> ClusterClient::RunNodeBatch(Batch* batch, int node, std::vector<s
           options_.connection.metrics->replica_fallbacks += indexes.size();
         }
         options.read_only = false;
+      }
+    }
+    if (failed && options.read_only && !pool->options().connection.readonly) {
+      // The primary's connection failed: the group is read again, in one pipeline, from one of
+      // the slot's replicas (they have the data up to their replication delay).
+      Pool* replica = PoolForSlot(HashSlot(batch->key(indexes.front())), true, true);
+      if (replica != nullptr && replica != pool) {
+        Pipeline again;
+        for (std::size_t i : indexes) again.AddEncodedTarget(batch->target(i), batch->command(i));
+        try {
+          co_await replica->Execute(again, options.call);
+          failed = false;
+          p = std::move(again);
+        } catch (const ConnectionError&) {
+          options.read_only = false;  // the replica too: the retries go one by one below
+        }
       }
     }
     for (std::size_t k = 0; k < indexes.size(); ++k) {

@@ -154,6 +154,9 @@ void AddClient(redis::ClientMetrics& into, const redis::ClientMetrics& m) {
   into.connect_failures += m.connect_failures;
   into.redirects_moved += m.redirects_moved;
   into.redirects_ask += m.redirects_ask;
+  into.topology_refreshes += m.topology_refreshes;
+  into.replica_fallbacks += m.replica_fallbacks;
+  into.primary_fallbacks += m.primary_fallbacks;
 }
 
 Totals Sum(const std::vector<ShardMetrics*>& shards) {
@@ -354,6 +357,23 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
   for (const auto& [name, e] : t.redis) {
     Sample(out, "rankd_redis_connect_failures_total", {{"endpoint", name}},
            e.client.connect_failures);
+  }
+  Family(out, "rankd_redis_cluster_fallbacks_total", "counter",
+         "Cluster reads sent to another node after a failure, by endpoint and where they went: "
+         "replica (their primary's connections were lost: a master down until its replica is "
+         "promoted), primary (their replica's connection failed).");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_redis_cluster_fallbacks_total", {{"endpoint", name}, {"to", "replica"}},
+           e.client.primary_fallbacks);
+    Sample(out, "rankd_redis_cluster_fallbacks_total", {{"endpoint", name}, {"to", "primary"}},
+           e.client.replica_fallbacks);
+  }
+  Family(out, "rankd_redis_cluster_slot_map_reloads_total", "counter",
+         "Cluster slot map reloads (a redirect, a lost connection, the periodic refresh), by "
+         "endpoint.");
+  for (const auto& [name, e] : t.redis) {
+    Sample(out, "rankd_redis_cluster_slot_map_reloads_total", {{"endpoint", name}},
+           e.client.topology_refreshes);
   }
   Family(out, "rankd_redis_up", "gauge",
          "1 when some shard has a connection up to the endpoint (a cluster: every slot covered).");

@@ -7,7 +7,9 @@
 // - writes (calls not marked read_only) still go to the masters;
 // - with read_from_replicas off, the replicas serve nothing;
 // - a replica killed (SIGKILL) while reads flow: no read fails (they fall back to the primary),
-//   and once the cluster marks the replica failed a reload drops it from the map.
+//   and once the cluster marks the replica failed a reload drops it from the map;
+// - a master killed while reads flow with replica reads off: no read fails (they, and a batch,
+//   fall back to its replica).
 // A replica answers MOVED to reads on a connection that did not send READONLY, so replicas
 // counting the GETs as served (calls, not rejected_calls) also proves the client sent READONLY
 // on its replica connections; the tests check the replicas' cmdstat_readonly too.
@@ -372,6 +374,91 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
   EXPECT_GT(Calls(ReplicaPort(1), "get"), 0);
   EXPECT_GT(Calls(ReplicaPort(2), "get"), 0);
   EXPECT_GT(Calls(master_port, "get"), 0);
+}
+
+TEST_P(ClusterReplicaTest, AMasterKilledWhileReadsFlowFailsNoReadWithReplicaReadsOff) {
+  ClientMetrics metrics;
+  WriteKeysAndResetStats(&metrics, /*read_from_replicas=*/false);
+  RedisServer& victim = cluster_->master(0);
+  const int replica_port = ReplicaPort(0);
+  std::vector<int> victim_keys;
+  std::vector<bool> in_victim_shard(kKeys, false);
+  {
+    BlockingRedisClient c(victim.port());
+    for (int i = 0; i < kKeys; ++i) {
+      if (c.Command("EXISTS", KeyName(i)) == Reply::Integer(1)) {
+        victim_keys.push_back(i);
+        in_victim_shard[static_cast<std::size_t>(i)] = true;
+      }
+    }
+  }
+  ASSERT_FALSE(victim_keys.empty());
+
+  std::int64_t reads = 0;
+  std::int64_t reads_after_kill = 0;
+  std::int64_t failed = 0;
+  std::string first_failure;
+  bool killed = false;
+  int waiting_on_victim = 0;  // readers whose GET went to the victim's shard and has no reply
+  RunOnLoop([&]() -> rt::Task<void> {
+    ClusterClient client(Options(&metrics, /*read_from_replicas=*/false));
+    co_await client.Start();
+    bool stop = false;
+    auto reader = [&](int first) -> rt::Task<void> {
+      for (int i = first; !stop; i = (i + 7) % kKeys) {
+        const bool victim_shard = in_victim_shard[static_cast<std::size_t>(i)];
+        try {
+          if (victim_shard) ++waiting_on_victim;
+          const Reply reply = co_await ReadOnlyGet(client, KeyName(i));
+          if (victim_shard) --waiting_on_victim;
+          ++reads;
+          if (killed) ++reads_after_kill;
+          if (reply != Reply::Bulk(ValueOf(i))) {
+            ++failed;
+            if (first_failure.empty()) first_failure = KeyName(i) + ": " + reply.DebugString();
+          }
+        } catch (const std::exception& e) {
+          if (victim_shard) --waiting_on_victim;
+          ++failed;
+          if (first_failure.empty()) first_failure = KeyName(i) + ": " + e.what();
+        }
+      }
+    };
+    rt::TaskScope readers;
+    for (int r = 0; r < 4; ++r) readers.Spawn(reader(r));
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return reads >= 200; }));
+    EXPECT_EQ(metrics.primary_fallbacks, 0u) << "the primaries serve reads while they are up";
+    // Stopped first, so that GETs are in flight on its connections when it dies (SIGKILL).
+    victim.Pause();
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return waiting_on_victim == 4; }));
+    victim.Kill();
+    killed = true;
+    // Well within the cluster's node timeout (5 s): the cluster still lists the dead master, and
+    // its replica serves its slots' reads.
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return reads_after_kill >= 500; }));
+    stop = true;
+    co_await readers.Join();
+    // A batch over the dead master's keys: one pipeline to the replica.
+    std::vector<StringSink> sinks(victim_keys.size());
+    Batch batch;
+    for (std::size_t k = 0; k < victim_keys.size(); ++k) {
+      batch.Add(KeyName(victim_keys[k]), sinks[k], "GET", KeyName(victim_keys[k]));
+    }
+    ClusterCallOptions options;
+    options.read_only = true;
+    co_await client.Execute(batch, options);
+    for (std::size_t k = 0; k < victim_keys.size(); ++k) {
+      EXPECT_FALSE(batch.error(k)) << *batch.error(k);
+      EXPECT_EQ(sinks[k].value, ValueOf(victim_keys[k])) << KeyName(victim_keys[k]);
+    }
+  });
+  EXPECT_EQ(failed, 0) << first_failure;
+  EXPECT_GE(reads_after_kill, 500);
+  EXPECT_GT(metrics.primary_fallbacks, 0u);
+  EXPECT_EQ(metrics.replica_fallbacks, 0u);
+  // The dead master's replica served its slots' reads (on READONLY connections).
+  EXPECT_GT(Calls(replica_port, "get"), 0);
+  EXPECT_GT(Calls(replica_port, "readonly"), 0);
 }
 
 // Each test starts a cluster of six nodes of its own: epoll only; the single-server suites

@@ -38,6 +38,8 @@ struct ClientMetrics {
   std::uint64_t topology_refreshes = 0;    // slot map reloads (cluster)
   std::uint64_t replica_fallbacks = 0;     // reads sent to the primary after their replica's
                                            // connection failed (cluster)
+  std::uint64_t primary_fallbacks = 0;     // reads sent to a replica because their primary's
+                                           // connections were lost (cluster)
   std::array<std::uint64_t, kDepthBuckets> pipeline_depth{};
 
   void RecordWrite(std::size_t commands) noexcept {

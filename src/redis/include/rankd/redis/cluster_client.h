@@ -19,9 +19,15 @@
 // replica of the slot when there is one (round robin over the slot's online replicas), over
 // connections that sent READONLY (without it a replica answers MOVED to its primary). A read
 // whose replica connection fails (the replica died, or is down between reconnect attempts) is
-// sent again to the slot's primary at once, and the map is reloaded. Until the cluster marks
-// the replica failed and the reload drops it, reads skip a replica whose connections were lost
-// (another replica of the slot, or the primary, serves them) and use it again once it reconnects.
+// sent again to the slot's primary at once, and the map is reloaded. Whether replica reads are
+// on or not, a read whose primary's connection fails (the master died: until the cluster
+// promotes a replica, its slots have no master) is sent again at once to one of the slot's
+// replicas, and reads of that primary go to its replicas until it reconnects or the reloaded
+// map names another primary: a replica answers reads while the cluster is down when the nodes
+// run with cluster-allow-reads-when-down yes (docs/operations.md, "Redis Cluster"). Until the
+// cluster marks the replica failed and the reload drops it, reads skip a replica whose connections
+// were lost (another replica of the slot, or the primary, serves them) and use it again once it
+// reconnects.
 //
 // Client-side caching (options.connection.invalidations): every node connection tracks its reads.
 // A key that moves to another node is deleted from the old one, whose invalidation says so; a key
@@ -141,8 +147,11 @@ class ClusterClient {
                                ClusterCallOptions options);
   rt::Task<void> RunNodeBatch(Batch* batch, int node, std::vector<std::size_t> indexes,
                               ClusterCallOptions options);
-  // The pool serving `slot` (its primary, or a replica for reads); nullptr when uncovered.
-  Pool* PoolForSlot(std::uint16_t slot, bool read_only);
+  // The pool serving `slot`; nullptr when uncovered. Writes go to the primary. A read goes to a
+  // replica whose connections are not lost when replica reads are on, or when the primary's
+  // connections were lost or `avoid_primary` says a call to it just failed (counted in
+  // primary_fallbacks), else to the primary.
+  Pool* PoolForSlot(std::uint16_t slot, bool read_only, bool avoid_primary = false);
   rt::Task<bool> TryLoadFrom(const std::string& host, std::uint16_t port, std::string* why);
   // Makes `map` the slot map, telling the invalidations listener when any slot changed servers.
   void InstallMap(SlotMap map);
