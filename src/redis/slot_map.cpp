@@ -3,6 +3,7 @@
 #include "rankd/redis/slot_map.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -178,12 +179,13 @@ std::expected<Range, std::string> SlotRangeOf(const Reply& first, const Reply& l
   return Range{static_cast<std::uint16_t>(*a), static_cast<std::uint16_t>(*b)};
 }
 
-// One node of a CLUSTER SHARDS shard: its entry, whether it is the master, and whether it is
-// usable (a replica that is not "online" is not).
+// One node of a CLUSTER SHARDS shard: its entry, whether it is the master, whether it is usable
+// (a replica that is not "online" is not) and its replication offset (-1 when not sent).
 struct ShardNode {
   NodeEntry entry;
   bool master = false;
   bool usable = true;
+  std::int64_t offset = -1;
 };
 
 std::expected<ShardNode, std::string> ReadShardNode(const Reply& r) {
@@ -223,6 +225,12 @@ std::expected<ShardNode, std::string> ReadShardNode(const Reply& r) {
   const auto health = OptionalString(fields->Find("health"), "health");
   if (!health) return std::unexpected(health.error());
   node.usable = node.master || health->empty() || *health == "online";
+  if (const Reply* offset = fields->Find("replication-offset"); offset != nullptr) {
+    const auto value =
+        IntegerIn(*offset, "replication-offset", 0, std::numeric_limits<std::int64_t>::max());
+    if (!value) return std::unexpected(value.error());
+    node.offset = *value;
+  }
   return node;
 }
 
@@ -263,6 +271,13 @@ std::expected<void, std::string> ReadShard(const Reply& r, int index, SlotMapBui
     shard_nodes.push_back(*node);
   }
   if (master < 0 && !ranges.empty()) return std::unexpected("no master node for its slots");
+  // A replica at offset 0 while its master is past it has not finished its first sync: it would
+  // answer reads from an empty or partial dataset (a node restarted without persistence).
+  if (master >= 0 && shard_nodes[static_cast<std::size_t>(master)].offset > 0) {
+    for (ShardNode& node : shard_nodes) {
+      if (!node.master && node.offset == 0) node.usable = false;
+    }
+  }
 
   int primary = -1;
   std::vector<int> replicas;  // node indexes, in reply order, without repeats or the primary

@@ -485,6 +485,25 @@ Fields With(Fields fields, std::string_view key, Reply value) {
   return fields;
 }
 
+TEST(SlotMap, ClusterShardsLeaveOutReplicasThatNeverSynced) {
+  auto at = [](Fields node, std::int64_t offset) {
+    return With(std::move(node), "replication-offset", Reply::Integer(offset));
+  };
+  const auto map = SlotMap::FromClusterShards(Array({
+      // A replica restarted without persistence, before its first full sync, is at offset 0.
+      Shard(true, Ints({0, 9}),
+            {at(ShardNode('a', 7000, "master"), 5000), at(ShardNode('b', 7001, "replica"), 0),
+             at(ShardNode('c', 7002, "replica"), 4990)}),
+      // A fresh shard whose master is at 0 too keeps its replica.
+      Shard(true, Ints({10, 19}),
+            {at(ShardNode('d', 7003, "master"), 0), at(ShardNode('e', 7004, "replica"), 0)}),
+  }));
+  ASSERT_TRUE(map.has_value()) << map.error();
+  EXPECT_EQ(Addresses(*map, map->ReplicasFor(5)), (std::vector<std::string>{"127.0.0.1:7002"}));
+  EXPECT_EQ(map->FindNode("127.0.0.1", 7001), -1);
+  EXPECT_EQ(Addresses(*map, map->ReplicasFor(15)), (std::vector<std::string>{"127.0.0.1:7004"}));
+}
+
 TEST(SlotMap, MalformedClusterShards) {
   const Fields master = ShardNode('a', 7000, "master");
   const std::string shard0 = "CLUSTER SHARDS: shard 0: ";
@@ -556,6 +575,10 @@ TEST(SlotMap, MalformedClusterShards) {
        node0 + "role: \"slave?\" is neither master nor replica"},
       {"health not string", ShardWithNode(With(master, "health", Reply::Integer(1))),
        node0 + "health: not a string (got integer)"},
+      {"offset not integer", ShardWithNode(With(master, "replication-offset", Reply::Bulk("many"))),
+       node0 + "replication-offset: not an integer (got bulk string)"},
+      {"offset negative", ShardWithNode(With(master, "replication-offset", Reply::Integer(-1))),
+       node0 + "replication-offset: -1 out of range 0-9223372036854775807"},
       {"two masters",
        Array({Shard(false, Ints({0, 1}),
                     {ShardNode('a', 7000, "master"), ShardNode('b', 7001, "replica"),

@@ -4,9 +4,12 @@
 // CLUSTER SHARDS (Redis 7) is accepted in both protocol forms: RESP3 maps and RESP2 flat arrays
 // of alternating keys and values. A node's address is its "endpoint" (or its "ip" when the
 // endpoint is missing, empty or "?") and its "port" (or "tls-port" when it announces no plain
-// port); replicas whose "health" is not "online" are left out. CLUSTER SLOTS is the classic
-// form: [first, last, primary, replicas...], each node [host, port, id?, metadata?].
-// A host of "" means the endpoint is unknown: connect to the host the reply came from.
+// port); replicas whose "health" is not "online" are left out, and so are replicas whose
+// "replication-offset" is 0 while their master's is not: they have not finished their first
+// sync and would answer reads from an empty or partial dataset. (Redis 7.0 calls such a replica
+// "loading" until it has synced; the offset rule also covers servers that do not.) CLUSTER SLOTS is
+// the classic form: [first, last, primary, replicas...], each node [host, port, id?, metadata?]. A
+// host of "" means the endpoint is unknown: connect to the host the reply came from.
 //
 // A reply that is not what Redis sends gives an error that names what is wrong and where, e.g.
 // "CLUSTER SHARDS: shard 2: slots: odd count" (shards, ranges, nodes and elements are counted
