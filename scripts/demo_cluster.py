@@ -9,7 +9,8 @@ measures the most the service answers (closed loop), offers half of that, open l
 rankd's paced client (bench/load/paced_client.cpp), SIGKILLs one master a few seconds in,
 watches the cluster promote its replica, starts the killed node again (it rejoins as a replica)
 and prints a table per second: requests answered, 200s, degraded answers, errors by code,
-p50/p99 and which node serves the killed master's slots. It stops everything it started when it
+p50/p99, whether GET /readyz answered 200 (polled every 50 ms) and which node serves the killed
+master's slots. It stops everything it started when it
 ends, fails or is interrupted (Ctrl-C, SIGTERM).
 
 cluster-node-timeout is 1000 ms: the other masters mark a silent master failed after it and its
@@ -80,12 +81,14 @@ def cluster_registry(folder, seeds, replica_reads):
 
 class SlotWatch:
     """Polls the cluster every 50 ms from the live nodes: who serves `slot`, and when the master
-    serving it changes; and when `victim`, once killed and started again, is a replica in sync
-    with its master. Thread: its own; read its results after stop()."""
+    serving it changes; when `victim`, once killed and started again, is a replica in sync with
+    its master; and rankd's GET /readyz on `port`. Thread: its own; read its results after
+    stop()."""
 
-    def __init__(self, cluster, slot, victim, t0):
-        self.cluster, self.slot, self.victim, self.t0 = cluster, slot, victim, t0
+    def __init__(self, cluster, slot, victim, port, t0):
+        self.cluster, self.slot, self.victim, self.port, self.t0 = cluster, slot, victim, port, t0
         self.samples = []  # (seconds since t0, address serving the slot or None)
+        self.readyz = []  # (seconds since t0, HTTP status of GET /readyz, or 0 when unanswered)
         self.restarted = False  # set by the drill once it started the victim again
         self.rejoined_at = None  # seconds since t0
         self.stopping = threading.Event()
@@ -102,9 +105,26 @@ class SlotWatch:
                 owner = None
             now = time.monotonic() - self.t0
             self.samples.append((now, owner))
+            self.readyz.append((now, self.ready_status()))
             if self.restarted and self.rejoined_at is None and self.in_sync():
                 self.rejoined_at = now
             self.stopping.wait(0.05)
+
+    def ready_status(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
+        try:
+            conn.request("GET", "/readyz")
+            response = conn.getresponse()
+            response.read()
+            return response.status
+        except (OSError, http.client.HTTPException):
+            return 0
+        finally:
+            conn.close()
+
+    def not_ready_during(self, second):
+        """How many of the /readyz polls during [second, second + 1) were not 200."""
+        return sum(1 for t, status in self.readyz if second <= t < second + 1 and status != 200)
 
     def in_sync(self):
         try:
@@ -264,7 +284,7 @@ class DemoCluster:
                                  " ".join("%d-%d" % r for r in slots), a.kill_at, a.restart_at))
         t0 = time.monotonic()
         load = self.client(["--phases", phases], a.seconds)
-        watch = SlotWatch(self.cluster, slots[0][0], victim, t0)
+        watch = SlotWatch(self.cluster, slots[0][0], victim, self.port, t0)
         events = []
         try:
             time.sleep(max(0.0, t0 + a.kill_at - time.monotonic()))  # the schedule, not a wait
@@ -288,6 +308,8 @@ class DemoCluster:
         if rejoined is not None:
             events.append((rejoined, "%s is a replica again, in sync" % victim.address))
         self.print_table(result, watch, sorted(events))
+        self.not_ready_polls = sum(1 for _, status in watch.readyz if status != 200)
+        self.readyz_polls = len(watch.readyz)
         return self.summary(result, max_rps, rate, killed_at, promoted_at, victim, slots, events)
 
     @staticmethod
@@ -300,15 +322,18 @@ class DemoCluster:
 
     def print_table(self, result, watch, events):
         tl = result["timeline"]
-        print("%4s %9s %6s %9s %-18s %8s %8s  %s" % ("s", "answered", "200", "degraded", "errors",
-                                                  "p50 ms", "p99 ms", "slots served by"))
+        print("%4s %9s %6s %9s %-18s %8s %8s %6s  %s" % (
+            "s", "answered", "200", "degraded", "errors", "p50 ms", "p99 ms", "ready",
+            "slots served by"))
         for i in range(len(tl["answered"])):
             owners = watch.owner_during(i)
             served = " -> ".join(o or "(none)" for o in owners) or "?"
             ok = tl["goodput"][i] + tl["late_200"][i]
-            print("%4d %9d %6d %9d %-18s %8.2f %8.2f  %s" % (
+            not_ready = watch.not_ready_during(i)
+            print("%4d %9d %6d %9d %-18s %8.2f %8.2f %6s  %s" % (
                 i, tl["answered"][i], ok, tl["degraded"][i], self.errors_in(tl, i),
-                tl["p50_ms"][i], tl["p99_ms"][i], served))
+                tl["p50_ms"][i], tl["p99_ms"][i], "yes" if not not_ready else "no:%d" % not_ready,
+                served))
             for t, what in events:
                 if i <= t < i + 1:
                     print("     %6.2f s: %s" % (t, what))
@@ -332,6 +357,8 @@ class DemoCluster:
             "promoted_after_s": None if promoted_at is None else promoted_at - killed_at,
             "rejoined_after_restart_s": self.rejoined_after_restart_s,
             "deadline_ms": self.args.deadline_ms,
+            "readyz_polls": self.readyz_polls,
+            "readyz_not_ready": self.not_ready_polls,
             "requests": total["requests"],
             "non_200": total["requests"] - total["goodput"] - total["late_200"],
             "degraded": total["degraded"],
@@ -345,6 +372,8 @@ class DemoCluster:
         step("summary")
         print("%d requests at %d/s (%.0f%% of the %.0f/s measured); %d not 200, %d degraded" % (
             doc["requests"], rate, 100 * self.args.load, max_rps, doc["non_200"], doc["degraded"]))
+        print("GET /readyz every 50 ms: %d of %d polls not ready" % (
+            doc["readyz_not_ready"], doc["readyz_polls"]))
         if doc["promoted_after_s"] is not None:
             print("the replica served the slots %.2f s after the kill" % doc["promoted_after_s"])
         print("p99 %.2f ms before the kill, %.2f ms from the kill to the restart (%.2fx)" % (

@@ -5,7 +5,7 @@ cli and integration).
 
 Every request is answered 200 and none degraded through the kill, the promotion of the killed
 master's replica (reads served by the replicas meanwhile) and the killed node's return as a
-replica; the per-second table is printed; the script exits 0 and leaves no redis-server or rankd
+replica, and GET /readyz answers 200 throughout; the per-second table is printed; the script exits 0 and leaves no redis-server or rankd
 serve behind, also when interrupted (Ctrl-C) during the drill.
 """
 import json
@@ -95,6 +95,9 @@ class DemoClusterTest(unittest.TestCase):
         self.assertEqual(doc["degraded"], 0)
         self.assertIsNotNone(doc["promoted_after_s"], "the replica was never promoted")
         self.assertIsNotNone(doc["rejoined_after_restart_s"], "the killed node never rejoined")
+        # Every slot stayed readable (the replicas answered for the dead master): ready throughout.
+        self.assertGreater(doc["readyz_polls"], 50)
+        self.assertEqual(doc["readyz_not_ready"], 0)
         timeline = doc["report"]["timeline"]
         self.assertEqual(sum(timeline["answered"]), doc["requests"])
 
