@@ -21,7 +21,7 @@ window in which its slots have no master.
 
   scripts/demo_cluster.py [--rankd PATH] [--client PATH] [--seconds 16] [--kill-at 4]
                           [--restart-at 10] [--replica-reads on|off] [--load 0.5]
-                          [--deadline-ms 100] [--json FILE]
+                          [--deadline-ms 100] [--command-timeout-ms 50] [--json FILE]
 
 Standard library only (Debian's python3).
 """
@@ -59,7 +59,7 @@ def step(text):
     print("\n== %s" % text, flush=True)
 
 
-def cluster_registry(folder, seeds, replica_reads):
+def cluster_registry(folder, seeds, replica_reads, command_timeout_ms):
     """A copy of registry/ whose `test` endpoints are the cluster."""
     registry = os.path.join(folder, "registry")
     shutil.copytree(os.path.join(ROOT, "registry"), registry)
@@ -68,8 +68,9 @@ def cluster_registry(folder, seeds, replica_reads):
         text = f.read()
     for name in ("graph", "features"):
         table = ('[endpoints.%s.test]\nmode = "cluster"\nseeds = [%s]\nread_from_replicas = %s\n'
-                 'pool_size = 2\nconnect_timeout_ms = 200\ncommand_timeout_ms = 50\n'
-                 % (name, ", ".join('"%s"' % s for s in seeds), "true" if replica_reads else "false"))
+                 'pool_size = 2\nconnect_timeout_ms = 200\ncommand_timeout_ms = %d\n'
+                 % (name, ", ".join('"%s"' % s for s in seeds), "true" if replica_reads else "false",
+                    command_timeout_ms))
         text, n = re.subn(r"\[endpoints\.%s\.test\]\n(?:[^\[\n][^\n]*\n)*" % name,
                           lambda _: table, text)
         if n != 1:
@@ -186,7 +187,8 @@ class DemoCluster:
     def compile_plans(self):
         step("the example plans, compiled by rankc against a registry whose test endpoints are "
              "the cluster (read_from_replicas = %s)" % ("true" if self.replica_reads else "false"))
-        self.registry = cluster_registry(self.folder, self.cluster.seeds(), self.replica_reads)
+        self.registry = cluster_registry(self.folder, self.cluster.seeds(), self.replica_reads,
+                                         self.args.command_timeout_ms)
         self.plans = os.path.join(self.folder, "plans")
         if not self.args.rankc_built:
             subprocess.run(["npm", "run", "build", "--silent"], cwd=ROOT, check=True)
@@ -379,6 +381,13 @@ class DemoCluster:
         print("p99 %.2f ms before the kill, %.2f ms from the kill to the restart (%.2fx)" % (
             doc["steady_p99_ms"], doc["failover_p99_ms"],
             doc["failover_p99_ms"] / doc["steady_p99_ms"] if doc["steady_p99_ms"] else float("nan")))
+        step("GET /metrics (the cluster's)")
+        _, text = self.request("GET", "/metrics")
+        doc["metrics"] = [line for line in text.splitlines()
+                          if line.startswith(("rankd_redis_cluster_", "rankd_redis_errors_total{",
+                                              "rankd_redis_reconnects_total{"))]
+        for line in doc["metrics"]:
+            print("  " + line)
         if self.args.json:
             with open(self.args.json, "w") as f:
                 json.dump(doc, f, indent=1)
@@ -417,6 +426,8 @@ def main():
     parser.add_argument("--load", type=float, default=0.5,
                         help="the drill's rate as a fraction of the measured maximum")
     parser.add_argument("--deadline-ms", type=int, default=100, help="each request's deadline")
+    parser.add_argument("--command-timeout-ms", type=int, default=50,
+                        help="the endpoints' command timeout (the repository registry's test value)")
     parser.add_argument("--json", help="write the drill's figures there")
     parser.add_argument("--rankc-built", action="store_true",
                         help="use dsl/dist as it is (make test builds it) instead of npm run build")
