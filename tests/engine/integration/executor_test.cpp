@@ -252,10 +252,12 @@ TEST_P(ExecutorTest, ANodeStartedOnItsInputsIdsRunsAgainWhenTheInputDegrades) {
     EXPECT_EQ(Report(r, node).rows_out, 0u) << node;
   }
   if (GetParam() == Scheduler::kAsync) {
-    // The early runs' commands are counted: follow's list and its 3 users' hashes, media's lists
-    // (the one on media:3 answered WRONGTYPE, which did not fail the request).
-    EXPECT_EQ(Report(r, 1).redis_commands, 4u);
-    EXPECT_EQ(Report(r, 2).redis_commands, 3u);
+    // The early runs' commands are counted, the runs again on no rows add none. How far the early
+    // runs got before the viewer's reply came back depends on timing: at most follow's list and
+    // its 3 users' hashes, and media's lists (the one on media:3 answered WRONGTYPE, which did not
+    // fail the request).
+    EXPECT_LE(Report(r, 1).redis_commands, 4u);
+    EXPECT_LE(Report(r, 2).redis_commands, 3u);
   } else {
     EXPECT_EQ(Report(r, 1).redis_commands, 0u);
     EXPECT_EQ(Report(r, 2).redis_commands, 0u);
