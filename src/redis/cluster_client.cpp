@@ -147,6 +147,8 @@ void ClusterClient::InstallMap(SlotMap map) {
 }
 
 rt::Task<void> ClusterClient::RefreshSlotMap() {
+  last_refresh_ns_ = rt::MonotonicNanos();
+  ++refreshes_started_;
   if (options_.connection.metrics != nullptr) ++options_.connection.metrics->topology_refreshes;
   const std::vector<detail::NodeAddress> candidates = detail::ReloadCandidates(
       map_.nodes(), options_.seeds, [this](const detail::NodeAddress& node) {
@@ -168,13 +170,24 @@ void ClusterClient::RequestRefresh() {
   if (refreshing_) return;
   refreshing_ = true;
   scope_.Spawn([](ClusterClient* self) -> rt::Task<void> {
+    const std::int64_t due_ns = self->last_refresh_ns_ + self->options_.min_refresh_gap.count();
     try {
+      if (due_ns > rt::MonotonicNanos()) {
+        co_await rt::SleepFor(rt::Duration(due_ns - rt::MonotonicNanos()));
+      }
       co_await self->RefreshSlotMap();
     } catch (const std::exception&) {
       // The next redirect or the periodic refresh tries again.
     }
     self->refreshing_ = false;
+    self->refresh_ended_.Set();  // wakes the waiters; later waits wait for the next reload
+    self->refresh_ended_.Reset();
   }(this));
+}
+
+rt::Task<void> ClusterClient::WaitForRefresh() {
+  RequestRefresh();
+  co_await refresh_ended_.Wait();
 }
 
 rt::Task<void> ClusterClient::PeriodicRefresh() {
@@ -224,7 +237,7 @@ rt::Task<void> ClusterClient::ExecuteTarget(std::string key, detail::ReplyTarget
   for (int attempt = 0; attempt <= options_.max_redirects; ++attempt) {
     Pool* pool = ask_pool != nullptr ? ask_pool : PoolForSlot(slot, read_only, avoid_primary);
     if (pool == nullptr) {
-      co_await RefreshSlotMap();
+      co_await WaitForRefresh();
       pool = PoolForSlot(slot, read_only);
       if (pool == nullptr) {
         throw ConnectionError(

@@ -19,6 +19,7 @@
 #include "rankd/redis/cluster_client.h"
 #include "rankd/redis/hash_slot.h"
 #include "rankd/runtime/sleep.h"
+#include "rankd/runtime/when_all.h"
 #include "redis_server.h"
 
 namespace rankd::redis::testing {
@@ -303,6 +304,34 @@ TEST_P(ClusterClientTest, LiveReshardUnderReadTrafficHasZeroFailedReads) {
   EXPECT_GT(reads, 1000u);
   EXPECT_EQ(failed, 0u) << first_failure;
   EXPECT_GT(metrics.redirects_moved + metrics.redirects_ask, 0u);
+}
+
+// However many callers ask for a reload, one is queued or running at a time, and one starts no
+// sooner than min_refresh_gap after the previous one started.
+TEST_P(ClusterClientTest, ReloadsAskedForTogetherAreOneAtMostOncePerGap) {
+  RunOnLoop([&]() -> rt::Task<void> {
+    ClientMetrics metrics;
+    ClusterOptions options = Options(&metrics);
+    options.min_refresh_gap = std::chrono::milliseconds(200);
+    ClusterClient client(std::move(options));
+    const std::int64_t before_start_ns = rt::MonotonicNanos();
+    co_await client.Start();
+    EXPECT_EQ(client.refreshes_started(), 1u);
+    // 50 asks at once: one reload, a gap after Start's.
+    for (int i = 0; i < 50; ++i) client.RequestRefresh();
+    co_await client.WaitForRefresh();
+    EXPECT_EQ(client.refreshes_started(), 2u);
+    EXPECT_GE(rt::MonotonicNanos() - before_start_ns, 200'000'000);
+    // 20 callers waiting together: one more reload, and every one of them wakes.
+    std::vector<rt::Task<void>> waits;
+    for (int i = 0; i < 20; ++i) waits.push_back(client.WaitForRefresh());
+    co_await rt::WhenAll(std::move(waits));
+    EXPECT_EQ(client.refreshes_started(), 3u);
+    EXPECT_EQ(metrics.topology_refreshes, 3u);
+    // The third started a gap after the second, which started a gap after Start's.
+    EXPECT_GE(rt::MonotonicNanos() - before_start_ns, 400'000'000);
+    EXPECT_TRUE(client.slot_map().covers_all_slots());
+  });
 }
 
 TEST_P(ClusterClientTest, CachedReadsStayExactThroughALiveReshard) {

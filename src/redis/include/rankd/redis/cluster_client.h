@@ -15,12 +15,15 @@
 // one node's MGETs in the same pipeline.
 //
 // The map is reloaded when a redirect or a connection failure says it is stale, and every
-// refresh_interval. With read_from_replicas, calls marked as reads (ClusterCallOptions) go to a
-// replica of the slot when there is one (round robin over the slot's online replicas), over
-// connections that sent READONLY (without it a replica answers MOVED to its primary). A read
-// whose replica connection fails (the replica died, or is down between reconnect attempts) is
-// sent again to the slot's primary at once, and the map is reloaded. Whether replica reads are
-// on or not, a read whose primary's connection fails (the master died: until the cluster
+// refresh_interval. However many commands say so at once (every read of a dead master's slots
+// does), one reload is queued or running at a time, and one starts no sooner than
+// min_refresh_gap after the previous one started: a failover costs the cluster a few reloads
+// per client, not one per failed command. With read_from_replicas, calls marked as reads
+// (ClusterCallOptions) go to a replica of the slot when there is one (round robin over the slot's
+// online replicas), over connections that sent READONLY (without it a replica answers MOVED to its
+// primary). A read whose replica connection fails (the replica died, or is down between reconnect
+// attempts) is sent again to the slot's primary at once, and the map is reloaded. Whether replica
+// reads are on or not, a read whose primary's connection fails (the master died: until the cluster
 // promotes a replica, its slots have no master) is sent again at once to one of the slot's
 // replicas, and reads of that primary go to its replicas until it reconnects or the reloaded
 // map names another primary: a replica answers reads while the cluster is down when the nodes
@@ -54,6 +57,7 @@
 #include "rankd/redis/connection.h"
 #include "rankd/redis/pool.h"
 #include "rankd/redis/slot_map.h"
+#include "rankd/runtime/event.h"
 #include "rankd/runtime/task.h"
 #include "rankd/runtime/task_scope.h"
 
@@ -68,6 +72,8 @@ struct ClusterOptions {
   rt::Duration refresh_interval =
       std::chrono::seconds(30);  // 0: reload only when told the map is stale
   int max_redirects = 8;         // per command
+  // The least time from one reload's start to the next's (asked-for reloads wait that long).
+  rt::Duration min_refresh_gap = std::chrono::milliseconds(100);
 };
 
 struct ClusterCallOptions {
@@ -99,8 +105,16 @@ class ClusterClient {
   // Loads the slot map (ConnectionError naming every seed's failure when none answers) and
   // starts the periodic refresh.
   rt::Task<void> Start();
-  // Reloads the slot map now.
+  // Reloads the slot map now (not counted against min_refresh_gap's queue: for Start and tests).
   rt::Task<void> RefreshSlotMap();
+  // Queues a reload unless one is queued or running; it starts min_refresh_gap after the
+  // previous reload started, or at once if that has passed.
+  void RequestRefresh();
+  // Queues a reload as RequestRefresh does and completes when the queued or running one ends
+  // (whether it found a map or not). Errors: CancelledError.
+  rt::Task<void> WaitForRefresh();
+  // Slot map reloads started (Start's included).
+  std::uint64_t refreshes_started() const noexcept { return refreshes_started_; }
 
   const SlotMap& slot_map() const noexcept { return map_; }
   // Calls holding an in-flight permit on any node's pool (a pipeline counts as one).
@@ -155,16 +169,17 @@ class ClusterClient {
   rt::Task<bool> TryLoadFrom(const std::string& host, std::uint16_t port, std::string* why);
   // Makes `map` the slot map, telling the invalidations listener when any slot changed servers.
   void InstallMap(SlotMap map);
-  // Queues a reload unless one is running.
-  void RequestRefresh();
   rt::Task<void> PeriodicRefresh();
 
   ClusterOptions options_;
   SlotMap map_;
   std::map<std::string, std::unique_ptr<Pool>> pools_;  // "host:port" (+ " ro" for replicas)
   std::size_t replica_turn_ = 0;
-  bool refreshing_ = false;
-  rt::TaskScope scope_;  // last: refresh tasks go before the pools they use
+  bool refreshing_ = false;           // a reload is queued or running (RequestRefresh)
+  std::int64_t last_refresh_ns_ = 0;  // when the last reload started (MonotonicNanos)
+  std::uint64_t refreshes_started_ = 0;
+  rt::Event refresh_ended_;  // set and reset when a queued reload ends: wakes WaitForRefresh
+  rt::TaskScope scope_;      // last: refresh tasks go before the pools they use
 };
 
 }  // namespace rankd::redis
