@@ -45,6 +45,7 @@ from redis_cluster import LocalCluster, call  # noqa: E402
 NODE_TIMEOUT_MS = 1000
 USERS = 2000  # the demo dataset's
 BODY = '{"plan": "feed", "viewer_id": {viewer}, "deadline_ms": %d}'
+CHECKED_VIEWERS = range(7, USERS, 97)  # whose rankings are compared before, during and after
 
 
 class Stop(Exception):
@@ -251,6 +252,18 @@ class DemoCluster:
         print("(%d of %d ranked items, degraded: %s)" % (min(5, len(rows)), len(rows),
                                                         json.dumps(r["degraded"])))
 
+    def rankings(self):
+        """CHECKED_VIEWERS' feeds as the drill's requests ask for them: viewer -> (status, the
+        ranked media ids, the degraded nodes)."""
+        out = {}
+        for viewer in CHECKED_VIEWERS:
+            body = BODY.replace("{viewer}", str(viewer)) % self.args.deadline_ms
+            status, text = self.request("POST", "/rank", body)
+            answer = json.loads(text) if status == 200 else {}
+            out[viewer] = (status, [row["id"] for row in answer.get("outputs", {}).get("top", [])],
+                           answer.get("degraded"))
+        return out
+
     def client(self, mode, seconds):
         deadline_ms = self.args.deadline_ms
         argv = [self.args.client, "--port", str(self.port), "--body", BODY % deadline_ms,
@@ -284,6 +297,7 @@ class DemoCluster:
         step("the drill: %d requests/s for %d s; SIGKILL of master %s (slots %s) at %d s, "
              "restart at %d s" % (rate, a.seconds, victim.address,
                                  " ".join("%d-%d" % r for r in slots), a.kill_at, a.restart_at))
+        before = self.rankings()
         t0 = time.monotonic()
         load = self.client(["--phases", phases], a.seconds)
         watch = SlotWatch(self.cluster, slots[0][0], victim, self.port, t0)
@@ -293,6 +307,10 @@ class DemoCluster:
             victim.kill()
             killed_at = time.monotonic() - t0
             events.append((killed_at, "SIGKILL %s" % victim.address))
+            time.sleep(max(0.0, t0 + a.kill_at + 0.5 - time.monotonic()))  # the schedule
+            during_from = time.monotonic() - t0
+            during = self.rankings()
+            during_to = time.monotonic() - t0
             time.sleep(max(0.0, t0 + a.restart_at - time.monotonic()))
             victim.start()
             watch.restarted = True
@@ -301,6 +319,7 @@ class DemoCluster:
             rejoined = watch.wait_rejoined(30)
         finally:
             watch.stop()
+        after = self.rankings()
         promoted_at = watch.first_time_served_by_other(victim.address, killed_at)
         if promoted_at is not None:
             new_master = next(o for t, o in watch.samples if t >= promoted_at and o)
@@ -312,6 +331,18 @@ class DemoCluster:
         self.print_table(result, watch, sorted(events))
         self.not_ready_polls = sum(1 for _, status in watch.readyz if status != 200)
         self.readyz_polls = len(watch.readyz)
+        self.exactness = {
+            "viewers": len(before),
+            "before_all_200": all(status == 200 and not degraded
+                                  for status, _, degraded in before.values()),
+            "during_from_s": round(during_from, 3),
+            "during_to_s": round(during_to, 3),
+            "during_before_promotion": promoted_at is None or during_to < promoted_at,
+            "same_during": sum(1 for v in before if during[v] == before[v]),
+            "same_after": sum(1 for v in before if after[v] == before[v]),
+            "differ": {str(v): {"before": before[v], "during": during[v], "after": after[v]}
+                       for v in before if not before[v] == during[v] == after[v]},
+        }
         return self.summary(result, max_rps, rate, killed_at, promoted_at, victim, slots, events)
 
     @staticmethod
@@ -369,6 +400,7 @@ class DemoCluster:
             "steady_p99_ms": p99(steady),
             "failover_p99_ms": p99(failover),
             "events": [[round(t, 3), what] for t, what in events],
+            "rankings": self.exactness,
             "report": result,
         }
         step("summary")
@@ -381,6 +413,14 @@ class DemoCluster:
         print("p99 %.2f ms before the kill, %.2f ms from the kill to the restart (%.2fx)" % (
             doc["steady_p99_ms"], doc["failover_p99_ms"],
             doc["failover_p99_ms"] / doc["steady_p99_ms"] if doc["steady_p99_ms"] else float("nan")))
+        x = doc["rankings"]
+        print("the feeds of %d viewers, compared with theirs before the load: %d the same at "
+              "%.2f-%.2f s (%s), %d the same after the rejoin" % (
+                  x["viewers"], x["same_during"], x["during_from_s"], x["during_to_s"],
+                  "master dead, not yet replaced" if x["during_before_promotion"]
+                  else "after the promotion", x["same_after"]))
+        for viewer, answers in x["differ"].items():
+            print("  viewer %s: %s" % (viewer, json.dumps(answers)))
         step("GET /metrics (the cluster's)")
         _, text = self.request("GET", "/metrics")
         doc["metrics"] = [line for line in text.splitlines()

@@ -7,7 +7,8 @@ cli and integration).
 
 Every request is answered 200 and none degraded through the kill, the promotion of the killed
 master's replica (reads served by the replicas meanwhile) and the killed node's return as a
-replica, and GET /readyz answers 200 throughout; the per-second table is printed; the script exits 0 and leaves no redis-server or rankd
+replica, and GET /readyz answers 200 throughout; the feeds of 21 viewers asked for while the
+master is dead and after it rejoined are the ones asked for before the kill; the per-second table is printed; the script exits 0 and leaves no redis-server or rankd
 serve behind, also when interrupted (Ctrl-C) during the drill.
 """
 import json
@@ -103,6 +104,14 @@ class DemoClusterTest(unittest.TestCase):
         self.assertEqual(doc["readyz_not_ready"], 0)
         timeline = doc["report"]["timeline"]
         self.assertEqual(sum(timeline["answered"]), doc["requests"])
+        # Exact answers: 21 viewers' feeds with the master dead and after it rejoined are the
+        # ones they had before the kill, media for media.
+        x = doc["rankings"]
+        self.assertEqual(x["viewers"], 21)
+        self.assertTrue(x["before_all_200"], x)
+        self.assertEqual(x["same_during"], x["viewers"], x["differ"])
+        self.assertEqual(x["same_after"], x["viewers"], x["differ"])
+        self.assertGreater(x["during_from_s"], 2.0)  # after the kill
 
 
 if __name__ == "__main__":
