@@ -28,7 +28,10 @@ class MgetScatterSink : public NullSink {
   void OnNull() {
     if (depth_ == 1) ++next_;
   }
-  void OnAggregateBegin(Type, std::size_t) { ++depth_; }
+  void OnAggregateBegin(Type, std::size_t) {
+    if (depth_ == 0) next_ = 0;  // a reply handed over again (a resent pipeline) replaces
+    ++depth_;
+  }
   void OnAggregateEnd(Type) { --depth_; }
 
  private:

@@ -27,6 +27,7 @@ std::string_view AsText(double v, char (&buf)[32]) {
 // ---- IdListSink ----
 
 void IdListSink::OnAggregateBegin(redis::Type type, std::size_t) {
+  if (depth_ == 0) BeginReply();
   ++depth_;
   if (depth_ > 1) Unexpected("a nested aggregate");
   if (!IsArrayLike(type) || type == redis::Type::kMap) Unexpected(redis::TypeName(type));
@@ -35,7 +36,10 @@ void IdListSink::OnAggregateBegin(redis::Type type, std::size_t) {
 void IdListSink::OnNull() {
   // A null in place of the whole list (RESP2 "*-1") is no list; an element that is null is not
   // an int.
-  if (depth_ == 0) return;
+  if (depth_ == 0) {
+    BeginReply();
+    return;
+  }
   ++counts_->dropped;
 }
 
@@ -111,7 +115,17 @@ void StoreValue(std::string_view text, Column* column, std::size_t row, Arena& a
 
 // ---- HashFieldsSink ----
 
+void HashFieldsSink::BeginReply() {
+  if (replied_) {
+    for (Column* column : columns_) column->set_null(row_);
+    key_next_ = true;
+    field_ = -1;
+  }
+  replied_ = true;
+}
+
 void HashFieldsSink::OnAggregateBegin(redis::Type type, std::size_t) {
+  if (depth_ == 0) BeginReply();
   ++depth_;
   if (depth_ > 1) Unexpected("a nested aggregate");
   if (!IsArrayLike(type)) Unexpected(redis::TypeName(type));
@@ -123,7 +137,11 @@ void HashFieldsSink::Unexpected(std::string_view what) {
 
 void HashFieldsSink::Text(std::string_view text, bool null) {
   if (depth_ != 1) {
-    if (!(null && depth_ == 0)) Unexpected("a single value");  // a null hash: no fields
+    if (null && depth_ == 0) {
+      BeginReply();  // a null hash: no fields
+    } else {
+      Unexpected("a single value");
+    }
     return;
   }
   if (key_next_) {
@@ -156,7 +174,16 @@ void HashFieldsSink::OnDouble(double v) {
 
 // ---- FieldValuesSink ----
 
+void FieldValuesSink::BeginReply() {
+  if (replied_) {
+    for (Column* column : columns_) column->set_null(row_);
+    next_ = 0;
+  }
+  replied_ = true;
+}
+
 void FieldValuesSink::OnAggregateBegin(redis::Type type, std::size_t values) {
+  if (depth_ == 0) BeginReply();
   ++depth_;
   if (depth_ > 1) Unexpected("a nested aggregate");
   if (!IsArrayLike(type) || type == redis::Type::kMap) Unexpected(redis::TypeName(type));

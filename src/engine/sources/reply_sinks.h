@@ -8,6 +8,12 @@
 // A reply of the wrong shape (an error, a scalar where an array belongs, a nested aggregate)
 // leaves what the sink wrote so far and records why: the node reports it as an upstream error.
 //
+// A sink may be handed its command's reply more than once: a Cluster client sends a node's
+// pipeline again (to a replica, or after a reload) when its connection was lost, replies that
+// had arrived included. The last reply is the answer: a sink handed a second reply starts over
+// (a list from its first id; a row's fields null again), so nothing is read twice. DecodeCounts
+// count every reply handed over.
+//
 // Thread affinity: the thread that parses the reply (a shard's loop). Ownership: sinks borrow the
 // columns, the arena and the counters, which outlive the call.
 #pragma once
@@ -71,11 +77,17 @@ class IdListSink : public redis::NullSink {
   void Element(std::string_view text);
   void Unexpected(std::string_view what);
   void Push(std::int64_t id);
+  // A reply begins (a value at depth 0): a second one replaces the first.
+  void BeginReply() {
+    if (replied_) size_ = 0;
+    replied_ = true;
+  }
 
   std::int64_t* out_;
   std::size_t capacity_;
   std::size_t size_ = 0;
   int depth_ = 0;
+  bool replied_ = false;  // a reply was handed over
   DecodeCounts* counts_;
   ReplyProblem* problem_;
 };
@@ -114,6 +126,8 @@ class HashFieldsSink : public redis::NullSink {
  private:
   void Text(std::string_view text, bool null = false);
   void Unexpected(std::string_view what);
+  // A reply begins (a value at depth 0): a second one starts from a row of nulls.
+  void BeginReply();
 
   std::span<const std::string> fields_;
   std::span<Column* const> columns_;
@@ -124,6 +138,7 @@ class HashFieldsSink : public redis::NullSink {
   int depth_ = 0;
   bool key_next_ = true;       // alternates field name, value
   std::ptrdiff_t field_ = -1;  // the wanted field whose value comes next (-1: not wanted)
+  bool replied_ = false;       // a reply was handed over
 };
 
 // HMGET: value i into columns[i] at `row` (a nil is null).
@@ -148,6 +163,8 @@ class FieldValuesSink : public redis::NullSink {
  private:
   void Value(std::string_view text, bool null);
   void Unexpected(std::string_view what);
+  // A reply begins (a value at depth 0): a second one starts from a row of nulls.
+  void BeginReply();
 
   std::span<Column* const> columns_;
   std::size_t row_;
@@ -156,6 +173,7 @@ class FieldValuesSink : public redis::NullSink {
   ReplyProblem* problem_;
   int depth_ = 0;
   std::size_t next_ = 0;
+  bool replied_ = false;  // a reply was handed over
 };
 
 }  // namespace rankd::engine

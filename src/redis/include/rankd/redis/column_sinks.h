@@ -4,7 +4,8 @@
 //   ZRANGE return them, or RESP integers) appended to a std::vector<std::int64_t>.
 //   HmgetRowSink: one HMGET reply appended as one row of typed columns, field i to column i.
 //
-// Each sink decodes one reply. On a reply it cannot take (an error reply, a nested aggregate,
+// Each sink decodes one reply, once: they append, so they are not for calls a ClusterClient may
+// resend (sinks.h). On a reply it cannot take (an error reply, a nested aggregate,
 // a wrong field count) it appends nothing, and ok() is false with error() saying why.
 // Thread affinity: the parsing thread; the columns must outlive the sink.
 #pragma once

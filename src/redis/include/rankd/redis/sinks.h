@@ -8,6 +8,13 @@
 // A sink sees only complete, well-formed replies (the parser checks the whole reply first), but
 // it may still find a reply it did not expect (an error, a wrong type): it records that itself.
 //
+// A sink may be handed its command's reply twice: ClusterClient sends a node's pipeline again
+// (to a replica, or after a reload) when its connection was lost, and the replies that had
+// arrived before are handed over again. The last reply is the command's answer, so a sink whose
+// calls can be resent starts over when a second reply begins (the engine's sinks do,
+// engine/sources/reply_sinks.h); Int64ListSink and HmgetRowSink append and are for single
+// connections only.
+//
 // NullSink ignores everything. Derive from it and define the methods you need (the parser is a
 // template over the sink, so such calls are direct and inline). Derive from ReplySink instead
 // when the sink must be chosen at run time.
