@@ -127,6 +127,40 @@ class ClusterReplicaTest : public BackendTest {
     options.read_only = true;
     co_return co_await client.CallEncoded(key, std::move(command), options);
   }
+  // What readers running through a node's death counted. in_victim_shard: the keys of the
+  // dying node's shard; waiting_on_victim: readers whose GET went to that shard and has no reply.
+  struct ReadTally {
+    std::vector<bool> in_victim_shard = std::vector<bool>(kKeys, false);
+    bool stop = false;
+    bool killed = false;
+    std::int64_t reads = 0;
+    std::int64_t reads_after_kill = 0;
+    std::int64_t failed = 0;
+    std::string first_failure;
+    int waiting_on_victim = 0;
+  };
+  // One reader: read_only GETs one at a time over every key from `first` on (a stride of 7),
+  // until t.stop, each reply checked.
+  static rt::Task<void> ReadUntilStopped(ClusterClient& client, ReadTally& t, int first) {
+    for (int i = first; !t.stop; i = (i + 7) % kKeys) {
+      const bool victim_shard = t.in_victim_shard[static_cast<std::size_t>(i)];
+      try {
+        if (victim_shard) ++t.waiting_on_victim;
+        const Reply reply = co_await ReadOnlyGet(client, KeyName(i));
+        if (victim_shard) --t.waiting_on_victim;
+        ++t.reads;
+        if (t.killed) ++t.reads_after_kill;
+        if (reply != Reply::Bulk(ValueOf(i))) {
+          ++t.failed;
+          if (t.first_failure.empty()) t.first_failure = KeyName(i) + ": " + reply.DebugString();
+        }
+      } catch (const std::exception& e) {
+        if (victim_shard) --t.waiting_on_victim;
+        ++t.failed;
+        if (t.first_failure.empty()) t.first_failure = KeyName(i) + ": " + e.what();
+      }
+    }
+  }
   // Reads every key once (read_only GETs, one at a time); returns how many were wrong.
   static rt::Task<int> ReadKeys(ClusterClient& client) {
     int wrong = 0;
@@ -286,25 +320,19 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
   const int victim_port = victim.port();
   const int master_port = cluster_->master(0).port();
   // The keys of master 0's slots (the victim's shard); the first one watches the map.
-  std::vector<bool> in_victim_shard(kKeys, false);
+  ReadTally tally;
   int watched = -1;
   {
     BlockingRedisClient c(master_port);
     for (int i = 0; i < kKeys; ++i) {
-      in_victim_shard[static_cast<std::size_t>(i)] =
+      tally.in_victim_shard[static_cast<std::size_t>(i)] =
           c.Command("EXISTS", KeyName(i)) == Reply::Integer(1);
-      if (in_victim_shard[static_cast<std::size_t>(i)] && watched < 0) watched = i;
+      if (tally.in_victim_shard[static_cast<std::size_t>(i)] && watched < 0) watched = i;
     }
   }
   ASSERT_GE(watched, 0);
   const std::uint16_t watched_slot = HashSlot(KeyName(watched));
 
-  std::int64_t reads = 0;
-  std::int64_t reads_after_kill = 0;
-  std::int64_t failed = 0;
-  std::string first_failure;
-  bool killed = false;
-  int waiting_on_victim = 0;  // readers whose GET went to the victim's shard and has no reply
   RunOnLoop([&]() -> rt::Task<void> {
     ClusterClient client(Options(&metrics, /*read_from_replicas=*/true));
     co_await client.Start();
@@ -313,45 +341,24 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
       CO_ASSERT_TRUE(client.slot_map().ReplicasFor(HashSlot(KeyName(i))).size() == 1);
     }
     // Four readers, each a GET at a time over every key, until told to stop.
-    bool stop = false;
-    auto reader = [&](int first) -> rt::Task<void> {
-      for (int i = first; !stop; i = (i + 7) % kKeys) {
-        const bool victim_shard = in_victim_shard[static_cast<std::size_t>(i)];
-        try {
-          if (victim_shard) ++waiting_on_victim;
-          const Reply reply = co_await ReadOnlyGet(client, KeyName(i));
-          if (victim_shard) --waiting_on_victim;
-          ++reads;
-          if (killed) ++reads_after_kill;
-          if (reply != Reply::Bulk(ValueOf(i))) {
-            ++failed;
-            if (first_failure.empty()) first_failure = KeyName(i) + ": " + reply.DebugString();
-          }
-        } catch (const std::exception& e) {
-          if (victim_shard) --waiting_on_victim;
-          ++failed;
-          if (first_failure.empty()) first_failure = KeyName(i) + ": " + e.what();
-        }
-      }
-    };
     rt::TaskScope readers;
-    for (int r = 0; r < 4; ++r) readers.Spawn(reader(r));
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return reads >= 200; }));
+    for (int r = 0; r < 4; ++r) readers.Spawn(ReadUntilStopped(client, tally, r));
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return tally.reads >= 200; }));
     // Stopped first, so that GETs are in flight on its connection when it dies (SIGKILL): it
     // dies once every reader waits on its shard, whose reads it holds while stopped.
     victim.Pause();
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return waiting_on_victim == 4; }));
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return tally.waiting_on_victim == 4; }));
     victim.Kill();
-    killed = true;
+    tally.killed = true;
     // Reads go on through the fallback while the cluster still lists the replica.
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return reads_after_kill >= 500; }));
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return tally.reads_after_kill >= 500; }));
     EXPECT_GT(metrics.replica_fallbacks, 0u);
     // Once its connection is known lost, the dead replica is skipped: no more failed attempts.
     const std::uint64_t fallbacks_before = metrics.replica_fallbacks;
-    const std::int64_t reads_before = reads;
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return reads >= reads_before + 500; }));
+    const std::int64_t reads_before = tally.reads;
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return tally.reads >= reads_before + 500; }));
     EXPECT_EQ(metrics.replica_fallbacks, fallbacks_before);
-    stop = true;
+    tally.stop = true;
     co_await readers.Join();
 
     // Once the other nodes mark it failed (cluster-node-timeout, 5 s), a reload drops it: the
@@ -367,8 +374,8 @@ TEST_P(ClusterReplicaTest, AReplicaKilledWhileReadsFlowFailsNoRead) {
     CO_EXPECT_EQ(ReadOnlyGet(client, KeyName(watched)), Reply::Bulk(ValueOf(watched)));
     EXPECT_EQ(metrics.replica_fallbacks, fallbacks);
   });
-  EXPECT_EQ(failed, 0) << first_failure;
-  EXPECT_GE(reads_after_kill, 500);
+  EXPECT_EQ(tally.failed, 0) << tally.first_failure;
+  EXPECT_GE(tally.reads_after_kill, 500);
   // The surviving replicas kept serving their shards' reads; the dead one's shard went to its
   // master.
   EXPECT_GT(Calls(ReplicaPort(1), "get"), 0);
@@ -382,61 +389,34 @@ TEST_P(ClusterReplicaTest, AMasterKilledWhileReadsFlowFailsNoReadWithReplicaRead
   RedisServer& victim = cluster_->master(0);
   const int replica_port = ReplicaPort(0);
   std::vector<int> victim_keys;
-  std::vector<bool> in_victim_shard(kKeys, false);
+  ReadTally tally;
   {
     BlockingRedisClient c(victim.port());
     for (int i = 0; i < kKeys; ++i) {
       if (c.Command("EXISTS", KeyName(i)) == Reply::Integer(1)) {
         victim_keys.push_back(i);
-        in_victim_shard[static_cast<std::size_t>(i)] = true;
+        tally.in_victim_shard[static_cast<std::size_t>(i)] = true;
       }
     }
   }
   ASSERT_FALSE(victim_keys.empty());
 
-  std::int64_t reads = 0;
-  std::int64_t reads_after_kill = 0;
-  std::int64_t failed = 0;
-  std::string first_failure;
-  bool killed = false;
-  int waiting_on_victim = 0;  // readers whose GET went to the victim's shard and has no reply
   RunOnLoop([&]() -> rt::Task<void> {
     ClusterClient client(Options(&metrics, /*read_from_replicas=*/false));
     co_await client.Start();
-    bool stop = false;
-    auto reader = [&](int first) -> rt::Task<void> {
-      for (int i = first; !stop; i = (i + 7) % kKeys) {
-        const bool victim_shard = in_victim_shard[static_cast<std::size_t>(i)];
-        try {
-          if (victim_shard) ++waiting_on_victim;
-          const Reply reply = co_await ReadOnlyGet(client, KeyName(i));
-          if (victim_shard) --waiting_on_victim;
-          ++reads;
-          if (killed) ++reads_after_kill;
-          if (reply != Reply::Bulk(ValueOf(i))) {
-            ++failed;
-            if (first_failure.empty()) first_failure = KeyName(i) + ": " + reply.DebugString();
-          }
-        } catch (const std::exception& e) {
-          if (victim_shard) --waiting_on_victim;
-          ++failed;
-          if (first_failure.empty()) first_failure = KeyName(i) + ": " + e.what();
-        }
-      }
-    };
     rt::TaskScope readers;
-    for (int r = 0; r < 4; ++r) readers.Spawn(reader(r));
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return reads >= 200; }));
+    for (int r = 0; r < 4; ++r) readers.Spawn(ReadUntilStopped(client, tally, r));
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return tally.reads >= 200; }));
     EXPECT_EQ(metrics.primary_fallbacks, 0u) << "the primaries serve reads while they are up";
     // Stopped first, so that GETs are in flight on its connections when it dies (SIGKILL).
     victim.Pause();
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return waiting_on_victim == 4; }));
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return tally.waiting_on_victim == 4; }));
     victim.Kill();
-    killed = true;
+    tally.killed = true;
     // Well within the cluster's node timeout (5 s): the cluster still lists the dead master, and
     // its replica serves its slots' reads.
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return reads_after_kill >= 500; }));
-    stop = true;
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return tally.reads_after_kill >= 500; }));
+    tally.stop = true;
     co_await readers.Join();
     // A batch over the dead master's keys: one pipeline to the replica.
     std::vector<StringSink> sinks(victim_keys.size());
@@ -452,8 +432,8 @@ TEST_P(ClusterReplicaTest, AMasterKilledWhileReadsFlowFailsNoReadWithReplicaRead
       EXPECT_EQ(sinks[k].value, ValueOf(victim_keys[k])) << KeyName(victim_keys[k]);
     }
   });
-  EXPECT_EQ(failed, 0) << first_failure;
-  EXPECT_GE(reads_after_kill, 500);
+  EXPECT_EQ(tally.failed, 0) << tally.first_failure;
+  EXPECT_GE(tally.reads_after_kill, 500);
   EXPECT_GT(metrics.primary_fallbacks, 0u);
   EXPECT_EQ(metrics.replica_fallbacks, 0u);
   // The dead master's replica served its slots' reads (on READONLY connections).
