@@ -28,14 +28,8 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-class Stop(Exception):
-    """SIGTERM: unwinds like Ctrl-C, so that everything started is stopped."""
-
-
-def on_sigterm(signum, frame):
-    raise Stop()
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from demo_common import Stop, on_sigterm, print_top, request, start_serve, step  # noqa: E402
 
 
 def free_port():
@@ -47,10 +41,6 @@ def free_port():
                 return port
             except OSError:
                 continue
-
-
-def step(text):
-    print("\n== %s" % text, flush=True)
 
 
 class Demo:
@@ -105,40 +95,17 @@ class Demo:
                    "--endpoint", "features=" + endpoint, "--port", str(self.args.port),
                    "--shards", "2", "--log_sample", "1" if foreground else "0"]
         self.log = open(self.log_path, "w")
-        self.serve = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                                      stderr=None if foreground else self.log)
         if foreground:
+            self.serve = subprocess.Popen(command, stdout=subprocess.DEVNULL)
             return
-        deadline = time.time() + 20
-        while self.port is None:
-            with open(self.log_path) as f:
-                for line in f:
-                    event = json.loads(line)
-                    if event.get("event") == "listening":
-                        self.port = event["port"]
-            if self.serve.poll() is not None:
-                raise SystemExit("demo: rankd serve exited: %s" % open(self.log_path).read())
-            if time.time() > deadline:
-                raise SystemExit("demo: rankd serve did not start listening")
-            time.sleep(0.05)
-        while self.request("GET", "/readyz")[0] != 200:
-            time.sleep(0.05)
+        self.serve, self.port = start_serve(command, self.log, self.log_path, "demo")
         print("rankd serve pid %d on http://127.0.0.1:%d (2 shards; log %s)"
               % (self.serve.pid, self.port, self.log_path))
 
     # Showing -------------------------------------------------------------------------------
 
     def request(self, method, path, body=None, conn=None):
-        own = conn is None
-        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            conn.request(method, path, body=body,
-                         headers={"Content-Type": "application/json"} if body else {})
-            r = conn.getresponse()
-            return r.status, r.read().decode()
-        finally:
-            if own:
-                conn.close()
+        return request(self.port, method, path, body, conn)
 
     def rank(self, request):
         status, text = self.request("POST", "/rank", json.dumps(request))
@@ -150,10 +117,7 @@ class Demo:
         if status != 200:
             raise SystemExit("demo: /rank answered %d: %s" % (status, r))
         rows = r["outputs"]["top"]
-        print("%4s  %-9s  %-7s  %7s  %s" % ("rank", "media", "author", "score", "title"))
-        for i, row in enumerate(rows[:10], 1):
-            print("%4d  %-9s  %-7s  %7.3f  %s" % (i, row["id"], row.get("author_id"),
-                                               row.get("final_score") or 0, row.get("title")))
+        print_top(rows, 10)
         print("(%d of %d ranked items; plan digest %s...)" % (min(10, len(rows)), len(rows),
                                                               r["plan_digest"][:12]))
         step("the explain timeline of that request")

@@ -40,7 +40,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from redis_cluster import LocalCluster, call  # noqa: E402
+from redis_cluster import LocalCluster  # noqa: E402
+from resp_client import call  # noqa: E402
+from demo_common import Stop, on_sigterm, print_top, request, start_serve, step  # noqa: E402
 
 NODE_TIMEOUT_MS = 1000
 USERS = 2000  # the demo dataset's
@@ -48,16 +50,6 @@ BODY = '{"plan": "feed", "viewer_id": {viewer}, "deadline_ms": %d}'
 CHECKED_VIEWERS = range(7, USERS, 97)  # whose rankings are compared before, during and after
 
 
-class Stop(Exception):
-    """SIGTERM: unwinds like Ctrl-C, so that everything started is stopped."""
-
-
-def on_sigterm(signum, frame):
-    raise Stop()
-
-
-def step(text):
-    print("\n== %s" % text, flush=True)
 
 
 def cluster_registry(folder, seeds, replica_reads, command_timeout_ms):
@@ -205,38 +197,15 @@ class DemoCluster:
         step("rankd serve --env test (2 shards)")
         self.log_path = os.path.join(self.folder, "rankd-serve.log")
         self.log = open(self.log_path, "w")
-        self.serve = subprocess.Popen(
+        self.serve, self.port = start_serve(
             [self.args.rankd, "serve", "--plans", self.plans, "--registry", self.registry,
              "--env", "test", "--port", "0", "--shards", "2", "--log_sample", "0"],
-            stdout=subprocess.DEVNULL, stderr=self.log)
-        deadline = time.monotonic() + 30
-        while self.port is None:
-            with open(self.log_path) as f:
-                for line in f:
-                    event = json.loads(line)
-                    if event.get("event") == "listening":
-                        self.port = event["port"]
-            if self.serve.poll() is not None:
-                raise SystemExit("demo-cluster: rankd serve exited: %s" % open(self.log_path).read())
-            if time.monotonic() > deadline:
-                raise SystemExit("demo-cluster: rankd serve did not start listening")
-            time.sleep(0.05)
-        while self.request("GET", "/readyz")[0] != 200:
-            if time.monotonic() > deadline:
-                raise SystemExit("demo-cluster: rankd serve did not get ready")
-            time.sleep(0.05)
+            self.log, self.log_path, "demo-cluster")
         print("rankd serve pid %d on http://127.0.0.1:%d (log %s)"
               % (self.serve.pid, self.port, self.log_path))
 
     def request(self, method, path, body=None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            conn.request(method, path, body=body,
-                         headers={"Content-Type": "application/json"} if body else {})
-            r = conn.getresponse()
-            return r.status, r.read().decode()
-        finally:
-            conn.close()
+        return request(self.port, method, path, body)
 
     def show_feed(self, viewer):
         step('POST /rank {"plan": "feed", "viewer_id": %d}' % viewer)
@@ -245,10 +214,7 @@ class DemoCluster:
             raise SystemExit("demo-cluster: /rank answered %d: %s" % (status, text))
         r = json.loads(text)
         rows = r["outputs"]["top"]
-        print("%4s  %-9s  %-7s  %7s  %s" % ("rank", "media", "author", "score", "title"))
-        for i, row in enumerate(rows[:5], 1):
-            print("%4d  %-9s  %-7s  %7.3f  %s" % (i, row["id"], row.get("author_id"),
-                                               row.get("final_score") or 0, row.get("title")))
+        print_top(rows, 5)
         print("(%d of %d ranked items, degraded: %s)" % (min(5, len(rows)), len(rows),
                                                         json.dumps(r["degraded"])))
 

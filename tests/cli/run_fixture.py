@@ -11,20 +11,29 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from redis_cluster import port_pair_is_free  # noqa: E402
+from resp_client import encode as resp  # noqa: E402
 
 PLANS = ["blend", "feed", "reels", "timeouts"]
 CLUSTER_SLOTS = 16384
 
 
-def port_is_free(port):
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
+def alive(pid):
+    """Whether process `pid` is running (a zombie awaiting its parent counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def free_port(cluster=False):
@@ -36,17 +45,9 @@ def free_port(cluster=False):
             return s.getsockname()[1]
     for _ in range(1000):
         port = random.randrange(20000, 45000)
-        if port_is_free(port) and port_is_free(port + 10000):
+        if port_pair_is_free(port):
             return port
     raise RuntimeError("no free port pair for a cluster node")
-
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
 
 
 class Redis:

@@ -11,60 +11,16 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import Redis, RedisCluster, resp, write_store  # noqa: E402
+from run_fixture import Redis, RedisCluster, write_store  # noqa: E402
+from resp_client import call  # noqa: E402 (run_fixture put scripts/ on the path)
 
 RANKD = SOURCE = None
-
-
-def call(port, *command):
-    """One command's reply, for replies that are a bulk string, integer or array of bulks."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(resp(*command))
-        data = b""
-        while True:
-            chunk = s.recv(1 << 16)
-            if not chunk:
-                raise RuntimeError("closed")
-            data += chunk
-            parsed = parse(data)
-            if parsed is not None:
-                return parsed[0]
-
-
-def parse(data, at=0):
-    """(value, next offset) of the RESP2 reply at `at`, or None when incomplete."""
-    end = data.find(b"\r\n", at)
-    if end < 0:
-        return None
-    kind, line = data[at:at + 1], data[at + 1:end]
-    if kind in (b"+", b"-"):
-        return line.decode(), end + 2
-    if kind == b":":
-        return int(line), end + 2
-    if kind == b"$":
-        n = int(line)
-        if n < 0:
-            return None, end + 2
-        if len(data) < end + 2 + n + 2:
-            return None
-        return data[end + 2:end + 2 + n].decode(), end + 2 + n + 2
-    if kind == b"*":
-        items, at = [], end + 2
-        for _ in range(int(line)):
-            got = parse(data, at)
-            if got is None:
-                return None
-            value, at = got
-            items.append(value)
-        return items, at
-    raise RuntimeError("unexpected reply %r" % data[:80])
 
 
 class DatagenTest(unittest.TestCase):
@@ -123,8 +79,11 @@ class DatagenTest(unittest.TestCase):
         media = call(port, "LRANGE", "media:1", 0, -1) or call(port, "LRANGE", "media:2", 0, -1)
         features = dict(zip(*[iter(call(port, "HGETALL", "media_features:%s" % media[0]))] * 2))
         self.assertLessEqual({"author_id", "age_hours", "likes", "title"}, set(features))
+        self.assert_the_feed_ranks_over(self.redis.address())
+
+    def assert_the_feed_ranks_over(self, endpoint):
+        """`rankd run` ranks viewer 7's feed with the example plans over `endpoint`."""
         store = write_store(SOURCE, tempfile.mkdtemp(dir=self.folder))
-        endpoint = self.redis.address()
         r = subprocess.run([RANKD, "run", "--plans", store, "--registry",
                             os.path.join(SOURCE, "registry"), "--env", "test", "--endpoint",
                             "graph=" + endpoint, "--endpoint", "features=" + endpoint],
@@ -171,18 +130,7 @@ class DatagenTest(unittest.TestCase):
                 on_owners.update(self.contents(
                     node.port, [k for k in keys if cluster.owner(k) is node]))
             self.assertEqual(on_owners, single)
-            store = write_store(SOURCE, tempfile.mkdtemp(dir=self.folder))
-            endpoint = cluster.endpoint()
-            ranked = subprocess.run(
-                [RANKD, "run", "--plans", store, "--registry", os.path.join(SOURCE, "registry"),
-                 "--env", "test", "--endpoint", "graph=" + endpoint, "--endpoint",
-                 "features=" + endpoint],
-                input=json.dumps({"plan": "feed", "viewer_id": 7}) + "\n",
-                capture_output=True, text=True, timeout=60)
-            self.assertEqual(ranked.returncode, 0, ranked.stderr)
-            response = json.loads(ranked.stdout)
-            self.assertNotIn("error", response, response)
-            self.assertGreater(len(response["outputs"]["top"]), 0)
+            self.assert_the_feed_ranks_over(cluster.endpoint())
         finally:
             cluster.stop()
 

@@ -16,22 +16,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import write_store  # noqa: E402
+from run_fixture import alive, write_store  # noqa: E402
 
 RANKD = SOURCE = None
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie awaiting its parent counts as gone.
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 class DemoTest(unittest.TestCase):
