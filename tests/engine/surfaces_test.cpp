@@ -67,8 +67,9 @@ TEST(SurfacesTest, VariantsTakeConsecutiveRangesByWeight) {
   EXPECT_EQ(s.variants[1].bucket_end, 6666u);
   EXPECT_EQ(s.variants[2].bucket_begin, 6666u);
   EXPECT_EQ(s.variants[2].bucket_end, 10000u);
-  // A share below one bucket takes none, and nobody is assigned to it.
-  const Surface tiny = SurfaceOf("s", {1000000, 1, 1000000});
+  // A share below one bucket may take none (ends are rounded down), and nobody is assigned to it:
+  // of 2,000,000, the middle variant would start and end at bucket 5000.
+  const Surface tiny = SurfaceOf("s", {1000000, 1, 999999});
   EXPECT_EQ(tiny.variants[1].bucket_begin, tiny.variants[1].bucket_end);
   for (std::int64_t viewer = 0; viewer < 20000; ++viewer) EXPECT_NE(IndexOf(tiny, viewer), 1u);
   // Every viewer lands in the variant whose range holds its bucket.
