@@ -14,10 +14,9 @@ import sys
 import tempfile
 import unittest
 
-from run_fixture import write_store
+from run_fixture import assignment_bucket as bucket, write_store
 
 RANKD = SOURCE = None
-M64 = 2 ** 64 - 1
 SURFACES = """[surfaces.home]
 salt = "home-2026-11"
 [[surfaces.home.variants]]
@@ -35,19 +34,6 @@ weight = 10
 """
 RANGES = [("control", "feed", 0, 7000), ("fresh", "reels", 7000, 9000),
           ("mixed", "blend", 9000, 10000)]
-
-
-def bucket(salt, viewer):
-    """FNV-1a 64 over salt, 0x00, the id's 8 bytes little-endian; splitmix64's finalizer."""
-    x = 0xcbf29ce484222325
-    for b in salt.encode() + b"\0" + (viewer & M64).to_bytes(8, "little"):
-        x = ((x ^ b) * 0x100000001b3) & M64
-    x ^= x >> 30
-    x = (x * 0xbf58476d1ce4e5b9) & M64
-    x ^= x >> 27
-    x = (x * 0x94d049bb133111eb) & M64
-    x ^= x >> 31
-    return x % 10000
 
 
 def expected(viewer):

@@ -9,34 +9,20 @@ unknown surface is 404 unknown_plan, plan and surface together or neither 400 ba
 broken surfaces.toml refuses the reload and the old surfaces keep serving;
 rankd_surface_requests_total counts by variant.
 """
-import json
 import os
 import signal
 import sys
 import unittest
 
-from prometheus_client.parser import text_string_to_metric_families
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from run_fixture import assignment_bucket as bucket  # noqa: E402
 import serve_fixture  # noqa: E402
 from serve_fixture import OwnServer, Server  # noqa: E402
+from serve_test import samples  # noqa: E402
 
 SALT = "home-2026-11"
 VIEWERS = list(range(1, 25))
-M64 = 2 ** 64 - 1
-
-
-def bucket(salt, viewer):
-    """The assignment bucket as docs/experiments.md defines it, computed here independently."""
-    x = 0xcbf29ce484222325
-    for b in salt.encode() + b"\0" + (viewer & M64).to_bytes(8, "little"):
-        x = ((x ^ b) * 0x100000001b3) & M64
-    x ^= x >> 30
-    x = (x * 0xbf58476d1ce4e5b9) & M64
-    x ^= x >> 27
-    x = (x * 0x94d049bb133111eb) & M64
-    x ^= x >> 31
-    return x % 10000
 
 
 def surfaces_toml(control, fresh, salt=SALT):
@@ -48,15 +34,6 @@ def surfaces_toml(control, fresh, salt=SALT):
 
 def expected_variant(viewer, control, fresh):
     return "control" if bucket(SALT, viewer) < 10000 * control // (control + fresh) else "fresh"
-
-
-def samples(text):
-    """/metrics as {(sample name, sorted labels): value}, read by prometheus_client's parser."""
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return out
 
 
 class SurfacesTest(OwnServer):
@@ -84,7 +61,7 @@ class SurfacesTest(OwnServer):
     def metrics(self):
         status, _, text = self.server.request("GET", "/metrics")
         self.assertEqual(status, 200)
-        return samples(text)
+        return samples(text)[1]
 
     def test_a_surface_answers_with_the_viewers_variants_ranking(self):
         seen = set()
