@@ -27,6 +27,8 @@ set(RANKD_ENGINE_PLAN_SOURCES
   store/file_reader.cpp
   store/load_error.cpp
   store/plan_store.cpp
+  store/surfaces.cpp
+  store/surfaces_loader.cpp
   values/value.cpp
   values/value_json.cpp
 )

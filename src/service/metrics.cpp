@@ -138,6 +138,7 @@ struct Totals {
   std::vector<double> loop_lag_seconds;
   std::map<std::string, std::uint64_t, std::less<>> empty_results;
   std::map<std::string, std::uint64_t, std::less<>> unparsable_values;
+  std::map<std::tuple<std::string, std::string>, std::uint64_t, std::less<>> surface_requests;
 };
 
 void AddClient(redis::ClientMetrics& into, const redis::ClientMetrics& m) {
@@ -182,6 +183,7 @@ Totals Sum(const std::vector<ShardMetrics*>& shards) {
     t.loop_lag_seconds.push_back(shard->loop_lag_seconds);
     for (const auto& [plan, n] : shard->empty_results) t.empty_results[plan] += n;
     for (const auto& [schema, n] : shard->unparsable_values) t.unparsable_values[schema] += n;
+    for (const auto& [key, n] : shard->surface_requests) t.surface_requests[key] += n;
   }
   return t;
 }
@@ -290,6 +292,17 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
     const auto& [plan, node, reason] = key;
     Sample(out, "rankd_node_degraded_total", {{"plan", plan}, {"node", node}, {"reason", reason}},
            n);
+  }
+
+  Family(out, "rankd_surface_requests_total", "counter",
+         "Ranking requests naming a surface, by surface and the variant the viewer was assigned "
+         "(whatever their answer).");
+  for (const SurfaceVariantInfo& v : process.surface_variants)
+    FindOrAdd(t.surface_requests,
+              std::tuple(std::string_view(v.surface), std::string_view(v.variant)));
+  for (const auto& [key, n] : t.surface_requests) {
+    const auto& [surface, variant] = key;
+    Sample(out, "rankd_surface_requests_total", {{"surface", surface}, {"variant", variant}}, n);
   }
 
   Family(out, "rankd_plan_empty_results_total", "counter",

@@ -244,6 +244,13 @@ std::string ParamSchema(const engine::PlanParam& param, bool pattern) {
   return out + "}";
 }
 
+// A request's deadline_ms, explain and request_id, closing its properties and the object.
+void AppendRequestOptions(std::string& out) {
+  out += R"(,"deadline_ms":{"type":"integer","minimum":1,"maximum":60000})";
+  out +=
+      R"(,"explain":{"type":"boolean"},"request_id":{"type":"string","maxLength":128,"pattern":"^[ -~]*$"}}})";
+}
+
 std::string RankRequestSchema(const engine::Plan& plan) {
   std::set<std::string> patterns;
   for (const auto& [id, pred] : plan.preds) CollectPatternParams(pred, patterns);
@@ -266,9 +273,24 @@ std::string RankRequestSchema(const engine::Plan& plan) {
   AppendJsonString(
       out, viewer ? "the viewer the plan ranks for" : "ignored: the plan has no viewer node");
   out += "},\"params\":" + params;
-  out += R"(,"deadline_ms":{"type":"integer","minimum":1,"maximum":60000})";
+  AppendRequestOptions(out);
+  return out;
+}
+
+// A request naming `surface`: viewer_id is required (it picks the variant), and params are those
+// of the variant's plan (an unknown one is a 400 invalid_param).
+std::string SurfaceRequestSchema(const engine::Surface& surface) {
+  std::string out =
+      R"({"type":"object","additionalProperties":false,"required":["surface","viewer_id"],)";
+  out += "\"properties\":{\"surface\":{\"const\":" + QuoteJson(surface.name) + "}";
   out +=
-      R"(,"explain":{"type":"boolean"},"request_id":{"type":"string","maxLength":128,"pattern":"^[ -~]*$"}}})";
+      R"json(,"viewer_id":{"type":"integer","minimum":0,"maximum":9223372036854775807,"description":"the viewer, whose variant of the surface answers: docs/experiments.md"})json";
+  std::string variants;
+  for (const engine::SurfaceVariant& v : surface.variants)
+    variants += (variants.empty() ? "" : ", ") + v.name + " runs plan " + v.plan;
+  out += R"(,"params":{"type":"object","description":)" +
+         QuoteJson("the params of the variant's plan; variants: " + variants) + "}";
+  AppendRequestOptions(out);
   return out;
 }
 
@@ -308,7 +330,9 @@ std::string RankResponseSchema(const engine::Plan& plan, const engine::Registry&
   AppendJsonString(out, plan.name);
   out += "},\"plan_digest\":{\"const\":";
   AppendJsonString(out, plan.digest);
-  out += R"(},"outputs":{"type":"object","additionalProperties":false,"required":[)" + required +
+  out +=
+      R"json(},"surface":{"type":"string","description":"the surface the request named, absent when it named a plan"},"variant":{"type":"string","description":"the viewer's variant of the surface, which runs this plan"})json";
+  out += R"(,"outputs":{"type":"object","additionalProperties":false,"required":[)" + required +
          "],\"properties\":{" + outputs + "}}";
   out += R"(,"degraded":{"type":"array","items":)" + Ref("Degraded") + "}";
   out += ",\"explain\":" + Ref("Explain") + "}}";
@@ -379,7 +403,8 @@ std::string Paths() {
              .Json(400, "A malformed request or param",
                    RankErrorWith({engine::WireName(ErrorCode::kBadRequest),
                                   engine::WireName(ErrorCode::kInvalidParam)}))
-             .Json(404, "No plan of that name in the store", RankErrorWith(ErrorCode::kUnknownPlan))
+             .Json(404, "No plan (or surface) of that name in the store",
+                   RankErrorWith(ErrorCode::kUnknownPlan))
              .Json(500, "An internal error, the message says what",
                    RankErrorWith(ErrorCode::kInternal))
              .Json(502, "A Redis command of a node with on_error fail failed",
@@ -465,6 +490,12 @@ std::string OpenApiDocument(const engine::PlanStore& store) {
     response_refs += Ref("RankResponse." + name);
     per_plan += ",\"RankRequest." + name + "\":" + RankRequestSchema(*plan);
     per_plan += ",\"RankResponse." + name + "\":" + RankResponseSchema(*plan, registry);
+  }
+  // A surface's request answers with its variant's plan's response (with surface and variant).
+  for (const auto& [name, surface] : store.surfaces()) {
+    if (!request_refs.empty()) request_refs += ',';
+    request_refs += Ref("RankRequest.surface." + name);
+    per_plan += ",\"RankRequest.surface." + name + "\":" + SurfaceRequestSchema(*surface);
   }
   out += R"(,"components":{"schemas":{)";
   out += ErrorDetailSchema();

@@ -470,6 +470,11 @@ void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer,
   std::lock_guard lock(m.mutex);
   ++FindOrAdd(m.requests, std::tuple(plan, status, code));
   if (answer.compiled) FindOrAdd(m.last_requested_ns, plan) = rt::MonotonicNanos();
+  // A surface of the store and the viewer's variant (empty unless both were found).
+  if (!answer.variant.empty()) {
+    ++FindOrAdd(m.surface_requests,
+                std::tuple(std::string_view(answer.surface), std::string_view(answer.variant)));
+  }
   // Requests that ran: a shed one's microseconds would hide the latency of those admitted.
   if (answer.compiled && answer.error != engine::ErrorCode::kOverloaded) {
     FindOrAdd(m.request_seconds, plan).Observe(seconds);
@@ -545,6 +550,10 @@ http::Response RankService::Metrics() const {
   const std::shared_ptr<const engine::CompiledPlanStore> current = store();
   for (const auto& [name, plan] : current->store().plans()) {
     process.plans.push_back({name, plan->digest});
+  }
+  for (const auto& [name, surface] : current->store().surfaces()) {
+    for (const engine::SurfaceVariant& v : surface->variants)
+      process.surface_variants.push_back({name, v.name});
   }
   for (const engine::KeySchema& schema : current->store().registry().key_schemas()) {
     if (schema.type == engine::KeySchema::Type::kHash) process.hash_schemas.push_back(schema.name);

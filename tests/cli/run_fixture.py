@@ -253,6 +253,22 @@ def dataset():
     return commands
 
 
+def assignment_bucket(salt, viewer_id):
+    """A viewer's bucket on a surface, as docs/experiments.md ("Assignment") defines it: FNV-1a 64
+    over the salt's bytes, a 0x00 byte and the id's 8 bytes little-endian, splitmix64's
+    finalizer, mod 10000. Computed here independently of rankd."""
+    m64 = 2 ** 64 - 1
+    x = 0xcbf29ce484222325
+    for b in salt.encode() + b"\0" + (viewer_id & m64).to_bytes(8, "little"):
+        x = ((x ^ b) * 0x100000001b3) & m64
+    x ^= x >> 30
+    x = (x * 0xbf58476d1ce4e5b9) & m64
+    x ^= x >> 27
+    x = (x * 0x94d049bb133111eb) & m64
+    x ^= x >> 31
+    return x % 10000
+
+
 def write_store(source, folder):
     """The plan store of the example plans (dsl/test/golden, the artifacts rankc builds)."""
     store = os.path.join(folder, "plans")

@@ -156,7 +156,7 @@ class RunTest(unittest.TestCase):
             ("", "bad_request", "byte 0"),
             ("[1]", "bad_request", "object"),
             ("{\"plan\": 5}", "bad_request", "plan"),
-            ("{\"viewer_id\": 1}", "bad_request", "plan is required"),
+            ("{\"viewer_id\": 1}", "bad_request", "plan or surface is required"),
             ("{\"plan\": \"feed\"}", "bad_request", "viewer_id"),
             ("{\"plan\": \"feed\", \"viewer_id\": -1}", "bad_request", "viewer_id"),
             ("{\"plan\": \"feed\", \"viewer_id\": 1.5}", "bad_request", "viewer_id"),

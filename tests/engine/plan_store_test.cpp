@@ -1,5 +1,5 @@
-// LoadPlanStore: a store written by rankc loads; index.json is checked; one bad file refuses the
-// whole store, with every problem of every file.
+// LoadPlanStore: a store written by rankc loads; index.json and surfaces.toml are checked; one
+// bad file refuses the whole store, with every problem of every file.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -159,6 +159,152 @@ TEST(PlanStoreTest, LoadsWhatRankcBuildWrites) {
     EXPECT_EQ(store->Find(name)->text, testing::GoldenText(name))
         << name << ": the goldens are rankc's output";
   }
+}
+
+constexpr std::string_view kSurfaces = R"(
+[surfaces.home]
+salt = "home-2026-11"
+[[surfaces.home.variants]]
+name = "control"
+plan = "feed"
+weight = 90
+[[surfaces.home.variants]]
+name = "fresh"
+plan = "reels"
+weight = 10
+
+[surfaces.explore]
+salt = "explore-1"
+[[surfaces.explore.variants]]
+name = "only"
+plan = "blend"
+weight = 3
+)";
+
+TEST(PlanStoreSurfacesTest, AStoreWithoutSurfacesTomlHasNoSurfaces) {
+  TempDir dir;
+  WriteGoldenStore(dir.path());
+  const auto store = LoadPlanStore(dir.path(), testing::SourcePath("registry"));
+  EXPECT_TRUE(store->surfaces().empty());
+  EXPECT_EQ(store->FindSurface("home"), nullptr);
+}
+
+TEST(PlanStoreSurfacesTest, LoadsSurfacesWithTheirBucketRanges) {
+  TempDir dir;
+  WriteGoldenStore(dir.path());
+  WriteFile(dir / "surfaces.toml", std::string(kSurfaces));
+  const auto store = LoadPlanStore(dir.path(), testing::SourcePath("registry"));
+  ASSERT_EQ(store->surfaces().size(), 2u);
+  const std::shared_ptr<const Surface> home = store->FindSurface("home");
+  ASSERT_NE(home, nullptr);
+  EXPECT_EQ(home->name, "home");
+  EXPECT_EQ(home->salt, "home-2026-11");
+  ASSERT_EQ(home->variants.size(), 2u);
+  EXPECT_EQ(home->variants[0].name, "control");
+  EXPECT_EQ(home->variants[0].plan, "feed");
+  EXPECT_EQ(home->variants[0].weight, 90);
+  EXPECT_EQ(home->variants[0].bucket_begin, 0u);
+  EXPECT_EQ(home->variants[0].bucket_end, 9000u);
+  EXPECT_EQ(home->variants[1].name, "fresh");
+  EXPECT_EQ(home->variants[1].plan, "reels");
+  EXPECT_EQ(home->variants[1].bucket_begin, 9000u);
+  EXPECT_EQ(home->variants[1].bucket_end, 10000u);
+  const std::shared_ptr<const Surface> explore = store->FindSurface("explore");
+  ASSERT_NE(explore, nullptr);
+  ASSERT_EQ(explore->variants.size(), 1u);
+  EXPECT_EQ(explore->variants[0].bucket_end, 10000u);
+  EXPECT_EQ(store->FindSurface("nope"), nullptr);
+}
+
+// Each rule of docs/experiments.md ("The file") has its problem, naming the file and key path.
+TEST(PlanStoreSurfacesTest, EveryRuleOfTheFileIsChecked) {
+  struct Case {
+    std::string_view toml;
+    std::string_view pointer;
+    std::string_view message;  // a part of the message
+  };
+  const Case cases[] = {
+      {"[surfaces.Home]\nsalt = \"s\"\n[[surfaces.Home.variants]]\nname = \"a\"\nplan = "
+       "\"feed\"\nweight = 1\n",
+       "/surfaces/Home", "is not a surface name"},
+      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a-b\"\nplan = "
+       "\"feed\"\nweight = 1\n",
+       "/surfaces/home/variants/0/name", "is not a variant name"},
+      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
+       "\"feed\"\nweight = 1\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
+       "\"reels\"\nweight = 1\n",
+       "/surfaces/home/variants/1/name", "named twice"},
+      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
+       "\"nope\"\nweight = 1\n",
+       "/surfaces/home/variants/0/plan", "no plan \"nope\""},
+      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
+       "\"feed\"\nweight = 0\n",
+       "/surfaces/home/variants/0/weight", "weight must be an integer from 1"},
+      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
+       "\"feed\"\nweight = 2.5\n",
+       "/surfaces/home/variants/0/weight", "weight must be an integer from 1"},
+      {"[surfaces.home]\nsalt = \"s\"\nvariants = []\n", "/surfaces/home/variants",
+       "non-empty array"},
+      {"[surfaces.home]\nsalt = \"\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
+       "\"feed\"\nweight = 1\n",
+       "/surfaces/home/salt", "salt must be a non-empty string"},
+      {"[surfaces.home]\n[[surfaces.home.variants]]\nname = \"a\"\nplan = \"feed\"\nweight "
+       "= 1\n",
+       "/surfaces/home", "missing key \"salt\""},
+      {"[surfaces.home]\nsalt = \"s\"\nshadow = \"reels\"\n[[surfaces.home.variants]]\nname "
+       "= \"a\"\nplan = \"feed\"\nweight = 1\n",
+       "/surfaces/home/shadow", "unknown key \"shadow\""},
+      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
+       "\"feed\"\nweight = 1\nshare = 3\n",
+       "/surfaces/home/variants/0/share", "unknown key \"share\""},
+      {"[experiments]\n", "/experiments", "unknown key \"experiments\""},
+      {"[surfaces.home\nsalt = 1\n", "", "invalid TOML at line 1"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    WriteGoldenStore(dir.path());
+    WriteFile(dir / "surfaces.toml", std::string(c.toml));
+    const auto problems = StoreProblems(dir.path());
+    const LoadProblem* problem = FindProblem(problems, codes::kSurfacesInvalid, c.pointer);
+    ASSERT_NE(problem, nullptr) << c.toml << Describe(problems);
+    EXPECT_EQ(problem->file, (dir / "surfaces.toml").string());
+    EXPECT_NE(problem->message.find(c.message), std::string::npos) << problem->message;
+    EXPECT_EQ(problems.size(), 1u) << c.toml << Describe(problems);
+  }
+}
+
+TEST(PlanStoreSurfacesTest, ABadSurfacesFileRefusesTheWholeStoreWithTheOtherFilesProblems) {
+  TempDir dir;
+  WriteGoldenStore(dir.path());
+  std::filesystem::remove(dir / "timeouts.json");
+  WriteFile(dir / "surfaces.toml",
+            "[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan "
+            "= \"feed\"\nweight = -1\n");
+  const auto problems = StoreProblems(dir.path());
+  const LoadProblem* weight =
+      FindProblem(problems, codes::kSurfacesInvalid, "/surfaces/home/variants/0/weight");
+  ASSERT_NE(weight, nullptr) << Describe(problems);
+  EXPECT_NE(weight->message.find("(line 6)"), std::string::npos) << weight->message;
+  EXPECT_NE(FindProblem(problems, codes::kFileUnreadable, ""), nullptr) << Describe(problems);
+  EXPECT_EQ(problems.size(), 2u) << Describe(problems);
+}
+
+// A store loaded again from the same files (a restart, a reload) assigns every viewer the same.
+TEST(PlanStoreSurfacesTest, AStoreLoadedAgainAssignsEveryViewerTheSame) {
+  TempDir dir;
+  WriteGoldenStore(dir.path());
+  WriteFile(dir / "surfaces.toml", std::string(kSurfaces));
+  const auto first = LoadPlanStore(dir.path(), testing::SourcePath("registry"));
+  const auto second = LoadPlanStore(dir.path(), testing::SourcePath("registry"));
+  const Surface& a = *first->FindSurface("home");
+  const Surface& b = *second->FindSurface("home");
+  ASSERT_NE(&a, &b);
+  std::size_t fresh = 0;
+  for (std::int64_t viewer = 1; viewer <= 100000; ++viewer) {
+    ASSERT_EQ(a.Assign(viewer).name, b.Assign(viewer).name) << viewer;
+    fresh += a.Assign(viewer).name == "fresh" ? 1 : 0;
+  }
+  EXPECT_NEAR(static_cast<double>(fresh) / 100000, 0.1, 0.005);
 }
 
 }  // namespace

@@ -60,6 +60,11 @@ TEST(ParseRankRequestTest, ReadsEveryField) {
   EXPECT_TRUE(r.explain);
   EXPECT_EQ(r.request_id, "r-1");
   const RankRequest minimal = Parsed(R"({"plan":"p"})");
+  EXPECT_EQ(minimal.surface, "");
+  const RankRequest on_surface = Parsed(R"({"surface":"home","viewer_id":7})");
+  EXPECT_EQ(on_surface.surface, "home");
+  EXPECT_EQ(on_surface.plan, "");
+  EXPECT_EQ(on_surface.viewer_id, 7);
   EXPECT_FALSE(minimal.viewer_id);
   EXPECT_FALSE(minimal.deadline_ms);
   EXPECT_FALSE(minimal.explain);
@@ -71,7 +76,7 @@ TEST(ParseRankRequestTest, EveryMalformedFieldIsABadRequestNamingIt) {
       {R"({"plan":"feed",)", "byte 15"},
       {"", "byte 0"},
       {"[1]", "must be a JSON object, not an array"},
-      {R"({"viewer_id":1})", "plan is required"},
+      {R"({"viewer_id":1})", "plan or surface is required"},
       {R"({"plan":""})", "plan must be"},
       {R"({"plan":5})", "plan must be"},
       {R"({"plan":"p","viewer_id":-1})", "viewer_id must be an integer from 0"},
@@ -91,6 +96,9 @@ TEST(ParseRankRequestTest, EveryMalformedFieldIsABadRequestNamingIt) {
       {R"({"plan":"p","colour":1})", "unknown field \"colour\""},
       {R"({"plan":"p","plan":"p"})", "already has a member"},
       {R"({"plan":"p","viewer_id":1e999})", "float64"},
+      {R"({"plan":"p","surface":"home"})", "plan and surface are exclusive"},
+      {R"({"surface":""})", "surface must be a surface's name"},
+      {R"({"surface":["home"]})", "surface must be a surface's name"},
   };
   for (const auto& [body, needle] : cases) {
     const std::string message = Refusal(body);
@@ -698,6 +706,69 @@ TEST(RankerTest, AnswersEachRequestErrorWithItsCode) {
     EXPECT_EQ(a.request_id.rfind("rankd-", 0), 0u) << a.request_id;
     EXPECT_NE(a.body.find("\"request_id\":\"" + a.request_id + "\""), std::string::npos);
   }
+}
+
+// A store of the score and sized plans with the surface "home": control runs score, fresh runs
+// sized, half the viewers each.
+std::shared_ptr<const CompiledPlanStore> SurfaceStore() {
+  const std::shared_ptr<const Registry> registry = testing::ExampleRegistry("127.0.0.1:1");
+  std::map<std::string, std::shared_ptr<const Plan>> plans;
+  plans.emplace("score", ScorePlan());
+  plans.emplace("sized", ResultSizePlan());
+  auto home = std::make_shared<Surface>();
+  home->name = "home";
+  home->salt = "home-1";
+  home->variants.push_back(SurfaceVariant{"control", "score", 1, 0, 0});
+  home->variants.push_back(SurfaceVariant{"fresh", "sized", 1, 0, 0});
+  SetBucketRanges(home->variants);
+  PlanStore::Surfaces surfaces;
+  surfaces.emplace("home", std::move(home));
+  return std::make_shared<const CompiledPlanStore>(std::make_shared<const PlanStore>(
+      registry, std::move(plans), std::chrono::system_clock::time_point{}, std::move(surfaces)));
+}
+
+TEST(RankerTest, ASurfaceAnswersWithTheViewersVariantsPlan) {
+  const auto store = SurfaceStore();
+  const Surface& home = *store->store().FindSurface("home");
+  std::set<std::string> seen;
+  for (std::int64_t viewer = 1; viewer <= 16; ++viewer) {
+    const SurfaceVariant& expected = home.Assign(viewer);
+    const std::string id = std::to_string(viewer);
+    const Ranker::Answer a =
+        Rank(store, R"({"surface":"home","request_id":"r)" + id + R"(","viewer_id":)" + id + "}");
+    ASSERT_FALSE(a.error) << a.body;
+    EXPECT_EQ(a.surface, "home");
+    EXPECT_EQ(a.variant, expected.name);
+    EXPECT_EQ(a.plan, expected.plan);
+    ASSERT_NE(a.compiled, nullptr);
+    EXPECT_EQ(a.compiled->plan().name, expected.plan);
+    // The same body as the plan named directly, with surface and variant after plan_digest.
+    const Ranker::Answer direct =
+        Rank(store, R"({"plan":")" + expected.plan + R"(","request_id":"r)" + id + R"("})");
+    std::string with_variant = direct.body;
+    const std::string after = R"("plan_digest":"")";
+    with_variant.insert(with_variant.find(after) + after.size(),
+                        R"(,"surface":"home","variant":")" + expected.name + "\"");
+    EXPECT_EQ(a.body, with_variant);
+    seen.insert(a.variant);
+  }
+  EXPECT_EQ(seen.size(), 2u) << "16 viewers, two halves: both variants answer";
+}
+
+TEST(RankerTest, ASurfaceRequestsErrors) {
+  const auto store = SurfaceStore();
+  const Ranker::Answer unknown = Rank(store, R"({"surface":"nope","viewer_id":1})");
+  ASSERT_TRUE(unknown.error);
+  EXPECT_EQ(*unknown.error, ErrorCode::kUnknownPlan);
+  EXPECT_NE(unknown.body.find(R"(no surface \"nope\" in the plan store)"), std::string::npos)
+      << unknown.body;
+  EXPECT_EQ(unknown.surface, "");
+  EXPECT_EQ(unknown.compiled, nullptr);
+  const Ranker::Answer no_viewer = Rank(store, R"({"surface":"home"})");
+  ASSERT_TRUE(no_viewer.error);
+  EXPECT_EQ(*no_viewer.error, ErrorCode::kBadRequest);
+  EXPECT_NE(no_viewer.body.find("viewer_id is required: surface home"), std::string::npos)
+      << no_viewer.body;
 }
 
 }  // namespace

@@ -122,6 +122,21 @@ TEST(RenderMetricsTest, BuildPlansDataAndHttpFamilies) {
   EXPECT_EQ(http_errors.count(99), 0u);
 }
 
+TEST(RenderMetricsTest, SurfaceRequestsAreSummedByVariantWithASeriesForEachFromTheStart) {
+  ShardMetrics a, b;
+  a.surface_requests[{"home", "control"}] = 4;
+  b.surface_requests[{"home", "control"}] = 1;
+  b.surface_requests[{"home", "fresh"}] = 2;
+  ProcessMetrics process;
+  process.surface_variants = {{"home", "control"}, {"home", "fresh"}, {"explore", "only"}};
+  const std::string text = RenderMetrics({&a, &b}, process);
+  EXPECT_EQ(ValueOf(text, "rankd_surface_requests_total{surface=\"home\",variant=\"control\"}"),
+            "5");
+  EXPECT_EQ(ValueOf(text, "rankd_surface_requests_total{surface=\"home\",variant=\"fresh\"}"), "2");
+  EXPECT_EQ(ValueOf(text, "rankd_surface_requests_total{surface=\"explore\",variant=\"only\"}"),
+            "0");
+}
+
 TEST(RenderMetricsTest, ProcessFiguresNotReadAreLeftOut) {
   ShardMetrics shard;
   ProcessMetrics process;

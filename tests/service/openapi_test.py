@@ -12,6 +12,8 @@ schemathesis from PyPI, pinned in tests/service/requirements.txt; Debian's packa
   error but 504 deadline_exceeded (the answer to a deadline_ms the client chose too short), every
   status, content type, header and body as documented, invalid requests rejected; the run ranked
   with every plan.
+- A store with a surfaces.toml describes each surface's request (surface and viewer_id
+  required), and surface answers (with surface and variant) and errors conform.
 - A reload that drops a plan drops it from the document (one requested just now only with
   allow_removals=1: 409 plan_in_use otherwise); POST /admin/reload from a peer that is not
   loopback is 403 forbidden.
@@ -236,6 +238,35 @@ class ReloadDocumentTest(DocumentCheck):
         schemas = document(self.server)["components"]["schemas"]
         self.assertNotIn("RankRequest.reels", schemas)
         self.assertIn("RankRequest.feed", schemas)
+
+
+class SurfaceDocumentTest(DocumentCheck):
+    def test_a_surface_is_described_and_its_answers_conform(self):
+        with open(os.path.join(self.store, "surfaces.toml"), "w") as f:
+            f.write('[surfaces.home]\nsalt = "home-1"\n'
+                    '[[surfaces.home.variants]]\nname = "control"\nplan = "feed"\nweight = 1\n'
+                    '[[surfaces.home.variants]]\nname = "fresh"\nplan = "reels"\nweight = 1\n')
+        self.assertConforms("/admin/reload", "post")
+        self.doc = document(self.server)
+        validate_openapi(self.doc)
+        schemas = self.doc["components"]["schemas"]
+        self.assertIn({"$ref": "#/components/schemas/RankRequest.surface.home"},
+                      schemas["RankRequest"]["oneOf"])
+        request = schemas["RankRequest.surface.home"]
+        self.assertEqual(request["properties"]["surface"], {"const": "home"})
+        self.assertEqual(sorted(request["required"]), ["surface", "viewer_id"])
+        root = {"$ref": "#/components/schemas/RankRequest", "components": self.doc["components"]}
+        self.assertEqual(list(Draft202012Validator(root).iter_errors(
+            {"surface": "home", "viewer_id": 3, "deadline_ms": 500})), [])
+        self.assertTrue(list(Draft202012Validator(root).iter_errors({"surface": "home"})))
+        variants = set()
+        for viewer in range(1, 9):
+            answer = json.loads(self.assertConforms("/rank", "post", json.dumps(
+                {"surface": "home", "viewer_id": viewer})))
+            variants.add(answer["variant"])
+        self.assertEqual(variants, {"control", "fresh"})
+        self.assertConforms("/rank", "post", '{"surface": "nope", "viewer_id": 1}', status=404)
+        self.assertConforms("/rank", "post", '{"surface": "home", "plan": "feed"}', status=400)
 
 
 class NonLoopbackPeerTest(unittest.TestCase):

@@ -94,6 +94,7 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
   }
   RankRequest request;
   bool has_plan = false;
+  bool has_surface = false;
   for (const json::Member& m : doc.object()) {
     const json::Value& v = m.value;
     if (m.name == "plan") {
@@ -102,6 +103,12 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
       }
       request.plan = v.string();
       has_plan = true;
+    } else if (m.name == "surface") {
+      if (!v.is_string() || v.string().empty()) {
+        return std::unexpected(BadRequest("surface must be a surface's name (a non-empty string)"));
+      }
+      request.surface = v.string();
+      has_surface = true;
     } else if (m.name == "viewer_id") {
       auto id = IntegerField(v, "viewer_id", 0, INT64_MAX);
       if (!id) return std::unexpected(id.error());
@@ -133,10 +140,17 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
     } else {
       return std::unexpected(BadRequest(
           "unknown field \"" + m.name +
-          "\" (a request has plan, viewer_id, params, deadline_ms, explain and request_id)"));
+          "\" (a request has plan or surface, viewer_id, params, deadline_ms, explain and "
+          "request_id)"));
     }
   }
-  if (!has_plan) return std::unexpected(BadRequest("plan is required"));
+  if (has_plan && has_surface) {
+    return std::unexpected(
+        BadRequest("plan and surface are exclusive: a request names a plan or a surface"));
+  }
+  if (!has_plan && !has_surface) {
+    return std::unexpected(BadRequest("plan or surface is required"));
+  }
   return request;
 }
 

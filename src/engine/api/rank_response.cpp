@@ -143,7 +143,7 @@ void AppendErrorFields(std::string& out, std::optional<std::string_view> request
 }  // namespace
 
 void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
-                       const ExecutionResult& result, bool explain) {
+                       const ExecutionResult& result, bool explain, SurfaceAssignment assignment) {
   const Registry& registry = plan.registry();
   out.append("{\"request_id\":");
   json::AppendJsonString(out, request_id);
@@ -151,6 +151,12 @@ void WriteRankResponse(std::string& out, std::string_view request_id, const Comp
   json::AppendJsonString(out, plan.plan().name);
   out.append(",\"plan_digest\":");
   json::AppendJsonString(out, plan.plan().digest);
+  if (!assignment.surface.empty()) {
+    out.append(",\"surface\":");
+    json::AppendJsonString(out, assignment.surface);
+    out.append(",\"variant\":");
+    json::AppendJsonString(out, assignment.variant);
+  }
   out.append(",\"outputs\":{");
   for (std::size_t i = 0; i < result.outputs.size(); ++i) {
     if (i > 0) out.push_back(',');

@@ -3,6 +3,7 @@
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
 #include "rankd/engine/api/request_ids.h"
+#include "rankd/engine/store/plan_store.h"
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/offload.h"
 
@@ -41,18 +42,36 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
     fail(RankError{ErrorCode::kBadRequest, std::move(*header_problem)});
     co_return answer;
   }
-  answer.plan = request->plan;
   // The store this request answers from, even if a reload swaps it meanwhile.
   const std::shared_ptr<const CompiledPlanStore> store = store_;
-  const std::shared_ptr<const CompiledPlan> plan = store->Find(request->plan);
+  if (!request->surface.empty()) {
+    const std::shared_ptr<const Surface> surface = store->store().FindSurface(request->surface);
+    if (!surface) {
+      fail(RankError{ErrorCode::kUnknownPlan,
+                     "no surface \"" + request->surface + "\" in the plan store"});
+      co_return answer;
+    }
+    if (!request->viewer_id) {
+      fail(RankError{ErrorCode::kBadRequest, "viewer_id is required: surface " + surface->name +
+                                                 " assigns each viewer a variant"});
+      co_return answer;
+    }
+    const SurfaceVariant& variant = surface->Assign(*request->viewer_id);
+    answer.surface = surface->name;
+    answer.variant = variant.name;
+    answer.plan = variant.plan;
+  } else {
+    answer.plan = request->plan;
+  }
+  const std::shared_ptr<const CompiledPlan> plan = store->Find(answer.plan);
   if (!plan) {
-    fail(RankError{ErrorCode::kUnknownPlan, "no plan \"" + request->plan + "\" in the plan store"});
+    fail(RankError{ErrorCode::kUnknownPlan, "no plan \"" + answer.plan + "\" in the plan store"});
     co_return answer;
   }
   answer.compiled = plan;  // what follows is counted under the plan's name
   if (plan->reads_viewer() && !request->viewer_id) {
     fail(RankError{ErrorCode::kBadRequest,
-                   "viewer_id is required: plan " + request->plan + " reads the viewer"});
+                   "viewer_id is required: plan " + answer.plan + " reads the viewer"});
     co_return answer;
   }
   const rt::Duration deadline = request->deadline_ms
@@ -127,7 +146,8 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
   for (const NodeReport& n : result.nodes)
     answer.degraded += n.status == NodeStatus::kDegraded ? 1 : 0;
   for (const ExecutionResult::Output& o : result.outputs) answer.rows += o.rows->size();
-  WriteRankResponse(answer.body, answer.request_id, *plan, result, request->explain);
+  WriteRankResponse(answer.body, answer.request_id, *plan, result, request->explain,
+                    SurfaceAssignment{answer.surface, answer.variant});
   co_return answer;
 }
 

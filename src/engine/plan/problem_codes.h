@@ -1,7 +1,8 @@
 // The problem codes the engine reports when it loads a registry or a plan store: the plan rules'
 // codes, which rankc reports too (docs/plan-format.md, "Problem codes";
 // dsl/src/compiler/issues.ts), and the codes of reading files, JSON, the registry and the store
-// index (docs/plan-format.md, "Problems of files, the registry and the store index").
+// index and surfaces.toml (docs/plan-format.md, "Problems of files, the registry and the store
+// index").
 //
 // Plain constants; no thread affinity.
 #pragma once
@@ -51,9 +52,10 @@ inline constexpr std::string_view kJsonDuplicateMember = "json_duplicate_member"
 inline constexpr std::string_view kJsonTooDeep = "json_too_deep";
 inline constexpr std::string_view kJsonNumberOutOfRange = "json_number_out_of_range";
 
-// The registry and the plan store index.
+// The registry, the plan store index and the store's surfaces.toml.
 inline constexpr std::string_view kRegistryInvalid = "registry_invalid";
 inline constexpr std::string_view kIndexInvalid = "index_invalid";
 inline constexpr std::string_view kIndexMismatch = "index_mismatch";
+inline constexpr std::string_view kSurfacesInvalid = "surfaces_invalid";
 
 }  // namespace rankd::engine::codes

@@ -27,16 +27,6 @@ LoadProblem Invalid(std::string file, std::string pointer, std::string message) 
                      std::move(message)};
 }
 
-// The line of the value at `pointer` (or of its nearest ancestor) in a file's document.
-std::size_t LineOf(const std::map<std::string, std::size_t>& lines, std::string pointer) {
-  while (true) {
-    const auto it = lines.find(pointer);
-    if (it != lines.end() && it->second > 0) return it->second;
-    if (pointer.empty()) return 0;
-    pointer.erase(pointer.rfind('/'));
-  }
-}
-
 EndpointTarget TargetOf(const json::Value& e) {
   EndpointTarget t;
   if (e.Find("mode")->string() == "cluster") {
@@ -143,7 +133,7 @@ std::shared_ptr<const Registry> LoadRegistry(const std::filesystem::path& dir) {
     const std::string file = path.string();
     const std::optional<std::string> text = ReadFileText(path, problems);
     if (!text) continue;
-    TomlDocument document = ReadRegistryToml(*text, file, problems);
+    TomlDocument document = ReadToml(*text, file, codes::kRegistryInvalid, problems);
     for (json::Member& table : document.value.object()) {
       const std::string pointer = "/" + table.name;
       if (std::find(kSections.begin(), kSections.end(), table.name) == kSections.end()) {

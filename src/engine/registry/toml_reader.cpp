@@ -6,15 +6,15 @@
 #include <utility>
 
 #include "json/pointer.h"
-#include "plan/problem_codes.h"
 
 namespace rankd::engine {
 namespace {
 
 class Converter {
  public:
-  Converter(const std::string& file, TomlDocument& document, std::vector<LoadProblem>& problems)
-      : file_(file), document_(document), problems_(problems) {}
+  Converter(const std::string& file, std::string_view code, TomlDocument& document,
+            std::vector<LoadProblem>& problems)
+      : file_(file), code_(code), document_(document), problems_(problems) {}
 
   json::Value Convert(const toml::node& node, const std::string& pointer) {
     const std::size_t line = node.source().begin.line;
@@ -44,8 +44,7 @@ class Converter {
         if (!json::IsSafeInteger(d) || static_cast<std::int64_t>(d) != n) {
           Problem(pointer, line,
                   "the integer " + std::to_string(n) +
-                      " is not a safe integer (|n| <= 2^53 - 1), as registry "
-                      "integers must be");
+                      " is not a safe integer (|n| <= 2^53 - 1), as integers here must be");
         }
         return json::Value::Number(d, true);
       }
@@ -58,39 +57,49 @@ class Converter {
       case toml::node_type::boolean:
         return json::Value::Bool(node.as_boolean()->get());
       default:
-        Problem(pointer, line, "dates and times are not allowed in the registry");
+        Problem(pointer, line, "dates and times are not allowed here");
         return json::Value();
     }
   }
 
   void Problem(const std::string& pointer, std::size_t line, std::string message) {
-    problems_.push_back(LoadProblem{file_, std::string(codes::kRegistryInvalid), pointer, "",
+    problems_.push_back(LoadProblem{file_, std::string(code_), pointer, "",
                                     std::move(message) + " (line " + std::to_string(line) + ")"});
   }
 
  private:
   const std::string& file_;
+  std::string_view code_;
   TomlDocument& document_;
   std::vector<LoadProblem>& problems_;
 };
 
 }  // namespace
 
-TomlDocument ReadRegistryToml(std::string_view text, const std::string& file,
-                              std::vector<LoadProblem>& problems) {
+TomlDocument ReadToml(std::string_view text, const std::string& file, std::string_view code,
+                      std::vector<LoadProblem>& problems) {
   TomlDocument document;
   try {
     const toml::table table = toml::parse(text, file);
-    document.value = Converter(file, document, problems).Convert(table, "");
+    document.value = Converter(file, code, document, problems).Convert(table, "");
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    problems.push_back(LoadProblem{file, std::string(codes::kRegistryInvalid), "", "",
+    problems.push_back(LoadProblem{file, std::string(code), "", "",
                                    "invalid TOML at line " + std::to_string(where.line) +
                                        ", column " + std::to_string(where.column) + ": " +
                                        std::string(e.description())});
     document.value = json::Value::MakeObject({});
   }
   return document;
+}
+
+std::size_t LineOf(const std::map<std::string, std::size_t>& lines, std::string pointer) {
+  while (true) {
+    const auto it = lines.find(pointer);
+    if (it != lines.end() && it->second > 0) return it->second;
+    if (pointer.empty()) return 0;
+    pointer.erase(pointer.rfind('/'));
+  }
 }
 
 }  // namespace rankd::engine

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <system_error>
 #include <utility>
 
 #include "json/parser.h"
@@ -14,11 +15,13 @@
 #include "plan/problem_sink.h"
 #include "registry/registry_checks.h"
 #include "store/file_reader.h"
+#include "store/surfaces_loader.h"
 
 namespace rankd::engine {
 namespace {
 
 constexpr std::string_view kIndexFile = "index.json";
+constexpr std::string_view kSurfacesFile = "surfaces.toml";
 
 // One entry of the index that is well formed.
 struct IndexEntry {
@@ -147,12 +150,20 @@ void Append(std::vector<LoadProblem>& to, std::vector<LoadProblem> from) {
 
 PlanStore::PlanStore(std::shared_ptr<const Registry> registry,
                      std::map<std::string, std::shared_ptr<const Plan>> plans,
-                     std::chrono::system_clock::time_point loaded_at)
-    : registry_(std::move(registry)), plans_(std::move(plans)), loaded_at_(loaded_at) {}
+                     std::chrono::system_clock::time_point loaded_at, Surfaces surfaces)
+    : registry_(std::move(registry)),
+      plans_(std::move(plans)),
+      loaded_at_(loaded_at),
+      surfaces_(std::move(surfaces)) {}
 
 std::shared_ptr<const Plan> PlanStore::Find(std::string_view name) const {
   const auto it = plans_.find(std::string(name));
   return it == plans_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const Surface> PlanStore::FindSurface(std::string_view name) const {
+  const auto it = surfaces_.find(name);
+  return it == surfaces_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plans_dir,
@@ -196,11 +207,24 @@ std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plan
     }
     if (matches) plans.emplace(entry.name, std::move(plan));
   }
+  // Surfaces name the plans the index lists (a plan that failed to load is its own problem).
+  PlanStore::Surfaces surfaces;
+  const std::filesystem::path surfaces_path = plans_dir / kSurfacesFile;
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(surfaces_path, ec))) {
+    if (const std::optional<std::string> text = ReadFileText(surfaces_path, problems)) {
+      const auto listed = [&entries](std::string_view name) {
+        return std::any_of(entries.begin(), entries.end(),
+                           [name](const IndexEntry& e) { return e.name == name; });
+      };
+      surfaces = ReadSurfaces(*text, surfaces_path.string(), listed, problems);
+    }
+  }
   std::vector<LoadProblem> all = index.Take();
   Append(all, std::move(problems));
   if (!all.empty()) throw LoadError(std::move(all));
   return std::make_shared<const PlanStore>(std::move(registry), std::move(plans),
-                                           std::chrono::system_clock::now());
+                                           std::chrono::system_clock::now(), std::move(surfaces));
 }
 
 }  // namespace rankd::engine

@@ -3,7 +3,8 @@
 //
 // Each shard writes its own ShardMetrics under that shard's mutex: uncontended but while a
 // scrape reads it, so a request pays one uncontended lock. A scrape locks each shard's in turn
-// and sums them. Label values come from the plan store (plan and node ids) and the registry
+// and sums them. Label values come from the plan store (plan, node, surface and variant names)
+// and the registry
 // (endpoint names), never from a request: a request naming an unknown plan is counted under
 // plan="", so clients cannot grow the label sets.
 //
@@ -80,6 +81,8 @@ struct ShardMetrics {
   std::map<std::string, std::int64_t, std::less<>> last_requested_ns;
   std::map<std::string, std::uint64_t, std::less<>> empty_results;      // by plan
   std::map<std::string, std::uint64_t, std::less<>> unparsable_values;  // by key schema
+  std::map<std::tuple<std::string, std::string>, std::uint64_t, std::less<>>
+      surface_requests;  // surface, variant
 };
 
 // The entry of `map` under `key` (a view of the map's string key, or a tuple of views of its
@@ -146,6 +149,12 @@ struct PlanInfo {
   std::string digest;
 };
 
+// A variant of a surface of the loaded store: a series of rankd_surface_requests_total.
+struct SurfaceVariantInfo {
+  std::string surface;
+  std::string variant;
+};
+
 // What the exposition reads besides the shards.
 struct ProcessMetrics {
   std::uint64_t reloads = 0;
@@ -158,6 +167,8 @@ struct ProcessMetrics {
   // parsed): each has a series in the per-plan and per-schema counters, 0 until counted.
   std::vector<PlanInfo> plans;
   std::vector<std::string> hash_schemas;
+  // The loaded store's surfaces' variants: each has a series, 0 until counted.
+  std::vector<SurfaceVariantInfo> surface_variants;
   const StatusCounts* http_errors = nullptr;  // null: not exposed
   // Connections answered 503 at the shard's connection limit (http::ServerStats), which the
   // server answers from a response made once, not through the ErrorResponder; nullopt: unknown.

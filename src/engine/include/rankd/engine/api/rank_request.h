@@ -34,7 +34,10 @@ struct RequestParam {
 };
 
 struct RankRequest {
+  // Exactly one of the two is set (non-empty): the plan it names, or the surface whose variant
+  // for the viewer answers it (docs/experiments.md).
   std::string plan;
+  std::string surface;
   std::optional<std::int64_t> viewer_id;
   std::vector<RequestParam> params;
   std::optional<std::int64_t> deadline_ms;

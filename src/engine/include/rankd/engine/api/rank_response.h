@@ -14,9 +14,18 @@
 
 namespace rankd::engine {
 
-// The response of an executed request (`result` without error) as JSON into `out`.
+// The surface a request named and the variant its viewer was assigned (docs/experiments.md);
+// both empty when the request named a plan.
+struct SurfaceAssignment {
+  std::string_view surface;
+  std::string_view variant;
+};
+
+// The response of an executed request (`result` without error) as JSON into `out`, with
+// "surface" and "variant" after "plan_digest" when `assignment` has a surface.
 void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
-                       const ExecutionResult& result, bool explain);
+                       const ExecutionResult& result, bool explain,
+                       SurfaceAssignment assignment = {});
 
 // An error body, the one form of every error rankd answers with:
 // {"request_id": ..., "error": {"code": ..., "message": ...}}, without request_id when it is

@@ -1,4 +1,5 @@
-// Ranker: answers ranking requests on one shard — parse the body, find the plan, bind the
+// Ranker: answers ranking requests on one shard — parse the body, find the plan (the one named,
+// or the viewer's variant's of the surface named: docs/experiments.md), bind the
 // params, execute on the shard's endpoints within the deadline, write the response — the part of
 // `/rank` and `rankd run` that knows nothing of HTTP or stdin (docs/engine.md).
 //
@@ -52,7 +53,11 @@ class Ranker {
     std::string error_message;       // the error's message (for the log line), empty when it ranked
     std::string request_id;
     std::string trace_id;  // of a valid traceparent, else empty
-    std::string plan;
+    std::string plan;      // the plan named, or the one the surface's variant runs
+    // A request naming a surface of the store: its name and the viewer's variant (from the
+    // store, never from the request: they label metrics). Empty otherwise.
+    std::string surface;
+    std::string variant;
     std::size_t degraded = 0;
     std::size_t rows = 0;  // of a ranked answer: its rows, over every output
     // The plan it named, once found in the store (null before), and its executed nodes.

@@ -8,6 +8,8 @@
 // any file fails the load with every problem found (each naming the file, the node, the JSON
 // pointer of the field and what is wrong, with the same problem codes rankc reports). A reload
 // builds a new store and swaps the pointer; requests keep the store they started with.
+// The store's optional surfaces.toml (docs/experiments.md) is read and checked with the rest, and
+// its problems refuse the store as any other file's do.
 //
 // Thread affinity: loading runs on any thread (not an event loop: it reads files); a loaded
 // store is immutable and shared by pointer across threads. Ownership: owns its plans and holds
@@ -24,6 +26,7 @@
 
 #include "rankd/engine/plan/plan.h"
 #include "rankd/engine/registry/registry.h"
+#include "rankd/engine/store/surfaces.h"
 
 namespace rankd::engine {
 
@@ -51,9 +54,11 @@ class LoadError : public std::runtime_error {
 
 class PlanStore {
  public:
+  using Surfaces = std::map<std::string, std::shared_ptr<const Surface>, std::less<>>;
+
   PlanStore(std::shared_ptr<const Registry> registry,
             std::map<std::string, std::shared_ptr<const Plan>> plans,
-            std::chrono::system_clock::time_point loaded_at);
+            std::chrono::system_clock::time_point loaded_at, Surfaces surfaces = {});
 
   const Registry& registry() const noexcept { return *registry_; }
   const std::shared_ptr<const Registry>& registry_ptr() const noexcept { return registry_; }
@@ -63,15 +68,19 @@ class PlanStore {
     return plans_;
   }
   std::chrono::system_clock::time_point loaded_at() const noexcept { return loaded_at_; }
+  // Null when there is no such surface. Each variant's plan is a plan of this store.
+  std::shared_ptr<const Surface> FindSurface(std::string_view name) const;
+  const Surfaces& surfaces() const noexcept { return surfaces_; }
 
  private:
   std::shared_ptr<const Registry> registry_;
   std::map<std::string, std::shared_ptr<const Plan>> plans_;
   std::chrono::system_clock::time_point loaded_at_;
+  Surfaces surfaces_;
 };
 
-// Loads the plan store in `plans_dir` (its index.json) against the registry in `registry_dir`.
-// Throws LoadError.
+// Loads the plan store in `plans_dir` (its index.json, and its surfaces.toml when there is one)
+// against the registry in `registry_dir`. Throws LoadError.
 std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plans_dir,
                                                const std::filesystem::path& registry_dir);
 
