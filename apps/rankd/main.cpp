@@ -1,12 +1,14 @@
 // rankd: the ranking engine's binary, `rankd <command> [arguments]`. The commands are the table
-// below: the ranking service (`serve`), local runs of plans (`run`), and the runtime's benchmark
-// modes (`rankd bench ...`, also under their original --bench_* spellings).
+// below: the ranking service (`serve`), local runs of plans (`run`), the ranking diff of two
+// responses (`diff`), and the runtime's benchmark modes (`rankd bench ...`, also under their
+// original --bench_* spellings).
 #include <cstdio>
 #include <string>
 #include <string_view>
 
 #include "bench_command.h"
 #include "datagen_command.h"
+#include "diff_command.h"
 #include "run_command.h"
 #include "serve_command.h"
 #include "subcommand.h"
@@ -21,6 +23,7 @@ constexpr Subcommand kCommands[] = {
     {"serve", "serve ranking over HTTP: /rank, /plans, /healthz, /readyz", RunServe},
     {"datagen", "write a synthetic dataset (users, follows, media, features) to Redis", RunDatagen},
     {"run", "answer ranking requests from stdin, one JSON line each, on stdout", RunRun},
+    {"diff", "compare two /rank responses: overlap@k, RBO, Kendall's tau, moved items", RunDiff},
     {"bench", "run a benchmark mode: eventloop, echo-server, http-server", RunBench},
     {"version", "print the version, build type, compiler, git commit and io backends", RunVersion},
     {"help", "list the commands, or describe one: rankd help <command>", RunHelp},
