@@ -2,10 +2,6 @@
 
 #include <toml++/toml.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -62,29 +58,11 @@ std::optional<std::string> FlagText(const toml::node& node, FlagType type) {
   return std::nullopt;
 }
 
-// The file's text, or FlagError naming it and why it does not open or read.
-std::string ReadConfig(const std::string& path) {
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int error = errno;
-    throw FlagError("config " + path + ": cannot open (" +
-                    (error != 0 ? std::string(std::strerror(error)) : "unknown error") + ")");
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    const int error = errno;
-    throw FlagError("config " + path + ": cannot read (" +
-                    (error != 0 ? std::string(std::strerror(error)) : "unknown error") + ")");
-  }
-  return text;
-}
-
 }  // namespace
 
 void ForEachConfigSetting(const std::string& path, std::span<const FlagSpec> specs,
                           const std::function<bool(std::string_view, std::string_view)>& apply) {
-  const std::string text = ReadConfig(path);
+  const std::string text = ReadNamedFile("config", path);
   toml::table table;
   try {
     table = toml::parse(text, path);

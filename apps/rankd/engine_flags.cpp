@@ -1,7 +1,11 @@
 #include "engine_flags.h"
 
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -62,6 +66,23 @@ std::int64_t ParseIntFlag(std::string_view name, std::string_view value, std::in
                     std::to_string(max) + ", not '" + std::string(value) + "'");
   }
   return n;
+}
+
+std::string ReadNamedFile(std::string_view what, const std::string& path) {
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int error = errno;
+    throw FlagError(std::string(what) + " " + path + ": cannot open (" +
+                    (error != 0 ? std::string(std::strerror(error)) : "unknown error") + ")");
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    const int error = errno;
+    throw FlagError(std::string(what) + " " + path + ": cannot read (" +
+                    (error != 0 ? std::string(std::strerror(error)) : "unknown error") + ")");
+  }
+  return text;
 }
 
 bool ApplyEngineFlag(EngineFlags& flags, std::string_view name, std::string_view value) {

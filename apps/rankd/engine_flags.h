@@ -83,4 +83,9 @@ void ForEachFlag(int argc, char** argv, std::span<const FlagSpec> specs,
 std::int64_t ParseIntFlag(std::string_view name, std::string_view value, std::int64_t min,
                           std::int64_t max);
 
+// The text of the file at `path`, which the command line names as `what` ("config", "A"), or
+// FlagError naming both and why it does not open or read ("config FILE: cannot open (No such
+// file or directory)").
+std::string ReadNamedFile(std::string_view what, const std::string& path);
+
 }  // namespace rankd::cli

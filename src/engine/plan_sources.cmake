@@ -1,6 +1,7 @@
 # The engine's sources, relative to src/engine, in three lists: plan loading (JSON, registry, op
 # table, plan validation, plan store), the expression VM, and execution. The fuzz project
-# (fuzz/CMakeLists.txt) compiles the same lists with its instrumentation. The op table names each
+# (fuzz/CMakeLists.txt) compiles the same lists with its instrumentation. A fourth list,
+# experiments, is built on them and only into rankd_engine. The op table names each
 # op's run function, so plan loading links with execution (and so with the runtime, net and
 # redis components).
 set(RANKD_ENGINE_PLAN_SOURCES
@@ -65,6 +66,13 @@ set(RANKD_ENGINE_EXEC_SOURCES
   sources/endpoints.cpp
   sources/reply_sinks.cpp
   values/value_parsers.cpp
+)
+
+# Experiments: comparing two answers to a request (the ranking diff, the ranked list of a
+# response's output), on top of the lists above.
+set(RANKD_ENGINE_EXPERIMENTS_SOURCES
+  experiments/ranking_diff.cpp
+  experiments/response_ranking.cpp
 )
 
 # Links `target`, which compiles RANKD_ENGINE_PLAN_SOURCES, with what they use: RE2 (regex

@@ -10,7 +10,7 @@ import sys
 import unittest
 
 RANKD = None
-COMMANDS = ["serve", "run", "assign", "datagen", "bench", "version", "help"]
+COMMANDS = ["serve", "run", "assign", "datagen", "diff", "bench", "version", "help"]
 BENCH_MODES = ["eventloop", "echo-server", "http-server"]
 
 

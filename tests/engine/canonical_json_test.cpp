@@ -2,6 +2,8 @@
 // read by the engine's own JSON reader.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "json/canonical.h"
@@ -69,6 +71,20 @@ TEST(NumberFormatTest, LaysOutDigitsAsEcmaScript) {
 
 TEST(NumberFormatTest, RefusesNonFiniteNumbers) {
   EXPECT_THROW(Number(1.0 / 0.0), std::invalid_argument);
+}
+
+TEST(NumberFormatTest, WritesAllOfInt64Exactly) {
+  std::string out;
+  AppendInt64(out, 0);
+  out.push_back(',');
+  AppendInt64(out, -42);
+  out.push_back(',');
+  AppendInt64(out, 9007199254740993);  // 2^53 + 1, which a double would round
+  out.push_back(',');
+  AppendInt64(out, std::numeric_limits<std::int64_t>::min());
+  out.push_back(',');
+  AppendInt64(out, std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(out, "0,-42,9007199254740993,-9223372036854775808,9223372036854775807");
 }
 
 }  // namespace

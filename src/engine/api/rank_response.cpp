@@ -1,20 +1,12 @@
 // Writing ranking responses and errors as JSON (api/rank_response.h; docs/engine.md,
 // "Responses").
-#include <charconv>
-
+#include "rankd/engine/api/rank_response.h"
 #include "json/canonical.h"
 #include "json/number_format.h"
-#include "rankd/engine/api/rank_response.h"
 #include "rankd/runtime/debug_check.h"
 
 namespace rankd::engine {
 namespace {
-
-void AppendInt(std::string& out, std::int64_t v) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
-}
 
 void AppendKey(std::string& out, std::string_view key) {
   json::AppendJsonString(out, key);
@@ -30,7 +22,7 @@ void AppendValue(std::string& out, const Column* column, std::uint32_t row) {
   }
   switch (column->type()) {
     case ValueType::kInt:
-      AppendInt(out, column->ints()[row]);
+      json::AppendInt64(out, column->ints()[row]);
       return;
     case ValueType::kFloat:
       json::AppendEcmaScriptNumber(out, column->floats()[row]);
@@ -86,41 +78,41 @@ void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionRe
       json::AppendJsonString(out, DegradeReasonName(n.reason));
     }
     out.append(",\"start_us\":");
-    AppendInt(out, n.start_us);
+    json::AppendInt64(out, n.start_us);
     out.append(",\"end_us\":");
-    AppendInt(out, n.end_us);
+    json::AppendInt64(out, n.end_us);
     out.append(",\"rows_in\":");
-    AppendInt(out, static_cast<std::int64_t>(n.rows_in));
+    json::AppendInt64(out, static_cast<std::int64_t>(n.rows_in));
     out.append(",\"rows_out\":");
-    AppendInt(out, static_cast<std::int64_t>(n.rows_out));
+    json::AppendInt64(out, static_cast<std::int64_t>(n.rows_out));
     out.append(",\"redis_commands\":");
-    AppendInt(out, static_cast<std::int64_t>(n.redis_commands));
+    json::AppendInt64(out, static_cast<std::int64_t>(n.redis_commands));
     out.append(",\"round_trips\":");
-    AppendInt(out, static_cast<std::int64_t>(n.redis_batches));
+    json::AppendInt64(out, static_cast<std::int64_t>(n.redis_batches));
     if (n.cached) {
       out.append(",\"cache_hits\":");
-      AppendInt(out, static_cast<std::int64_t>(n.cache_hits));
+      json::AppendInt64(out, static_cast<std::int64_t>(n.cache_hits));
       out.append(",\"cache_misses\":");
-      AppendInt(out, static_cast<std::int64_t>(n.cache_misses));
+      json::AppendInt64(out, static_cast<std::int64_t>(n.cache_misses));
     }
     out.append(",\"reply_bytes\":");
-    AppendInt(out, static_cast<std::int64_t>(n.reply_bytes));
+    json::AppendInt64(out, static_cast<std::int64_t>(n.reply_bytes));
     out.append(",\"unparsable_values\":");
-    AppendInt(out, static_cast<std::int64_t>(n.unparsable_values));
+    json::AppendInt64(out, static_cast<std::int64_t>(n.unparsable_values));
     out.append(",\"ran_on\":");
     out.append(n.on_pool ? "\"pool\"" : "\"loop\"");
     out.append(",\"cpu_us\":");
-    AppendInt(out, n.cpu_us);
+    json::AppendInt64(out, n.cpu_us);
     out.push_back('}');
   }
   out.append("],\"totals\":{\"redis_commands\":");
-  AppendInt(out, static_cast<std::int64_t>(commands));
+  json::AppendInt64(out, static_cast<std::int64_t>(commands));
   out.append(",\"round_trips\":");
-  AppendInt(out, static_cast<std::int64_t>(round_trips));
+  json::AppendInt64(out, static_cast<std::int64_t>(round_trips));
   out.append(",\"cpu_us\":");
-  AppendInt(out, cpu_us);
+  json::AppendInt64(out, cpu_us);
   out.append(",\"elapsed_us\":");
-  AppendInt(out, result.elapsed_us);
+  json::AppendInt64(out, result.elapsed_us);
   out.append("}}");
 }
 

@@ -67,4 +67,10 @@ void AppendEcmaScriptNumber(std::string& out, double value) {
   }
 }
 
+void AppendInt64(std::string& out, std::int64_t value) {
+  char buffer[24];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  out.append(buffer, static_cast<std::size_t>(result.ptr - buffer));
+}
+
 }  // namespace rankd::engine::json
