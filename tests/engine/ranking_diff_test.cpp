@@ -148,7 +148,9 @@ TEST(RankingDiffTest, TiedScoresAreTiesInTau) {
 
   // A score on one item of a pair only is no tie: 1 before 2 in A, after in B.
   const List half = {{1, 0.5}, {2, std::nullopt}};
-  EXPECT_NEAR(Diff(half, {{2, 0.5}, {1, 0.5}}).kendall_tau.value_or(NAN), -1.0, kEps);
+  EXPECT_NEAR(Diff(half, {{2, 0.6}, {1, 0.5}}).kendall_tau.value_or(NAN), -1.0, kEps);
+  // The same pair tied in B (both 0.5): its only pair is a tie, so tau-b has no denominator.
+  EXPECT_EQ(Diff(half, {{2, 0.5}, {1, 0.5}}).kendall_tau, std::nullopt);
 
   // Every pair tied in A: tau-b has no denominator.
   EXPECT_EQ(Diff({{1, 0.5}, {2, 0.5}}, Ids({1, 2})).kendall_tau, std::nullopt);
