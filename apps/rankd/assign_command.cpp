@@ -45,15 +45,7 @@ struct AssignFlags {
 std::optional<AssignFlags> ParseFlags(int argc, char** argv) {
   AssignFlags flags;
   try {
-    // --json takes no value: handled before the name=value loop.
-    std::vector<char*> rest = {argv[0]};
-    for (int i = 1; i < argc; ++i) {
-      if (std::string_view(argv[i]) == "--json") {
-        flags.json = true;
-      } else {
-        rest.push_back(argv[i]);
-      }
-    }
+    std::vector<char*> rest = TakeSwitch(argc, argv, "--json", flags.json);
     static constexpr FlagSpec kAssignFlags[] = {
         {"--plans", FlagType::kString},
         {"--registry", FlagType::kString},

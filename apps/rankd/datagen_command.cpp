@@ -254,15 +254,7 @@ int RunDatagen(int argc, char** argv) {
   DatagenFlags flags;
   bool have_dataset = false;
   try {
-    // --flush takes no value: handled before the name=value loop.
-    std::vector<char*> rest = {argv[0]};
-    for (int i = 1; i < argc; ++i) {
-      if (std::string_view(argv[i]) == "--flush") {
-        flags.flush = true;
-      } else {
-        rest.push_back(argv[i]);
-      }
-    }
+    std::vector<char*> rest = TakeSwitch(argc, argv, "--flush", flags.flush);
     static constexpr FlagSpec kDatagenFlags[] = {
         {"--dataset", FlagType::kString},
         {"--redis", FlagType::kString},

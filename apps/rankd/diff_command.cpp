@@ -38,23 +38,22 @@ struct DiffFlags {
 // value.
 DiffFlags ParseFlags(int argc, char** argv) {
   DiffFlags flags;
+  const std::vector<char*> args = TakeSwitch(argc, argv, "--json", flags.json);
   std::vector<char*> rest = {argv[0]};  // the flags, for ForEachFlag
   std::vector<std::string> files;
   bool value_next = false;  // the previous argument is a flag written `--name value`
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
     if (value_next) {
-      rest.push_back(argv[i]);
+      rest.push_back(args[i]);
       value_next = false;
-    } else if (arg == "--json") {
-      flags.json = true;
     } else if (arg.starts_with("-")) {
-      rest.push_back(argv[i]);
+      rest.push_back(args[i]);
       value_next = arg.find('=') == std::string_view::npos;
     } else if (files.size() < 2) {
       files.emplace_back(arg);
     } else {
-      rest.push_back(argv[i]);  // a third file: ForEachFlag names it as a stray argument
+      rest.push_back(args[i]);  // a third file: ForEachFlag names it as a stray argument
     }
   }
   static constexpr FlagSpec kDiffFlags[] = {

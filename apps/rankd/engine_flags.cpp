@@ -56,6 +56,18 @@ const std::string_view kEngineFlagsHelp =
     "                     finished (default: none; the request's deadline bounds it)\n"
     "  --cpu_threads N    the CPU pool's threads, for heavy plan steps (default: one per core)\n";
 
+std::vector<char*> TakeSwitch(int argc, char** argv, std::string_view name, bool& seen) {
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    if (name == argv[i]) {
+      seen = true;
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  return rest;
+}
+
 std::int64_t ParseIntFlag(std::string_view name, std::string_view value, std::int64_t min,
                           std::int64_t max) {
   std::int64_t n = 0;

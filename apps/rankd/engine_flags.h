@@ -79,6 +79,10 @@ const FlagSpec* FindFlag(std::span<const FlagSpec> specs, std::string_view name)
 void ForEachFlag(int argc, char** argv, std::span<const FlagSpec> specs,
                  const std::function<bool(std::string_view, std::string_view)>& apply);
 
+// The arguments other than the switch `name` (a flag that takes no value, such as "--json"),
+// argv[0] first, for ForEachFlag; `seen` is set when the switch is among them.
+std::vector<char*> TakeSwitch(int argc, char** argv, std::string_view name, bool& seen);
+
 // An integer flag value within [min, max], or FlagError naming the flag.
 std::int64_t ParseIntFlag(std::string_view name, std::string_view value, std::int64_t min,
                           std::int64_t max);
