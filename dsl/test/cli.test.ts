@@ -6,14 +6,9 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { DSL_DIR, REPO_DIR } from "../src/compiler/paths.js";
+import { REPO_DIR } from "../src/compiler/paths.js";
+import { names, rankc, readIndex, smallPlan } from "./helpers.js";
 
-const RANKC = path.join(DSL_DIR, "bin", "rankc.js");
-
-function rankc(args: string[], cwd = REPO_DIR): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [RANKC, ...args], { cwd, encoding: "utf8", timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 test("rankc build compiles a directory of plans into artifacts and index.json", () => {
   const out = mkdtempSync(path.join(os.tmpdir(), "rankc-cli-"));
@@ -111,15 +106,6 @@ test("usage mistakes exit 2 with the usage text", () => {
 });
 
 // A small plan named `name`; `fanout` changes its digest.
-function smallPlan(dir: string, name: string, fanout = 2): string {
-  const file = path.join(dir, `${name}.plan.ts`);
-  writeFileSync(file, `import { definePlan } from "@rankd/dsl";\nexport default definePlan({\n  name: "${name}",\n  build: (ctx) => ctx.viewer().follow({ fanout: ${fanout} }).media({ fanout: 2 }),\n});\n`);
-  return file;
-}
-
-type Index = { registry_digest: string; plans: Array<{ name: string; path: string; digest: string }> };
-const readIndex = (store: string): Index => JSON.parse(readFileSync(path.join(store, "index.json"), "utf8"));
-const names = (store: string) => readIndex(store).plans.map((p) => p.name);
 
 test("rankc build into an existing store adds and replaces the built plans and keeps the others", () => {
   const src = mkdtempSync(path.join(os.tmpdir(), "rankc-cli-"));

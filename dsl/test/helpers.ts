@@ -1,13 +1,15 @@
 // Shared helpers for the rankc tests: compile plan sources written to a
-// temporary directory, and catch compile errors with their positions.
+// temporary directory, catch compile errors with their positions, and run
+// the rankc command line on plan stores.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { compilePlanFile, type CompileOptions, type CompiledPlan } from "../src/compiler/compile.js";
 import { CompileError, type Diagnostic } from "../src/compiler/errors.js";
-import { DEFAULT_REGISTRY_DIR } from "../src/compiler/paths.js";
+import { DEFAULT_REGISTRY_DIR, DSL_DIR, REPO_DIR } from "../src/compiler/paths.js";
 import { loadRegistry, type Registry } from "../src/compiler/registry.js";
 
 export const registry: Registry = loadRegistry(DEFAULT_REGISTRY_DIR);
@@ -77,3 +79,24 @@ ${body}
 });
 `;
 }
+
+const RANKC = path.join(DSL_DIR, "bin", "rankc.js");
+
+/** Runs the rankc command line in `cwd` (default: the repository). */
+export function rankc(args: string[], cwd = REPO_DIR): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [RANKC, ...args], { cwd, encoding: "utf8", timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Writes a small valid plan named `name` into `dir` and returns its path. */
+export function smallPlan(dir: string, name: string, fanout = 2): string {
+  const file = path.join(dir, `${name}.plan.ts`);
+  writeFileSync(file, `import { definePlan } from "@rankd/dsl";\nexport default definePlan({\n  name: "${name}",\n  build: (ctx) => ctx.viewer().follow({ fanout: ${fanout} }).media({ fanout: 2 }),\n});\n`);
+  return file;
+}
+
+export type StoreIndexJson = { registry_digest: string; plans: Array<{ name: string; path: string; digest: string }> };
+/** The index.json of the store in `store`. */
+export const readIndex = (store: string): StoreIndexJson => JSON.parse(readFileSync(path.join(store, "index.json"), "utf8"));
+/** The plan names of the store in `store`, as its index lists them. */
+export const names = (store: string) => readIndex(store).plans.map((p) => p.name);

@@ -7,6 +7,7 @@ import { explainPlan } from "../compiler/explain.js";
 import { generateRegistryModule } from "../compiler/gentypes.js";
 import { BUILT_BY, DEFAULT_REGISTRY_DIR, GENERATED_REGISTRY } from "../compiler/paths.js";
 import { loadRegistry } from "../compiler/registry.js";
+import { SURFACES_FILE } from "../compiler/surfaces.js";
 
 // The compiler (TypeScript, esbuild, QuickJS) and the validator (ajv) load
 // only for the commands that need them, so quick commands start quickly.
@@ -22,8 +23,9 @@ const USAGE = `usage:
   rankc [build] <plan.ts|dir>... [--out DIR] [--prune]
                                                compile plans; a directory compiles its *.plan.ts
                                                (default --out: <dir>/build), writing <name>.json
-                                               for each plan and index.json; a store already in
-                                               DIR keeps its other plans (--prune removes them)
+                                               for each plan and index.json, and copies its
+                                               surfaces.toml; a store already in DIR keeps its
+                                               other plans and surfaces (--prune removes them)
   rankc remove <name>... --store DIR           remove plans (and their artifacts) from a store
   rankc --explain <plan.ts|artifact.json>      print the DAG and its static cost
   rankc check <artifact.json>...               validate artifacts (schema, registry, digest)
@@ -202,6 +204,7 @@ async function main(argv: string[]): Promise<number> {
       if (a.files.length === 0) throw new UsageError("no plan files given");
       const files: string[] = [];
       let outDefault: string | undefined;
+      let surfaces: string | undefined;
       for (const f of a.files) {
         const isDir = statSafe(f)?.isDirectory() ?? false;
         if (isDir) {
@@ -209,19 +212,26 @@ async function main(argv: string[]): Promise<number> {
           if (found.length === 0) throw new UsageError(`${f} has no *.plan.ts files`);
           files.push(...found);
           outDefault ??= path.join(f, "build");
+          const own = path.join(f, SURFACES_FILE);
+          if (statSafe(own)?.isFile()) {
+            if (surfaces !== undefined) throw new UsageError(`${surfaces} and ${own}: a store has one ${SURFACES_FILE}; build one of the directories`);
+            surfaces = own;
+          }
         } else {
           files.push(f);
           outDefault ??= path.join(path.dirname(f), "build");
         }
       }
       const outDir = path.resolve(a.out ?? (outDefault as string));
-      const { plans, index, change } = await (await store()).buildStore(files, outDir, { registry, limits, prune: a.prune });
+      const { plans, index, change } = await (await store()).buildStore(files, outDir, { registry, limits, prune: a.prune, surfaces });
       for (const p of plans) {
         console.log(`${path.relative(process.cwd(), p.file)} -> ${path.relative(process.cwd(), path.join(outDir, p.plan.name + ".json"))}  digest ${p.plan.digest}`);
       }
       if (change.kept.length) console.log(`kept ${list(change.kept)}`);
       if (change.removed.length) console.log(`removed ${list(change.removed)}`);
       console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "index.json"))} (${plural(index.plans.length)})`);
+      if (change.surfaces === "written") console.log(`${path.relative(process.cwd(), surfaces as string)} -> ${path.relative(process.cwd(), path.join(outDir, SURFACES_FILE))}`);
+      if (change.surfaces === "removed") console.log(`removed ${SURFACES_FILE}`);
       return 0;
     }
   }

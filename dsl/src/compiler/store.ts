@@ -5,12 +5,16 @@
 // built plans and keeps the others; pruning or removing plans is explicit.
 // index.json is always replaced whole (written to a temporary file, then
 // renamed), so a server reloading the store never reads half of one.
+// A store may hold surfaces.toml (docs/experiments.md): a build brings it from
+// the plans' directory, and no build or removal leaves one naming a plan the
+// store lacks.
 
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
 import { prettyJson } from "./canonical.js";
 import { compilePlanFile, type CompileOptions, type CompiledPlan } from "./compile.js";
 import { CompileError, type Diagnostic } from "./errors.js";
+import { checkSurfacePlans, readSurfacesFile, SURFACES_FILE, type SurfacesFile } from "./surfaces.js";
 
 export const INDEX_FILE = "index.json";
 
@@ -36,6 +40,8 @@ export interface StoreChange {
   kept: string[];
   /** Plans the store had and no longer has (their artifacts deleted). */
   removed: string[];
+  /** What happened to the store's surfaces.toml. */
+  surfaces: "written" | "kept" | "removed" | "none";
 }
 
 /** The `*.plan.ts` files of a directory (not recursive), sorted. */
@@ -128,7 +134,7 @@ function deleteArtifacts(dir: string, gone: StoreEntry[], index: StoreIndex): vo
   for (const e of gone) if (!used.has(e.path)) rmSync(path.join(dir, e.path), { force: true });
 }
 
-function change(before: StoreIndex | undefined, after: StoreIndex, built: Set<string>): StoreChange {
+function change(before: StoreIndex | undefined, after: StoreIndex, built: Set<string>, surfaces: StoreChange["surfaces"]): StoreChange {
   const had = new Set(before?.plans.map((p) => p.name) ?? []);
   const has = new Set(after.plans.map((p) => p.name));
   const names = after.plans.map((p) => p.name);
@@ -137,12 +143,24 @@ function change(before: StoreIndex | undefined, after: StoreIndex, built: Set<st
     replaced: names.filter((n) => built.has(n) && had.has(n)),
     kept: names.filter((n) => !built.has(n)),
     removed: [...had].filter((n) => !has.has(n)).sort(),
+    surfaces,
   };
+}
+
+/** The store's own surfaces.toml, read and checked, or undefined when it has none. */
+function readStoreSurfaces(dir: string): SurfacesFile | undefined {
+  const file = path.join(dir, SURFACES_FILE);
+  return existsSync(file) ? readSurfacesFile(file) : undefined;
 }
 
 export interface BuildStoreOptions extends CompileOptions {
   /** Make the store exactly the built plans: the others are removed with their artifacts. */
   prune?: boolean;
+  /**
+   * A surfaces.toml to copy into the store (replacing the store's). Without one the store
+   * keeps its own, except that `prune` removes it (the store becomes exactly what was built).
+   */
+  surfaces?: string;
 }
 
 /**
@@ -182,12 +200,23 @@ export async function buildStore(files: string[], outDir: string, opts: BuildSto
     ]);
   }
   const index: StoreIndex = { ...built, plans: [...built.plans, ...kept].sort(byName) };
+  const surfaces = opts.surfaces !== undefined ? readSurfacesFile(opts.surfaces) : undefined;
+  if (surfaces) {
+    const missing = checkSurfacePlans(surfaces, index.plans.map((p) => p.name), "the store would not have");
+    if (missing.length) throw new CompileError(missing);
+  }
+  const storeSurfaces = path.join(outDir, SURFACES_FILE);
+  const hadSurfaces = existsSync(storeSurfaces);
   mkdirSync(outDir, { recursive: true });
   for (const p of plans) writeFileAtomic(path.join(outDir, `${p.plan.name}.json`), p.json);
+  // A pruned store loses its surfaces first, so no moment has them name a pruned plan.
+  if (!surfaces && opts.prune && hadSurfaces) rmSync(storeSurfaces);
   writeFileAtomic(path.join(outDir, INDEX_FILE), prettyJson(index));
+  if (surfaces) writeFileAtomic(storeSurfaces, surfaces.text);
   // The replaced plans' old artifacts (at another path) and the pruned ones, once no index lists them.
   deleteArtifacts(outDir, before?.plans.filter((e) => !kept.includes(e)) ?? [], index);
-  return { plans, index, change: change(before, index, new Set(seen.keys())) };
+  const surfacesChange = surfaces ? "written" : !hadSurfaces ? "none" : opts.prune ? "removed" : "kept";
+  return { plans, index, change: change(before, index, new Set(seen.keys()), surfacesChange) };
 }
 
 /**
@@ -211,7 +240,12 @@ export function removePlans(dir: string, names: string[]): { index: StoreIndex; 
   }
   const gone = new Set(names);
   const index: StoreIndex = { ...before, plans: before.plans.filter((p) => !gone.has(p.name)) };
+  const surfaces = readStoreSurfaces(dir);
+  if (surfaces) {
+    const named = checkSurfacePlans(surfaces, index.plans.map((p) => p.name), "this removal takes out of the store; nothing was removed");
+    if (named.length) throw new CompileError(named.map((d) => ({ ...d, hint: `take the variant out of ${SURFACES_FILE} first` })));
+  }
   writeFileAtomic(file, prettyJson(index));
   deleteArtifacts(dir, before.plans.filter((p) => gone.has(p.name)), index);
-  return { index, change: change(before, index, new Set()) };
+  return { index, change: change(before, index, new Set(), surfaces ? "kept" : "none") };
 }
