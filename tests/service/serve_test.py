@@ -737,7 +737,15 @@ class ServeFaultTest(OwnServer):
         load.stop()
         statuses = [status for status, _ in load.answers]
         self.assertGreater(len(statuses), 8)
-        self.assertEqual(set(statuses), {200}, [a for a in load.answers if a[0] != 200][:3])
+        # Every accepted request is answered by its plan: ranked, or, on a machine starved enough
+        # that the plan's 5 ms CPU step overruns its own 100 ms timeout, that step's 504; never a
+        # shutdown refusal or a dropped connection.
+        not_ranked = [a for a in load.answers if a[0] != 200]
+        for status, body in not_ranked:
+            self.assertEqual(status, 504, not_ranked[:3])
+            self.assertEqual(body["code"], "deadline_exceeded", not_ranked[:3])
+            self.assertIn("node cpu_step timed out", body["message"], not_ranked[:3])
+        self.assertIn(200, statuses)
         self.server.wait_event("stopped")
 
 class FlagsTest(unittest.TestCase):
