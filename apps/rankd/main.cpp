@@ -1,6 +1,7 @@
 // rankd: the ranking engine's binary, `rankd <command> [arguments]`. The commands are the table
 // below: the ranking service (`serve`), local runs of plans (`run`), experiment assignment offline
-// (`assign`), the ranking diff of two responses (`diff`), and the runtime's benchmark modes
+// (`assign`), the ranking diff of two responses (`diff`), offline replay of captured requests
+// (`replay`), and the runtime's benchmark modes
 // (`rankd bench ...`, also under their original --bench_* spellings).
 #include <cstdio>
 #include <string>
@@ -10,6 +11,7 @@
 #include "bench_command.h"
 #include "datagen_command.h"
 #include "diff_command.h"
+#include "replay_command.h"
 #include "run_command.h"
 #include "serve_command.h"
 #include "subcommand.h"
@@ -26,6 +28,8 @@ constexpr Subcommand kCommands[] = {
     {"run", "answer ranking requests from stdin, one JSON line each, on stdout", RunRun},
     {"assign", "print the variant of a surface each viewer is assigned (experiments)", RunAssign},
     {"diff", "compare two /rank responses: overlap@k, RBO, Kendall's tau, moved items", RunDiff},
+    {"replay", "re-execute captured requests offline against a plan store, with ranking diffs",
+     RunReplay},
     {"bench", "run a benchmark mode: eventloop, echo-server, http-server", RunBench},
     {"version", "print the version, build type, compiler, git commit and io backends", RunVersion},
     {"help", "list the commands, or describe one: rankd help <command>", RunHelp},

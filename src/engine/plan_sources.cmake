@@ -53,10 +53,12 @@ set(RANKD_ENGINE_EXEC_SOURCES
   api/rank_response.cpp
   api/ranker.cpp
   api/request_ids.cpp
+  exec/capturing_batch.cpp
   exec/cpu_nodes.cpp
   exec/executor.cpp
   exec/redis_nodes.cpp
   exec/request.cpp
+  exec/request_capture.cpp
   exec/verify_rows.cpp
   ops/busy_cpu_op.cpp
   ops/concat_op.cpp
@@ -69,9 +71,13 @@ set(RANKD_ENGINE_EXEC_SOURCES
 )
 
 # Experiments: comparing two answers to a request (the ranking diff, the ranked list of a
-# response's output), on top of the lists above.
+# response's output) and replaying captured requests (capture files, replay endpoints), on top
+# of the lists above.
 set(RANKD_ENGINE_EXPERIMENTS_SOURCES
+  experiments/capture_file.cpp
   experiments/ranking_diff.cpp
+  experiments/replay.cpp
+  experiments/replay_endpoint.cpp
   experiments/response_ranking.cpp
 )
 

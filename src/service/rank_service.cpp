@@ -417,7 +417,7 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
     // The Ranker asks the shard's admission once the plan is known; an admitted request holds
     // it until answered, or until its frame is destroyed unanswered (the connection cancelled
     // at the end of a drain).
-    engine::Ranker::Headers headers;
+    engine::Ranker::Context headers;
     if (request.HasHeader("x-request-id")) headers.request_id = request.Header("x-request-id");
     headers.traceparent = request.Header("traceparent");
     answer = co_await shard.ranker.Rank(request.body, headers);

@@ -537,7 +537,7 @@ Ranker::Answer RankWith(std::shared_ptr<const CompiledPlanStore> store, std::str
                                   std::string trace) -> rt::Task<Ranker::Answer> {
     EndpointSet endpoints(std::vector<std::unique_ptr<Endpoint>>{});
     Ranker ranker(std::move(s), endpoints, RankerOptions{});
-    Ranker::Headers headers;
+    Ranker::Context headers;
     if (id) headers.request_id = *id;
     headers.traceparent = trace;
     co_return co_await ranker.Rank(b, headers);

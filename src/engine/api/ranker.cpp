@@ -13,24 +13,24 @@ Ranker::Ranker(std::shared_ptr<const CompiledPlanStore> store, const EndpointSet
                RankerOptions options)
     : store_(std::move(store)), endpoints_(endpoints), options_(options) {}
 
-rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
+rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
   Answer answer;
   const auto fail = [&answer](RankError error) {
     answer.error = error.code;
     WriteErrorBody(answer.body, answer.request_id, error);
     answer.error_message = std::move(error.message);
   };
-  if (const std::optional<std::string_view> trace = TraceIdOf(headers.traceparent))
+  if (const std::optional<std::string_view> trace = TraceIdOf(context.traceparent))
     answer.trace_id = *trace;
   std::expected<RankRequest, RankError> request = ParseRankRequest(body);
   std::optional<std::string> header_problem;
-  if (headers.request_id) header_problem = RequestIdProblem(*headers.request_id, "X-Request-Id");
+  if (context.request_id) header_problem = RequestIdProblem(*context.request_id, "X-Request-Id");
   // The body's request_id, else the header's, else one rankd makes: a log line and its response
   // can always be matched.
   if (request && request->request_id) {
     answer.request_id = *request->request_id;
-  } else if (headers.request_id && !header_problem) {
-    answer.request_id = std::string(*headers.request_id);
+  } else if (context.request_id && !header_problem) {
+    answer.request_id = std::string(*context.request_id);
   } else {
     answer.request_id = NextRequestId();
   }
@@ -62,6 +62,11 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
     answer.plan = variant.plan;
   } else {
     answer.plan = request->plan;
+  }
+  if (!context.plan_override.empty()) {
+    answer.plan = context.plan_override;
+    answer.surface.clear();
+    answer.variant.clear();
   }
   const std::shared_ptr<const CompiledPlan> plan = store->Find(answer.plan);
   if (!plan) {
@@ -117,6 +122,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Headers headers) {
   execute.scheduler = options_.scheduler;
   execute.offload_rows = options_.offload_rows;
   execute.default_node_timeout = options_.default_node_timeout;
+  execute.capture = context.capture;
   // A named local, not a temporary in the co_await expression: g++ 12 destroys such temporaries
   // twice.
   RequestInputs inputs{std::move(*params), request->viewer_id};

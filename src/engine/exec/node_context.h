@@ -35,6 +35,8 @@ struct NodeContext {
   // scheduler that does not.
   void (*ids_known)(void* owner, const CompiledNode& node, const CandidateSet& rows) = nullptr;
   void* owner = nullptr;
+  // Where its Redis commands and their replies are recorded (ExecuteOptions::capture), or null.
+  RequestCapture* capture = nullptr;
 
   const CandidateSet& input(std::size_t k) const noexcept { return *inputs[k]; }
   void IdsKnown(const CandidateSet& rows) const {

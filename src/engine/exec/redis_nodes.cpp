@@ -7,9 +7,11 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "exec/capturing_batch.h"
 #include "exec/node_context.h"
 #include "rankd/redis/client_errors.h"
 #include "rankd/redis/encoder.h"
@@ -153,24 +155,47 @@ rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, redis::Batch& ba
       report.cache_misses += batch.cache_counts().misses;
     }
   } count_cache{batch, node.report, cache != nullptr};
+  // A captured request sends a copy of the batch whose targets keep each reply's bytes; however
+  // the call ends, the copy's outcome goes back to the batch and into the capture.
+  std::optional<CapturingBatch> capturing;
+  if (node.capture != nullptr) capturing.emplace(batch);
+  redis::Batch& wire = capturing ? capturing->wire() : batch;
+  struct RecordCapture {
+    std::optional<CapturingBatch>& capturing;
+    RequestCapture* capture;
+    const std::string& endpoint;
+    std::optional<CapturedOutcome> failure = CapturedOutcome::kUnanswered;  // cancelled
+    ~RecordCapture() {
+      if (capturing) capturing->Finish(*capture, endpoint, failure);
+    }
+  } record{capturing, node.capture, name};
   std::string failure;
   try {
     if (cache != nullptr) {
-      co_await endpoint.ExecuteCached(batch, *cache);
+      co_await endpoint.ExecuteCached(wire, *cache);
     } else {
-      co_await endpoint.Execute(batch);
+      co_await endpoint.Execute(wire);
     }
+    record.failure = std::nullopt;
   } catch (const rt::DeadlineExceeded&) {
     failure = "Redis endpoint " + name + " did not answer within its command timeout";
+    record.failure = CapturedOutcome::kCommandTimeout;
   } catch (const redis::ConnectionError& e) {  // and ProtocolError
     LogRedisFailure(name, e.what());
     failure = "Redis endpoint " + name + " " + e.summary();
+    record.failure = CapturedOutcome::kConnectionLost;
   } catch (const redis::ServerReplyError& e) {
     LogRedisFailure(name, e.what());
     failure = "Redis endpoint " + name + " answered " + ClientText(e.message());
+    record.failure = CapturedOutcome::kConnectionLost;
   } catch (const redis::RedisError& e) {
     LogRedisFailure(name, e.what());
     failure = "Redis endpoint " + name + " failed";
+    record.failure = CapturedOutcome::kConnectionLost;
+  }
+  if (capturing) {
+    capturing->Finish(*node.capture, name, record.failure);
+    capturing.reset();  // recorded once
   }
   if (!failure.empty()) throw UpstreamError(failure);
   for (std::size_t k = 0; k < batch.size(); ++k) {

@@ -117,6 +117,7 @@ rt::Task<void> Request::RunNode(std::size_t i) {
   // A node started on its input's ids runs again if the input does not finish with those rows.
   for (bool early = st.early_input != nullptr;; early = false) {
     NodeContext context{*plan_, c, {}, *st.arena, memory_->inputs, endpoints_, st.report};
+    context.capture = options_.capture;
     if (options_.scheduler == Scheduler::kAsync) {
       context.ids_known = &Request::OnIdsKnown;
       context.owner = this;

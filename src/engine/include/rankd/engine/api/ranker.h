@@ -64,15 +64,21 @@ class Ranker {
     std::shared_ptr<const CompiledPlan> compiled;
     std::vector<NodeOutcome> nodes;
   };
-  // What a request carries besides its body (HTTP headers): a request id (X-Request-Id, used
+  // What a request carries besides its body — HTTP headers: a request id (X-Request-Id, used
   // when the body has no request_id, with the same rules) and a W3C traceparent (its trace id
-  // goes to the answer for the log line).
-  struct Headers {
-    std::optional<std::string_view> request_id;
-    std::string_view traceparent;
+  // goes to the answer for the log line) — and what its caller asks of it.
+  struct Context {
+    std::optional<std::string_view> request_id{};
+    std::string_view traceparent{};
+    // Records every Redis command the plan sends and its reply (docs/experiments.md, "Capture
+    // and replay"); null: not captured. Borrowed until Rank returns.
+    RequestCapture* capture = nullptr;
+    // Answers with this plan instead of the one the request names or its surface assigns (a
+    // replay against another plan); the answer then names no surface. Empty: none.
+    std::string_view plan_override{};
   };
-  rt::Task<Answer> Rank(std::string_view body, Headers headers);
-  rt::Task<Answer> Rank(std::string_view body) { return Rank(body, Headers{}); }
+  rt::Task<Answer> Rank(std::string_view body, Context context);
+  rt::Task<Answer> Rank(std::string_view body) { return Rank(body, Context{}); }
 
   void set_store(std::shared_ptr<const CompiledPlanStore> store) { store_ = std::move(store); }
   // Asked before each request runs (null: every request runs); borrowed, must outlive the

@@ -37,6 +37,7 @@
 #include "rankd/engine/api/error_code.h"
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/exec/request_capture.h"
 #include "rankd/engine/plan/compiled_plan.h"
 #include "rankd/engine/vm/program.h"
 #include "rankd/runtime/clock.h"
@@ -60,6 +61,9 @@ struct ExecuteOptions {
   // inputs finished); nullopt: such a node runs until the request's deadline. A node's own
   // `timeout_ms` wins.
   std::optional<rt::Duration> default_node_timeout;
+  // Where to record every Redis command the request sends and its reply (capture and replay:
+  // docs/experiments.md); null records nothing. Borrowed: must outlive the request.
+  RequestCapture* capture = nullptr;
 };
 
 enum class NodeStatus : std::uint8_t { kNotRun, kOk, kDegraded, kFailed };
