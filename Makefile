@@ -60,8 +60,8 @@ test-cpp: setup-test
 # (minutes on 2 cores) to find nothing.
 ASAN_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests rankd_http_tests rankd_engine_tests rankd_engine_integration_tests rankd_redis_integration_tests
 ASAN_LABELS := runtime|net|redis|http|engine|service
-TSAN_TESTS := rankd_runtime_tests rankd_net_tests rankd_http_tests rankd_engine_integration_tests rankd_redis_integration_tests
-TSAN_LABELS := ^(runtime|net|http|integration)$$
+TSAN_TESTS := rankd_runtime_tests rankd_net_tests rankd_http_tests rankd_engine_integration_tests rankd_redis_integration_tests rankd_service_tests
+TSAN_LABELS := ^(runtime|net|http|integration|service)$$
 test-sanitizers: test-asan test-tsan
 
 test-asan: setup-test

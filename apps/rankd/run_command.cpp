@@ -91,7 +91,8 @@ rt::Task<int> Serve(std::shared_ptr<const engine::CompiledPlanStore> store,
     engine::experiments::CaptureRecord record;
     try {
       engine::Ranker::Answer answer = co_await ranker.Rank(
-          line, engine::Ranker::Context{.capture = capture_file ? &capture : nullptr});
+          line, engine::Ranker::Context{.capture = capture_file ? &capture : nullptr,
+                                        .capture_all = true});
       body = std::move(answer.body);
       record.request_id = answer.request_id;
       record.plan = answer.plan;

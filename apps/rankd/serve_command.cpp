@@ -46,14 +46,19 @@ constexpr std::string_view kServeFlagsHelp =
     "                     are always logged, refusals of admission counted instead)\n"
     "  --drain_grace_ms N how long a drain lets requests in flight finish (default 5000)\n"
     "  --io_backend B     epoll (default) or io_uring\n"
+    "  --capture_file F   append captured requests to F for rankd replay: those asking\n"
+    "                     (\"capture\": true) and a --capture_sample share of the others\n"
+    "  --capture_sample F the share of requests captured besides those asking, 0 to 1\n"
+    "                     (default 0; needs --capture_file)\n"
     "  --config FILE      a TOML file whose keys are these flags without dashes\n"
     "                     (port = 8080, endpoint = [\"graph=127.0.0.1:6379\"]); flags win\n";
 
 constexpr FlagSpec kServeFlagList[] = {
-    {"--shards", FlagType::kInteger},    {"--host", FlagType::kString},
-    {"--port", FlagType::kInteger},      {"--max_in_flight", FlagType::kInteger},
-    {"--log_sample", FlagType::kNumber}, {"--drain_grace_ms", FlagType::kInteger},
-    {"--io_backend", FlagType::kString},
+    {"--shards", FlagType::kInteger},        {"--host", FlagType::kString},
+    {"--port", FlagType::kInteger},          {"--max_in_flight", FlagType::kInteger},
+    {"--log_sample", FlagType::kNumber},     {"--drain_grace_ms", FlagType::kInteger},
+    {"--io_backend", FlagType::kString},     {"--capture_file", FlagType::kString},
+    {"--capture_sample", FlagType::kNumber},
 };
 
 // The flags a config file may set: the engine's and serve's own.
@@ -79,6 +84,8 @@ struct ServeFlags {
   double log_sample = 1.0;
   std::int64_t drain_grace_ms = 5000;
   rt::IoBackend backend = rt::IoBackend::kEpoll;
+  std::string capture_file;  // empty: no captures
+  double capture_sample = 0;
 };
 
 double ParseShare(std::string_view name, std::string_view value) {
@@ -105,6 +112,11 @@ bool ApplyServeFlag(ServeFlags& flags, std::string_view name, std::string_view v
     flags.max_in_flight = static_cast<std::size_t>(ParseIntFlag(name, value, 1, 1'000'000));
   } else if (name == "--log_sample") {
     flags.log_sample = ParseShare(name, value);
+  } else if (name == "--capture_file") {
+    if (value.empty()) throw FlagError("--capture_file must not be empty");
+    flags.capture_file = value;
+  } else if (name == "--capture_sample") {
+    flags.capture_sample = ParseShare(name, value);
   } else if (name == "--drain_grace_ms") {
     flags.drain_grace_ms = ParseIntFlag(name, value, 0, 600'000);
   } else if (name == "--io_backend") {
@@ -142,6 +154,9 @@ std::optional<ServeFlags> ParseFlags(int argc, char** argv) {
       return name == "--config" || ApplyServeFlag(flags, name, value);
     });
     RequireEngineFlags(flags.engine);
+    if (flags.capture_sample > 0 && flags.capture_file.empty()) {
+      throw FlagError("--capture_sample needs --capture_file");
+    }
     ApplyCpuThreads(flags.engine);
   } catch (const FlagError& e) {
     std::fprintf(stderr, "%s: %s (try %s --help)\n", argv[0], e.what(), argv[0]);
@@ -204,6 +219,18 @@ int RunServe(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: the plan store does not load: %s\n", argv[0], e.what());
     return 2;
+  }
+  // The capture file opens before the server listens: a path it cannot write is a bad flag.
+  std::unique_ptr<service::LineFileWriter> captures;
+  if (!flags->capture_file.empty()) {
+    try {
+      captures = std::make_unique<service::LineFileWriter>(flags->capture_file);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: --capture_file %s\n", argv[0], e.what());
+      return 2;
+    }
+    options.captures = captures.get();
+    options.capture_sample = flags->capture_sample;
   }
   service::EventLog log(flags->log_sample);
   // The runtime's and the HTTP server's diagnostics (stalls, descriptor budget, failed stop

@@ -305,6 +305,14 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
     Sample(out, "rankd_surface_requests_total", {{"surface", surface}, {"variant", variant}}, n);
   }
 
+  if (process.captures) {
+    Family(out, "rankd_captures_total", "counter",
+           "Captured requests, by result: written to the capture file, or dropped (its queue was "
+           "full or a write failed).");
+    Sample(out, "rankd_captures_total", {{"result", "written"}}, process.captures->written);
+    Sample(out, "rankd_captures_total", {{"result", "dropped"}}, process.captures->dropped);
+  }
+
   Family(out, "rankd_plan_empty_results_total", "counter",
          "Ranked answers with no row in any output, by plan.");
   for (const PlanInfo& plan : process.plans) FindOrAdd(t.empty_results, plan.name);

@@ -244,11 +244,12 @@ std::string ParamSchema(const engine::PlanParam& param, bool pattern) {
   return out + "}";
 }
 
-// A request's deadline_ms, explain and request_id, closing its properties and the object.
+// A request's deadline_ms, explain, capture and request_id, closing its properties and the
+// object.
 void AppendRequestOptions(std::string& out) {
   out += R"(,"deadline_ms":{"type":"integer","minimum":1,"maximum":60000})";
-  out +=
-      R"(,"explain":{"type":"boolean"},"request_id":{"type":"string","maxLength":128,"pattern":"^[ -~]*$"}}})";
+  out += R"(,"explain":{"type":"boolean"},"capture":{"type":"boolean"})";
+  out += R"(,"request_id":{"type":"string","maxLength":128,"pattern":"^[ -~]*$"}}})";
 }
 
 std::string RankRequestSchema(const engine::Plan& plan) {

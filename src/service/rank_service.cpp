@@ -14,6 +14,7 @@
 
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
+#include "rankd/engine/experiments/capture_file.h"
 #include "rankd/engine/json/json_text.h"
 #include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/cpu_pool.h"
@@ -412,15 +413,21 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   ShardEngine& shard = shard_engines_->Get();
   const auto start = std::chrono::steady_clock::now();
   engine::Ranker::Answer answer;
+  engine::RequestCapture capture;
   Refresh(shard);
   try {
     // The Ranker asks the shard's admission once the plan is known; an admitted request holds
     // it until answered, or until its frame is destroyed unanswered (the connection cancelled
     // at the end of a drain).
-    engine::Ranker::Context headers;
-    if (request.HasHeader("x-request-id")) headers.request_id = request.Header("x-request-id");
-    headers.traceparent = request.Header("traceparent");
-    answer = co_await shard.ranker.Rank(request.body, headers);
+    engine::Ranker::Context context;
+    if (request.HasHeader("x-request-id")) context.request_id = request.Header("x-request-id");
+    context.traceparent = request.Header("traceparent");
+    if (options_.captures != nullptr) {
+      context.capture = &capture;
+      context.capture_all =
+          options_.capture_sample > 0 && NextUniform(shard.random_state) < options_.capture_sample;
+    }
+    answer = co_await shard.ranker.Rank(request.body, context);
   } catch (const std::exception& e) {
     answer = {};
     answer.error = engine::ErrorCode::kInternal;
@@ -428,6 +435,18 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
     engine::WriteErrorBody(answer.body, std::string_view(), {*answer.error, e.what()});
   }
   const int status = answer.error ? engine::HttpStatus(*answer.error) : 200;
+  if (answer.captured) {
+    engine::experiments::CaptureRecord record;
+    record.request = request.body;
+    record.request_id = answer.request_id;
+    record.plan = answer.plan;
+    if (answer.compiled) record.plan_digest = answer.compiled->plan().digest;
+    record.response = answer.body;
+    record.commands = std::move(capture.commands());
+    std::string line;
+    engine::experiments::AppendCaptureLine(line, record);
+    options_.captures->Offer(std::move(line));
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Count(shard.shard, answer, status, seconds);
@@ -559,6 +578,10 @@ http::Response RankService::Metrics() const {
     if (schema.type == engine::KeySchema::Type::kHash) process.hash_schemas.push_back(schema.name);
   }
   process.http_errors = &http_errors_;
+  if (options_.captures != nullptr) {
+    process.captures =
+        ProcessMetrics::CaptureCounts{options_.captures->written(), options_.captures->dropped()};
+  }
   if (server_ != nullptr) process.connections_rejected = server_->Stats().connections_rejected;
   process.process = ReadProcessStats();
   return http::Response::Text(200, RenderMetrics(shards, process),

@@ -48,7 +48,7 @@ std::string Refusal(std::string_view body) {
 TEST(ParseRankRequestTest, ReadsEveryField) {
   const RankRequest r = Parsed(
       R"({"plan":"feed","viewer_id":9223372036854775807,"params":{"w":2,"f":0.5,"s":"x","b":true},
-          "deadline_ms":60000,"explain":true,"request_id":"r-1"})");
+          "deadline_ms":60000,"explain":true,"capture":true,"request_id":"r-1"})");
   EXPECT_EQ(r.plan, "feed");
   EXPECT_EQ(r.viewer_id, std::numeric_limits<std::int64_t>::max());  // every digit kept
   ASSERT_EQ(r.params.size(), 4u);
@@ -58,6 +58,7 @@ TEST(ParseRankRequestTest, ReadsEveryField) {
   EXPECT_EQ(r.params[3].value, Scalar(true));
   EXPECT_EQ(r.deadline_ms, 60000);
   EXPECT_TRUE(r.explain);
+  EXPECT_TRUE(r.capture);
   EXPECT_EQ(r.request_id, "r-1");
   const RankRequest minimal = Parsed(R"({"plan":"p"})");
   EXPECT_EQ(minimal.surface, "");
@@ -68,6 +69,7 @@ TEST(ParseRankRequestTest, ReadsEveryField) {
   EXPECT_FALSE(minimal.viewer_id);
   EXPECT_FALSE(minimal.deadline_ms);
   EXPECT_FALSE(minimal.explain);
+  EXPECT_FALSE(minimal.capture);
   EXPECT_FALSE(minimal.request_id);
 }
 
@@ -89,6 +91,7 @@ TEST(ParseRankRequestTest, EveryMalformedFieldIsABadRequestNamingIt) {
       {R"({"plan":"p","deadline_ms":0})", "deadline_ms must be an integer from 1 to 60000"},
       {R"({"plan":"p","deadline_ms":60001})", "deadline_ms"},
       {R"({"plan":"p","explain":1})", "explain must be true or false, not a number"},
+      {R"({"plan":"p","capture":"yes"})", "capture must be true or false, not a string"},
       {R"({"plan":"p","request_id":7})", "request_id must be a string, not a number"},
       {R"({"plan":"p","explain":{}})", "explain must be true or false, not an object"},
       {R"({"plan":"p","request_id":[]})", "request_id must be a string, not an array"},
@@ -652,6 +655,35 @@ TEST(RankerTest, TakesTheRequestIdHeaderWhenTheBodyHasNone) {
   EXPECT_NE(bad.body.find("X-Request-Id must be printable ASCII"), std::string::npos) << bad.body;
   EXPECT_EQ(bad.request_id.rfind("rankd-", 0), 0u);
   EXPECT_EQ(bad.trace_id, "");
+}
+
+TEST(RankerTest, ARequestAskingToBeCapturedIsCapturedOnlyWhereTheCallerKeepsCaptures) {
+  const auto store = StoreOf({ScorePlan()});
+  // Nowhere to keep it: a bad_request saying so.
+  const Ranker::Answer refused = Rank(store, R"({"plan":"score","capture":true})");
+  ASSERT_TRUE(refused.error);
+  EXPECT_EQ(*refused.error, ErrorCode::kBadRequest);
+  EXPECT_NE(refused.body.find("capture: this server keeps no captures"), std::string::npos)
+      << refused.body;
+  // A caller that keeps captures: the request asking is captured, the others only with
+  // capture_all.
+  const auto rank = [&](std::string body, bool all) {
+    rt::EventLoop loop;
+    return loop.RunUntilComplete([](std::shared_ptr<const CompiledPlanStore> s, std::string b,
+                                    bool capture_all) -> rt::Task<Ranker::Answer> {
+      EndpointSet endpoints(std::vector<std::unique_ptr<Endpoint>>{});
+      Ranker ranker(std::move(s), endpoints, RankerOptions{});
+      RequestCapture capture;
+      co_return co_await ranker.Rank(
+          b, Ranker::Context{.capture = &capture, .capture_all = capture_all});
+    }(store, std::move(body), all));
+  };
+  const Ranker::Answer asked = rank(R"({"plan":"score","capture":true})", false);
+  EXPECT_FALSE(asked.error);
+  EXPECT_TRUE(asked.captured);
+  EXPECT_FALSE(rank(R"({"plan":"score"})", false).captured);
+  EXPECT_TRUE(rank(R"({"plan":"score"})", true).captured);
+  EXPECT_FALSE(rank(R"({"plan":"score","capture":false})", false).captured);
 }
 
 TEST(RankerTest, AnErrorAfterThePlanIsFoundKeepsThePlan) {

@@ -137,6 +137,17 @@ TEST(RenderMetricsTest, SurfaceRequestsAreSummedByVariantWithASeriesForEachFromT
             "0");
 }
 
+TEST(RenderMetricsTest, CapturesAreCountedByResultOnlyWhereTheServerKeepsThem) {
+  ShardMetrics shard;
+  ProcessMetrics process;
+  EXPECT_EQ(RenderMetrics({&shard}, process).find("rankd_captures_total"), std::string::npos);
+  process.captures = ProcessMetrics::CaptureCounts{.written = 7, .dropped = 2};
+  const std::string text = RenderMetrics({&shard}, process);
+  EXPECT_NE(text.find("# TYPE rankd_captures_total counter\n"), std::string::npos);
+  EXPECT_EQ(ValueOf(text, "rankd_captures_total{result=\"written\"}"), "7");
+  EXPECT_EQ(ValueOf(text, "rankd_captures_total{result=\"dropped\"}"), "2");
+}
+
 TEST(RenderMetricsTest, ProcessFiguresNotReadAreLeftOut) {
   ShardMetrics shard;
   ProcessMetrics process;

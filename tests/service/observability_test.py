@@ -286,6 +286,11 @@ class DashboardFileTest(unittest.TestCase):
 
 class MetricsNamedExistTest(SharedServer):
     @classmethod
+    def server_flags(cls, folder):
+        # Every family the server can expose: rankd_captures_total only where it keeps captures.
+        return ("--capture_file", os.path.join(folder, "captures.jsonl"))
+
+    @classmethod
     def setUpClass(cls):
         super().setUpClass()
         try:

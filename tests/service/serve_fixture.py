@@ -215,10 +215,15 @@ class SharedServer(unittest.TestCase):
     """Tests that share one Redis and one server (their own, per class)."""
 
     @classmethod
+    def server_flags(cls, folder):
+        """The server's flags besides the store and the endpoints (`folder` is the class's)."""
+        return ()
+
+    @classmethod
     def setUpClass(cls):
         cls.folder, cls.redis, cls.store = redis_with_dataset(SOURCE, "rankd-serve-test-")
         try:
-            cls.server = Server(cls.store, cls.redis)
+            cls.server = Server(cls.store, cls.redis, *cls.server_flags(cls.folder))
             cls.server.wait_ready()
         except BaseException:
             # tearDownClass does not run after a failed setUpClass.

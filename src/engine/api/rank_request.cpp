@@ -129,6 +129,12 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
             BadRequest("explain must be true or false, not " + WithArticle(TypeName(v))));
       }
       request.explain = v.bool_value();
+    } else if (m.name == "capture") {
+      if (!v.is_bool()) {
+        return std::unexpected(
+            BadRequest("capture must be true or false, not " + WithArticle(TypeName(v))));
+      }
+      request.capture = v.bool_value();
     } else if (m.name == "request_id") {
       if (!v.is_string()) {
         return std::unexpected(
@@ -140,8 +146,8 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
     } else {
       return std::unexpected(BadRequest(
           "unknown field \"" + m.name +
-          "\" (a request has plan or surface, viewer_id, params, deadline_ms, explain and "
-          "request_id)"));
+          "\" (a request has plan or surface, viewer_id, params, deadline_ms, explain, capture "
+          "and request_id)"));
     }
   }
   if (has_plan && has_surface) {

@@ -42,6 +42,12 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
     fail(RankError{ErrorCode::kBadRequest, std::move(*header_problem)});
     co_return answer;
   }
+  if (request->capture && context.capture == nullptr) {
+    fail(RankError{ErrorCode::kBadRequest,
+                   "capture: this server keeps no captures (rankd serve --capture_file, rankd "
+                   "run --capture)"});
+    co_return answer;
+  }
   // The store this request answers from, even if a reload swaps it meanwhile.
   const std::shared_ptr<const CompiledPlanStore> store = store_;
   if (!request->surface.empty()) {
@@ -122,7 +128,10 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
   execute.scheduler = options_.scheduler;
   execute.offload_rows = options_.offload_rows;
   execute.default_node_timeout = options_.default_node_timeout;
-  execute.capture = context.capture;
+  if (context.capture != nullptr && (context.capture_all || request->capture)) {
+    execute.capture = context.capture;
+    answer.captured = true;
+  }
   // A named local, not a temporary in the co_await expression: g++ 12 destroys such temporaries
   // twice.
   RequestInputs inputs{std::move(*params), request->viewer_id};

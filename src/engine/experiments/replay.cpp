@@ -30,8 +30,12 @@ rt::Task<ReplayResult> Replayer::Replay(const CaptureRecord& record) {
   // The captured id, where the request has none of its own (as an X-Request-Id header would).
   std::optional<std::string_view> request_id;
   if (!record.request_id.empty()) request_id = record.request_id;
-  Ranker::Answer answer = co_await ranker_.Rank(
-      record.request, Ranker::Context{.request_id = request_id, .plan_override = options_.plan});
+  // A request that asked to be captured is answered as one: into a capture no one keeps.
+  RequestCapture recapture;
+  Ranker::Answer answer =
+      co_await ranker_.Rank(record.request, Ranker::Context{.request_id = request_id,
+                                                            .capture = &recapture,
+                                                            .plan_override = options_.plan});
   ReplayResult result;
   result.request_id = answer.request_id;
   result.plan_a = record.plan;

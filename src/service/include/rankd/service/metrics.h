@@ -170,6 +170,13 @@ struct ProcessMetrics {
   // The loaded store's surfaces' variants: each has a series, 0 until counted.
   std::vector<SurfaceVariantInfo> surface_variants;
   const StatusCounts* http_errors = nullptr;  // null: not exposed
+  // Captured requests written to the capture file and dropped (its writer's queue was full, or a
+  // write failed); nullopt: the server keeps no captures.
+  struct CaptureCounts {
+    std::uint64_t written = 0;
+    std::uint64_t dropped = 0;
+  };
+  std::optional<CaptureCounts> captures;
   // Connections answered 503 at the shard's connection limit (http::ServerStats), which the
   // server answers from a response made once, not through the ErrorResponder; nullopt: unknown.
   std::optional<std::uint64_t> connections_rejected;

@@ -43,6 +43,7 @@
 #include "rankd/runtime/shards.h"
 #include "rankd/service/admission.h"
 #include "rankd/service/event_log.h"
+#include "rankd/service/line_file_writer.h"
 #include "rankd/service/metrics.h"
 #include "rankd/service/plan_source.h"
 
@@ -60,6 +61,11 @@ struct ServiceOptions {
   // How the binary was built, for rankd_build_info (the service library cannot see the app's
   // build_info.h); nullopt: not exposed.
   std::optional<BuildInfo> build;
+  // Where captured requests go (docs/experiments.md, "Capture and replay"): every request that
+  // asks (`"capture": true`) and a `capture_sample` share (0 to 1) of the others. Null: none are
+  // kept, and a request asking is a bad_request. Borrowed: must outlive the service.
+  LineFileWriter* captures = nullptr;
+  double capture_sample = 0;
 };
 
 // What POST /admin/reload (or a SIGHUP) asks of RankService::Reload, and what it did.

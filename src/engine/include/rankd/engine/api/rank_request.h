@@ -42,6 +42,8 @@ struct RankRequest {
   std::vector<RequestParam> params;
   std::optional<std::int64_t> deadline_ms;
   bool explain = false;
+  // Asks that the request be captured (docs/experiments.md, "Capture and replay").
+  bool capture = false;
   std::optional<std::string> request_id;
 };
 

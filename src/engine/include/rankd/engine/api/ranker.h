@@ -59,7 +59,8 @@ class Ranker {
     std::string surface;
     std::string variant;
     std::size_t degraded = 0;
-    std::size_t rows = 0;  // of a ranked answer: its rows, over every output
+    std::size_t rows = 0;   // of a ranked answer: its rows, over every output
+    bool captured = false;  // its plan ran with Context::capture recording
     // The plan it named, once found in the store (null before), and its executed nodes.
     std::shared_ptr<const CompiledPlan> compiled;
     std::vector<NodeOutcome> nodes;
@@ -70,9 +71,12 @@ class Ranker {
   struct Context {
     std::optional<std::string_view> request_id{};
     std::string_view traceparent{};
-    // Records every Redis command the plan sends and its reply (docs/experiments.md, "Capture
-    // and replay"); null: not captured. Borrowed until Rank returns.
+    // Where a captured request records every Redis command its plan sends and its reply
+    // (docs/experiments.md, "Capture and replay"). A request is captured when `capture_all` is
+    // set or it asks (`"capture": true`); null: the caller keeps no captures, and a request
+    // asking is a bad_request. Borrowed until Rank returns.
     RequestCapture* capture = nullptr;
+    bool capture_all = false;
     // Answers with this plan instead of the one the request names or its surface assigns (a
     // replay against another plan); the answer then names no surface. Empty: none.
     std::string_view plan_override{};
