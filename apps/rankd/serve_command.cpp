@@ -50,15 +50,28 @@ constexpr std::string_view kServeFlagsHelp =
     "                     (\"capture\": true) and a --capture_sample share of the others\n"
     "  --capture_sample F the share of requests captured besides those asking, 0 to 1\n"
     "                     (default 0; needs --capture_file)\n"
+    "  --served_log F     append a record of what was served to F (docs/experiments.md,\n"
+    "                     \"Served-rankings log\"), for a --served_log_sample share\n"
+    "  --served_log_sample F  the share of ranked requests logged, 0 to 1 (default 1)\n"
+    "  --served_log_max_mb N  rotate the log at N MiB (default 1024; 0: never)\n"
+    "  --served_log_keep N    rotated logs kept, F.1 to F.N (default 5)\n"
     "  --config FILE      a TOML file whose keys are these flags without dashes\n"
     "                     (port = 8080, endpoint = [\"graph=127.0.0.1:6379\"]); flags win\n";
 
 constexpr FlagSpec kServeFlagList[] = {
-    {"--shards", FlagType::kInteger},        {"--host", FlagType::kString},
-    {"--port", FlagType::kInteger},          {"--max_in_flight", FlagType::kInteger},
-    {"--log_sample", FlagType::kNumber},     {"--drain_grace_ms", FlagType::kInteger},
-    {"--io_backend", FlagType::kString},     {"--capture_file", FlagType::kString},
+    {"--shards", FlagType::kInteger},
+    {"--host", FlagType::kString},
+    {"--port", FlagType::kInteger},
+    {"--max_in_flight", FlagType::kInteger},
+    {"--log_sample", FlagType::kNumber},
+    {"--drain_grace_ms", FlagType::kInteger},
+    {"--io_backend", FlagType::kString},
+    {"--capture_file", FlagType::kString},
     {"--capture_sample", FlagType::kNumber},
+    {"--served_log", FlagType::kString},
+    {"--served_log_sample", FlagType::kNumber},
+    {"--served_log_max_mb", FlagType::kInteger},
+    {"--served_log_keep", FlagType::kInteger},
 };
 
 // The flags a config file may set: the engine's and serve's own.
@@ -86,6 +99,10 @@ struct ServeFlags {
   rt::IoBackend backend = rt::IoBackend::kEpoll;
   std::string capture_file;  // empty: no captures
   double capture_sample = 0;
+  std::string served_log;  // empty: no served-rankings log
+  double served_log_sample = 1;
+  std::int64_t served_log_max_mb = 1024;
+  std::int64_t served_log_keep = 5;
 };
 
 double ParseShare(std::string_view name, std::string_view value) {
@@ -117,6 +134,15 @@ bool ApplyServeFlag(ServeFlags& flags, std::string_view name, std::string_view v
     flags.capture_file = value;
   } else if (name == "--capture_sample") {
     flags.capture_sample = ParseShare(name, value);
+  } else if (name == "--served_log") {
+    if (value.empty()) throw FlagError("--served_log must not be empty");
+    flags.served_log = value;
+  } else if (name == "--served_log_sample") {
+    flags.served_log_sample = ParseShare(name, value);
+  } else if (name == "--served_log_max_mb") {
+    flags.served_log_max_mb = ParseIntFlag(name, value, 0, 1'000'000);
+  } else if (name == "--served_log_keep") {
+    flags.served_log_keep = ParseIntFlag(name, value, 1, 1000);
   } else if (name == "--drain_grace_ms") {
     flags.drain_grace_ms = ParseIntFlag(name, value, 0, 600'000);
   } else if (name == "--io_backend") {
@@ -156,6 +182,13 @@ std::optional<ServeFlags> ParseFlags(int argc, char** argv) {
     RequireEngineFlags(flags.engine);
     if (flags.capture_sample > 0 && flags.capture_file.empty()) {
       throw FlagError("--capture_sample needs --capture_file");
+    }
+    if (flags.served_log.empty() &&
+        (flags.served_log_sample != 1 || flags.served_log_max_mb != 1024 ||
+         flags.served_log_keep != 5)) {
+      throw FlagError(
+          "--served_log_sample, --served_log_max_mb and --served_log_keep need "
+          "--served_log");
     }
     ApplyCpuThreads(flags.engine);
   } catch (const FlagError& e) {
@@ -231,6 +264,21 @@ int RunServe(int argc, char** argv) {
     }
     options.captures = captures.get();
     options.capture_sample = flags->capture_sample;
+  }
+  std::unique_ptr<service::LineFileWriter> served_log;
+  if (!flags->served_log.empty()) {
+    try {
+      served_log = std::make_unique<service::LineFileWriter>(
+          flags->served_log,
+          service::LineFileWriter::Options{
+              .rotate_bytes = static_cast<std::uint64_t>(flags->served_log_max_mb) << 20,
+              .keep = static_cast<int>(flags->served_log_keep)});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: --served_log %s\n", argv[0], e.what());
+      return 2;
+    }
+    options.served_log = served_log.get();
+    options.served_log_sample = flags->served_log_sample;
   }
   service::EventLog log(flags->log_sample);
   // The runtime's and the HTTP server's diagnostics (stalls, descriptor budget, failed stop

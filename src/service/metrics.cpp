@@ -305,12 +305,18 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
     Sample(out, "rankd_surface_requests_total", {{"surface", surface}, {"variant", variant}}, n);
   }
 
-  if (process.captures) {
-    Family(out, "rankd_captures_total", "counter",
-           "Captured requests, by result: written to the capture file, or dropped (its queue was "
-           "full or a write failed).");
-    Sample(out, "rankd_captures_total", {{"result", "written"}}, process.captures->written);
-    Sample(out, "rankd_captures_total", {{"result", "dropped"}}, process.captures->dropped);
+  if (process.captures || process.served_log) {
+    Family(out, "rankd_log_lines_total", "counter",
+           "Lines of the files the server writes (captures, served), by result: written, or "
+           "dropped (the writer's queue was full or a write failed).");
+    for (const auto& [log, counts] :
+         {std::pair{"captures", &process.captures}, std::pair{"served", &process.served_log}}) {
+      if (!*counts) continue;
+      Sample(out, "rankd_log_lines_total", {{"log", log}, {"result", "written"}},
+             (*counts)->written);
+      Sample(out, "rankd_log_lines_total", {{"log", log}, {"result", "dropped"}},
+             (*counts)->dropped);
+    }
   }
 
   Family(out, "rankd_plan_empty_results_total", "counter",

@@ -427,6 +427,8 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
       context.capture_all =
           options_.capture_sample > 0 && NextUniform(shard.random_state) < options_.capture_sample;
     }
+    context.served_record = options_.served_log != nullptr &&
+                            NextUniform(shard.random_state) < options_.served_log_sample;
     answer = co_await shard.ranker.Rank(request.body, context);
   } catch (const std::exception& e) {
     answer = {};
@@ -446,6 +448,13 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
     std::string line;
     engine::experiments::AppendCaptureLine(line, record);
     options_.captures->Offer(std::move(line));
+  }
+  if (!answer.served_record.empty()) {
+    // The record with the server's clock first: {"time":"...", then the record's members.
+    std::string line = "{\"time\":\"" + NowRfc3339() + "\",";
+    line.append(answer.served_record, 1);
+    line.push_back('\n');
+    options_.served_log->Offer(std::move(line));
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -580,7 +589,11 @@ http::Response RankService::Metrics() const {
   process.http_errors = &http_errors_;
   if (options_.captures != nullptr) {
     process.captures =
-        ProcessMetrics::CaptureCounts{options_.captures->written(), options_.captures->dropped()};
+        ProcessMetrics::LineCounts{options_.captures->written(), options_.captures->dropped()};
+  }
+  if (options_.served_log != nullptr) {
+    process.served_log =
+        ProcessMetrics::LineCounts{options_.served_log->written(), options_.served_log->dropped()};
   }
   if (server_ != nullptr) process.connections_rejected = server_->Stats().connections_rejected;
   process.process = ReadProcessStats();

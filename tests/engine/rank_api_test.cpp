@@ -353,6 +353,29 @@ TEST(RankerTest, RanksAndWritesTheResponseOfDocsEngineMd) {
   EXPECT_EQ(a.nodes[0].unparsable_values, 0u);  // a fixed source parses nothing
 }
 
+TEST(RankerTest, WritesTheServedRecordOfARankedAnswerWhenAsked) {
+  const auto store = StoreOf({ScorePlan()});
+  const std::string body = R"({"plan":"score","request_id":"r1","params":{"weight":-0.0}})";
+  rt::EventLoop loop;
+  const Ranker::Answer a = loop.RunUntilComplete(
+      [](std::shared_ptr<const CompiledPlanStore> s, std::string b) -> rt::Task<Ranker::Answer> {
+        EndpointSet endpoints(std::vector<std::unique_ptr<Endpoint>>{});
+        Ranker ranker(std::move(s), endpoints, RankerOptions{});
+        co_return co_await ranker.Rank(b, Ranker::Context{.served_record = true});
+      }(store, body));
+  EXPECT_FALSE(a.error);
+  // The topk output's rows by rank, each with its score (the key topk ranked by) and the row's
+  // other keys as its features; no viewer; no surface.
+  EXPECT_EQ(a.served_record,
+            R"({"request_id":"r1","plan":"score","plan_digest":"","surface":"","variant":"",)"
+            R"("viewer_id":null,"request":"{\"plan\":\"score\",\"request_id\":\"r1\",)"
+            R"(\"params\":{\"weight\":-0.0}}","outputs":{"top":{"score_key":"final_score",)"
+            R"("items":[{"rank":1,"id":9007199254740993,"score":0,"features":{"final_score":0}},)"
+            R"({"rank":2,"id":-4,"score":0,"features":{"final_score":0}}]}},"degraded":[]})");
+  // Not asked, or not ranked: none.
+  EXPECT_EQ(Rank(store, body).served_record, "");
+}
+
 // ids 1..6 scored by their id, then topk by score and take, each counting result_size: a request's
 // result_size sets how many rows it gets; the plan's default when it gives none.
 std::shared_ptr<const Plan> ResultSizePlan() {

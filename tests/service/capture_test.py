@@ -1,13 +1,17 @@
-"""Capture in `rankd serve` (docs/experiments.md, "Capture and replay"), against a real
-redis-server: python3 capture_test.py <path to rankd> <source folder> (run by ctest, labels cli
+"""Capture and the served-rankings log in `rankd serve` (docs/experiments.md, "Capture and
+replay", "Served-rankings log"), against a real redis-server: python3 capture_test.py <path to rankd> <source folder> (run by ctest, labels cli
 and integration, with Debian's python3 and its python3-prometheus-client, whose parser reads
 /metrics).
 
 With --capture_file, a request asking ("capture": true) is captured and the others are not; with
 --capture_sample 1 every request is; the file's lines replay (rankd replay, no Redis) to the
-responses the clients got, byte for byte, over both shards; rankd_captures_total counts them.
+responses the clients got, byte for byte, over both shards; rankd_log_lines_total{log="captures"} counts them.
 Without --capture_file a request asking is 400 bad_request, and --capture_sample alone or a
 capture file that cannot be opened exits 2.
+
+With --served_log, each ranked request of the sampled share gets a record: its request, plan,
+viewer and each output's items by rank with the features and score its response rows carry;
+failed requests get none; rankd_log_lines_total{log="served"} counts them.
 """
 import json
 import os
@@ -22,25 +26,32 @@ from serve_fixture import OwnServer, Server  # noqa: E402
 from serve_test import samples  # noqa: E402
 
 
+def json_lines(path, count, timeout=10):
+    """The JSON lines of `path` once it holds `count` of them, or what it holds after `timeout`
+    seconds (the server writes them from a thread of its own)."""
+    deadline = time.time() + timeout
+    while True:
+        lines = []
+        if os.path.exists(path):
+            with open(path) as f:
+                lines = f.read().splitlines()
+        if len(lines) >= count or time.time() > deadline:
+            return [json.loads(l) for l in lines]
+        time.sleep(0.02)
+
+
 class CaptureTest(OwnServer):
     folder_prefix = "rankd-capture-"
 
     def capture_file(self, name):
         return os.path.join(self.folder, name)
 
-    def captured(self, path, count, timeout=10):
-        """The capture file's records once it holds `count` lines (the writer is a thread)."""
-        deadline = time.time() + timeout
-        while True:
-            lines = open(path).read().splitlines() if os.path.exists(path) else []
-            if len(lines) >= count or time.time() > deadline:
-                return [json.loads(l) for l in lines]
-            time.sleep(0.02)
 
     def metric(self, result):
         status, _, text = self.server.request("GET", "/metrics")
         self.assertEqual(status, 200)
-        return samples(text)[1].get(("rankd_captures_total", (("result", result),)))
+        return samples(text)[1].get(("rankd_log_lines_total",
+                                     (("log", "captures"), ("result", result))))
 
     def replay(self, path):
         r = subprocess.run([serve_fixture.RANKD, "replay", "--captures", path, "--plans",
@@ -60,7 +71,7 @@ class CaptureTest(OwnServer):
             status, _, text = self.server.request("POST", "/rank", json.dumps(request))
             self.assertEqual(status, 200, text)
             bodies[request["request_id"]] = text
-        records = self.captured(path, 10)
+        records = json_lines(path, 10)
         self.assertEqual(sorted(r["request_id"] for r in records),
                          sorted("c%d" % v for v in range(2, 21, 2)))
         for r in records:
@@ -79,7 +90,7 @@ class CaptureTest(OwnServer):
         for viewer in range(1, 9):
             status, r = self.server.rank({"plan": "feed", "viewer_id": viewer})
             self.assertEqual(status, 200, r)
-        records = self.captured(path, 8)
+        records = json_lines(path, 8)
         self.assertEqual(len(records), 8)
         # The ids the server made are captured, so the replay answers with them.
         results = self.replay(path)
@@ -93,7 +104,7 @@ class CaptureTest(OwnServer):
         self.assertEqual(r["error"]["code"], "bad_request")
         self.assertIn("capture: this server keeps no captures", r["error"]["message"])
         status, _, text = self.server.request("GET", "/metrics")
-        self.assertNotIn("rankd_captures_total", text)
+        self.assertNotIn("rankd_log_lines_total", text)
 
     def test_bad_capture_flags_exit_2(self):
         registry = os.path.join(serve_fixture.SOURCE, "registry")
@@ -103,6 +114,72 @@ class CaptureTest(OwnServer):
                  "--capture_file /nonexistent-dir/c.jsonl: cannot open"),
                 (["--capture_file", self.capture_file("x"), "--capture_sample", "2"],
                  "--capture_sample must be a number from 0 to 1")):
+            r = subprocess.run([serve_fixture.RANKD, "serve", "--plans", self.store, "--registry",
+                                registry, "--port", "0", *flags], capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(r.returncode, 2, (flags, r.stderr))
+            self.assertIn(message, r.stderr)
+
+
+class ServedLogTest(OwnServer):
+    folder_prefix = "rankd-served-"
+
+
+    def test_each_ranked_request_is_recorded_with_its_items_features_and_scores(self):
+        path = os.path.join(self.folder, "served.jsonl")
+        self.server = Server(self.store, self.redis, "--served_log", path)
+        self.server.wait_ready()
+        sent = {}
+        for viewer in range(1, 7):
+            body = json.dumps({"plan": ("feed", "blend")[viewer % 2], "viewer_id": viewer,
+                               "request_id": "s%d" % viewer})
+            status, _, text = self.server.request("POST", "/rank", body)
+            self.assertEqual(status, 200, text)
+            sent["s%d" % viewer] = (body, json.loads(text))
+        status, _ = self.server.rank({"plan": "nope", "request_id": "failed"})
+        self.assertEqual(status, 404)
+        records = json_lines(path, 6)
+        self.assertEqual(sorted(r["request_id"] for r in records), sorted(sent))
+        for r in records:
+            body, response = sent[r["request_id"]]
+            self.assertRegex(r["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+            self.assertEqual(r["request"], body)
+            self.assertEqual((r["plan"], r["plan_digest"]), (response["plan"], response["plan_digest"]))
+            self.assertEqual(r["viewer_id"], json.loads(body)["viewer_id"])
+            self.assertEqual((r["surface"], r["variant"]), ("", ""))
+            self.assertEqual(set(r["outputs"]), set(response["outputs"]))
+            for name, rows in response["outputs"].items():
+                out = r["outputs"][name]
+                self.assertEqual([i["rank"] for i in out["items"]], list(range(1, len(rows) + 1)))
+                self.assertEqual([i["id"] for i in out["items"]], [row["id"] for row in rows])
+                for item, row in zip(out["items"], rows):
+                    self.assertEqual(item["features"], {k: v for k, v in row.items() if k != "id"})
+                    if out["score_key"] is not None:
+                        self.assertEqual(item["score"], row[out["score_key"]])
+                    else:
+                        self.assertIsNone(item["score"])
+            self.assertEqual(r["degraded"], [d["node"] for d in response["degraded"]])
+        # The feed plan ends in a topk: its items carry the key it ranked by as their score.
+        feed = [r for r in records if r["plan"] == "feed"]
+        self.assertTrue(feed)
+        self.assertTrue(all(o["score_key"] for r in feed for o in r["outputs"].values()))
+        status, _, text = self.server.request("GET", "/metrics")
+        self.assertEqual(samples(text)[1].get(("rankd_log_lines_total",
+                                               (("log", "served"), ("result", "written")))), 6)
+
+    def test_a_sample_of_zero_records_nothing_and_bad_flags_exit_2(self):
+        path = os.path.join(self.folder, "none.jsonl")
+        self.server = Server(self.store, self.redis, "--served_log", path, "--served_log_sample", "0")
+        self.server.wait_ready()
+        for viewer in range(1, 5):
+            self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": viewer})[0], 200)
+        self.server.stop()  # the writer writes what is queued before the server exits
+        self.assertEqual(json_lines(path, 0), [])
+        registry = os.path.join(serve_fixture.SOURCE, "registry")
+        for flags, message in (
+                (["--served_log_sample", "0.5"], "need --served_log"),
+                (["--served_log", "/nonexistent-dir/s.jsonl"], "--served_log /nonexistent-dir/s.jsonl: cannot open"),
+                (["--served_log", path, "--served_log_keep", "0"], "--served_log_keep")):
             r = subprocess.run([serve_fixture.RANKD, "serve", "--plans", self.store, "--registry",
                                 registry, "--port", "0", *flags], capture_output=True, text=True,
                                timeout=30)

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -58,7 +59,7 @@ TEST(LineFileWriterTest, ALineTheQueueCannotHoldIsDroppedAndCounted) {
   const std::filesystem::path path = TempPath("drop");
   std::filesystem::remove(path);
   {
-    LineFileWriter writer(path.string(), 16);
+    LineFileWriter writer(path.string(), {.max_queued_bytes = 16});
     EXPECT_FALSE(writer.Offer(std::string(40, 'x') + "\n"));
     EXPECT_TRUE(writer.Offer("short\n"));
     EXPECT_EQ(writer.dropped(), 1u);
@@ -77,6 +78,51 @@ TEST(LineFileWriterTest, ALineTheQueueCannotHoldIsDroppedAndCounted) {
   both << again.rdbuf();
   EXPECT_EQ(both.str(), "short\nagain\n");
   std::filesystem::remove(path);
+}
+
+std::string Contents(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(LineFileWriterTest, RotatesPastItsSizeKeepingTheNewestFiles) {
+  const std::filesystem::path path = TempPath("rotate");
+  for (const char* suffix : {"", ".1", ".2", ".3"}) std::filesystem::remove(path.string() + suffix);
+  // 12 lines of 30 bytes, each written before the next is offered: the file rotates after
+  // every 4th (120 bytes >= 100), and of the three rotated files the two newest are kept.
+  const auto line = [](int i) {
+    return "line " + std::to_string(100 + i) + std::string(21, '.') + "\n";
+  };
+  {
+    LineFileWriter writer(path.string(), {.rotate_bytes = 100, .keep = 2});
+    for (int i = 1; i <= 12; ++i) {
+      ASSERT_EQ(line(i).size(), 30u);
+      ASSERT_TRUE(writer.Offer(line(i)));
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (writer.written() < static_cast<std::uint64_t>(i)) {
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "line " << i << " not written";
+        std::this_thread::yield();
+      }
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (writer.rotations() < 3) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "not rotated";
+      std::this_thread::yield();
+    }
+    EXPECT_EQ(writer.rotations(), 3u);
+  }
+  const auto lines = [&](int from, int to) {
+    std::string text;
+    for (int i = from; i <= to; ++i) text += line(i);
+    return text;
+  };
+  EXPECT_EQ(Contents(path.string() + ".2"), lines(5, 8));
+  EXPECT_EQ(Contents(path.string() + ".1"), lines(9, 12));
+  EXPECT_EQ(Contents(path), "");
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".3"));
+  for (const char* suffix : {"", ".1", ".2"}) std::filesystem::remove(path.string() + suffix);
 }
 
 TEST(LineFileWriterTest, APathThatCannotBeOpenedIsAnErrorNamingIt) {

@@ -137,15 +137,20 @@ TEST(RenderMetricsTest, SurfaceRequestsAreSummedByVariantWithASeriesForEachFromT
             "0");
 }
 
-TEST(RenderMetricsTest, CapturesAreCountedByResultOnlyWhereTheServerKeepsThem) {
+TEST(RenderMetricsTest, LogLinesAreCountedByLogAndResultOnlyForTheFilesTheServerKeeps) {
   ShardMetrics shard;
   ProcessMetrics process;
-  EXPECT_EQ(RenderMetrics({&shard}, process).find("rankd_captures_total"), std::string::npos);
-  process.captures = ProcessMetrics::CaptureCounts{.written = 7, .dropped = 2};
-  const std::string text = RenderMetrics({&shard}, process);
-  EXPECT_NE(text.find("# TYPE rankd_captures_total counter\n"), std::string::npos);
-  EXPECT_EQ(ValueOf(text, "rankd_captures_total{result=\"written\"}"), "7");
-  EXPECT_EQ(ValueOf(text, "rankd_captures_total{result=\"dropped\"}"), "2");
+  EXPECT_EQ(RenderMetrics({&shard}, process).find("rankd_log_lines_total"), std::string::npos);
+  process.captures = ProcessMetrics::LineCounts{.written = 7, .dropped = 2};
+  std::string text = RenderMetrics({&shard}, process);
+  EXPECT_NE(text.find("# TYPE rankd_log_lines_total counter\n"), std::string::npos);
+  EXPECT_EQ(ValueOf(text, "rankd_log_lines_total{log=\"captures\",result=\"written\"}"), "7");
+  EXPECT_EQ(ValueOf(text, "rankd_log_lines_total{log=\"captures\",result=\"dropped\"}"), "2");
+  EXPECT_EQ(text.find("log=\"served\""), std::string::npos);
+  process.served_log = ProcessMetrics::LineCounts{.written = 3, .dropped = 0};
+  text = RenderMetrics({&shard}, process);
+  EXPECT_EQ(ValueOf(text, "rankd_log_lines_total{log=\"served\",result=\"written\"}"), "3");
+  EXPECT_EQ(ValueOf(text, "rankd_log_lines_total{log=\"served\",result=\"dropped\"}"), "0");
 }
 
 TEST(RenderMetricsTest, ProcessFiguresNotReadAreLeftOut) {

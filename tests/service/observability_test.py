@@ -287,7 +287,7 @@ class DashboardFileTest(unittest.TestCase):
 class MetricsNamedExistTest(SharedServer):
     @classmethod
     def server_flags(cls, folder):
-        # Every family the server can expose: rankd_captures_total only where it keeps captures.
+        # Every family the server can expose: rankd_log_lines_total only where it writes a file.
         return ("--capture_file", os.path.join(folder, "captures.jsonl"))
 
     @classmethod

@@ -3,6 +3,7 @@
 #include "rankd/engine/api/rank_response.h"
 #include "json/canonical.h"
 #include "json/number_format.h"
+#include "ops/op_table.h"
 #include "rankd/runtime/debug_check.h"
 
 namespace rankd::engine {
@@ -174,6 +175,75 @@ void WriteRankResponse(std::string& out, std::string_view request_id, const Comp
   out.push_back(']');
   if (explain) AppendExplain(out, plan, result);
   out.push_back('}');
+}
+
+void WriteServedRecord(std::string& out, std::string_view request_id, std::string_view request,
+                       std::optional<std::int64_t> viewer_id, const CompiledPlan& plan,
+                       const ExecutionResult& result, SurfaceAssignment assignment) {
+  const Registry& registry = plan.registry();
+  out.append("{\"request_id\":");
+  json::AppendJsonString(out, request_id);
+  out.append(",\"plan\":");
+  json::AppendJsonString(out, plan.plan().name);
+  out.append(",\"plan_digest\":");
+  json::AppendJsonString(out, plan.plan().digest);
+  out.append(",\"surface\":");
+  json::AppendJsonString(out, assignment.surface);
+  out.append(",\"variant\":");
+  json::AppendJsonString(out, assignment.variant);
+  out.append(",\"viewer_id\":");
+  if (viewer_id) {
+    json::AppendInt64(out, *viewer_id);
+  } else {
+    out.append("null");
+  }
+  out.append(",\"request\":");
+  json::AppendJsonString(out, request);
+  out.append(",\"outputs\":{");
+  for (std::size_t i = 0; i < result.outputs.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    const ExecutionResult::Output& o = result.outputs[i];
+    const CompiledNode& node = *o.node;
+    AppendKey(out, node.node->id);
+    const bool scored = node.op->orders_by_key;
+    out.append("{\"score_key\":");
+    if (scored) {
+      json::AppendJsonString(out, registry.keys()[node.key.slot].name);
+    } else {
+      out.append("null");
+    }
+    out.append(",\"items\":[");
+    for (std::size_t r = 0; r < o.rows->size(); ++r) {
+      if (r > 0) out.push_back(',');
+      const std::uint32_t row = o.rows->row(r);
+      out.append("{\"rank\":");
+      json::AppendInt64(out, static_cast<std::int64_t>(r + 1));
+      out.append(",\"id\":");
+      AppendValue(out, o.rows->column(registry.id_slot()), row);
+      out.append(",\"score\":");
+      AppendValue(out, scored ? o.rows->column(node.key.slot) : nullptr, row);
+      out.append(",\"features\":{");
+      bool first = true;
+      for (const KeyRef& key : node.output_keys) {
+        if (key.slot == registry.id_slot()) continue;
+        if (!first) out.push_back(',');
+        first = false;
+        AppendKey(out, registry.keys()[key.slot].name);
+        AppendValue(out, o.rows->column(key.slot), row);
+      }
+      out.append("}}");
+    }
+    out.append("]}");
+  }
+  out.append("},\"degraded\":[");
+  bool first = true;
+  for (std::size_t i = 0; i < result.nodes.size(); ++i) {
+    if (result.nodes[i].status != NodeStatus::kDegraded) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    json::AppendJsonString(out, plan.nodes()[i].node->id);
+  }
+  out.append("]}");
 }
 
 void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id,

@@ -163,6 +163,10 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
   for (const ExecutionResult::Output& o : result.outputs) answer.rows += o.rows->size();
   WriteRankResponse(answer.body, answer.request_id, *plan, result, request->explain,
                     SurfaceAssignment{answer.surface, answer.variant});
+  if (context.served_record) {
+    WriteServedRecord(answer.served_record, answer.request_id, body, request->viewer_id, *plan,
+                      result, SurfaceAssignment{answer.surface, answer.variant});
+  }
   co_return answer;
 }
 

@@ -167,6 +167,9 @@ struct OpSpec {
   // the async scheduler may start it as soon as its input's ids are final (NodeContext::IdsKnown),
   // before the input has read the rest of its rows' keys.
   bool reads_input_ids_only = false;
+  // Its rows leave in the order of its `by` key (CompiledNode::key): a served-rankings record
+  // gives that key as an output's score.
+  bool orders_by_key = false;
 };
 
 // Every op, in the order of Op (and of the schema's op enum).

@@ -170,13 +170,14 @@ struct ProcessMetrics {
   // The loaded store's surfaces' variants: each has a series, 0 until counted.
   std::vector<SurfaceVariantInfo> surface_variants;
   const StatusCounts* http_errors = nullptr;  // null: not exposed
-  // Captured requests written to the capture file and dropped (its writer's queue was full, or a
-  // write failed); nullopt: the server keeps no captures.
-  struct CaptureCounts {
+  // Lines of a file the server writes from a thread (LineFileWriter): written, and dropped (the
+  // writer's queue was full, or a write failed); nullopt: the server keeps no such file.
+  struct LineCounts {
     std::uint64_t written = 0;
     std::uint64_t dropped = 0;
   };
-  std::optional<CaptureCounts> captures;
+  std::optional<LineCounts> captures;    // the capture file
+  std::optional<LineCounts> served_log;  // the served-rankings log
   // Connections answered 503 at the shard's connection limit (http::ServerStats), which the
   // server answers from a response made once, not through the ErrorResponder; nullopt: unknown.
   std::optional<std::uint64_t> connections_rejected;

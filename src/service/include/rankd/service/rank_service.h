@@ -66,6 +66,10 @@ struct ServiceOptions {
   // kept, and a request asking is a bad_request. Borrowed: must outlive the service.
   LineFileWriter* captures = nullptr;
   double capture_sample = 0;
+  // Where the served-rankings log goes (docs/experiments.md, "Served-rankings log"): a
+  // `served_log_sample` share (0 to 1) of the requests that rank. Null: none. Borrowed.
+  LineFileWriter* served_log = nullptr;
+  double served_log_sample = 1;
 };
 
 // What POST /admin/reload (or a SIGHUP) asks of RankService::Reload, and what it did.

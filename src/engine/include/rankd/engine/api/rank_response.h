@@ -27,6 +27,15 @@ void WriteRankResponse(std::string& out, std::string_view request_id, const Comp
                        const ExecutionResult& result, bool explain,
                        SurfaceAssignment assignment = {});
 
+// The served-rankings record of an executed request (`result` without error; docs/experiments.md,
+// "Served-rankings log"), as one JSON object without a line end and without its "time" (the
+// server's clock, which the caller adds first): the request, the plan, and each output's items
+// by rank with every key of their rows and, when the output node orders its rows by a key (sort,
+// topk), that key's value as the item's score.
+void WriteServedRecord(std::string& out, std::string_view request_id, std::string_view request,
+                       std::optional<std::int64_t> viewer_id, const CompiledPlan& plan,
+                       const ExecutionResult& result, SurfaceAssignment assignment = {});
+
 // An error body, the one form of every error rankd answers with:
 // {"request_id": ..., "error": {"code": ..., "message": ...}}, without request_id when it is
 // nullopt (the errors of endpoints that take no request_id).

@@ -61,6 +61,9 @@ class Ranker {
     std::size_t degraded = 0;
     std::size_t rows = 0;   // of a ranked answer: its rows, over every output
     bool captured = false;  // its plan ran with Context::capture recording
+    // Of a ranked answer, when Context::served_record asked: its served-rankings record
+    // (WriteServedRecord, without "time"); empty otherwise.
+    std::string served_record;
     // The plan it named, once found in the store (null before), and its executed nodes.
     std::shared_ptr<const CompiledPlan> compiled;
     std::vector<NodeOutcome> nodes;
@@ -80,6 +83,9 @@ class Ranker {
     // Answers with this plan instead of the one the request names or its surface assigns (a
     // replay against another plan); the answer then names no surface. Empty: none.
     std::string_view plan_override{};
+    // Write Answer::served_record when the request ranks (docs/experiments.md, "Served-rankings
+    // log").
+    bool served_record = false;
   };
   rt::Task<Answer> Rank(std::string_view body, Context context);
   rt::Task<Answer> Rank(std::string_view body) { return Rank(body, Context{}); }
