@@ -4,8 +4,10 @@
 Starts its own redis-server on a free loopback port (data in a temporary folder), loads the demo
 dataset with `rankd datagen`, compiles the example plans with rankc, starts `rankd serve`, then
 shows what rankd is for: a viewer's feed as a table, the explain timeline of that request, a
-degraded answer from the `timeouts` plan, highlights of /metrics and a short load run. It stops
-everything it started when it ends, fails, or is interrupted (Ctrl-C, SIGTERM).
+degraded answer from the `timeouts` plan, an experiment (the `home` surface splitting viewers
+between feed and feed_fresh, its requests captured and replayed offline against feed_fresh with
+a ranking diff), highlights of /metrics and a short load run. It stops everything it started
+when it ends, fails, or is interrupted (Ctrl-C, SIGTERM).
 
   scripts/demo.py [--rankd PATH] [--dataset demo] [--load-seconds 5] [--plans DIR] [--serve]
 
@@ -28,6 +30,17 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SURFACES = """[surfaces.home]
+salt = "home-demo"
+[[surfaces.home.variants]]
+name = "control"
+plan = "feed"
+weight = 50
+[[surfaces.home.variants]]
+name = "fresh"
+plan = "feed_fresh"
+weight = 50
+"""
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from demo_common import Stop, on_sigterm, print_top, request, start_serve, step  # noqa: E402
 
@@ -85,6 +98,11 @@ class Demo:
         subprocess.run(["npm", "run", "build", "--silent"], cwd=ROOT, check=True)
         subprocess.run(["node", "dsl/bin/rankc.js", "build", "plans", "--out", self.plans],
                        cwd=ROOT, check=True)
+        # The experiment the demo shows: half the viewers of `home` get feed_fresh.
+        with open(os.path.join(self.plans, "surfaces.toml"), "w") as f:
+            f.write(SURFACES)
+        print("%s/surfaces.toml: surface home, variants control (feed) and fresh (feed_fresh)"
+              % self.plans)
 
     def start_serve(self, foreground=False):
         step("rankd serve")
@@ -93,7 +111,8 @@ class Demo:
         command = [self.args.rankd, "serve", "--plans", self.plans, "--registry",
                    os.path.join(ROOT, "registry"), "--endpoint", "graph=" + endpoint,
                    "--endpoint", "features=" + endpoint, "--port", str(self.args.port),
-                   "--shards", "2", "--log_sample", "1" if foreground else "0"]
+                   "--shards", "2", "--log_sample", "1" if foreground else "0",
+                   "--capture_file", self.capture_path()]
         self.log = open(self.log_path, "w")
         if foreground:
             self.serve = subprocess.Popen(command, stdout=subprocess.DEVNULL)
@@ -130,6 +149,44 @@ class Demo:
         t = r["explain"]["totals"]
         print("total %.2f ms, %d Redis commands in %d round trips" % (
             t["elapsed_us"] / 1000, t["redis_commands"], t["round_trips"]))
+
+    def capture_path(self):
+        return os.path.join(self.folder, "captures.jsonl")
+
+    def show_experiment(self, viewers):
+        if not os.path.exists(os.path.join(self.plans, "surfaces.toml")):
+            return  # a store given with --plans: no surfaces to show
+        step("an experiment: POST /rank {\"surface\": \"home\", \"viewer_id\": ..., "
+             "\"capture\": true}")
+        for viewer in viewers:
+            status, r = self.rank({"surface": "home", "viewer_id": viewer, "capture": True})
+            if status != 200:
+                raise SystemExit("demo: /rank answered %d: %s" % (status, r))
+            top = r["outputs"]["top"]
+            print("viewer %4d: variant %-7s (plan %-10s) top items %s" % (
+                viewer, r["variant"], r["plan"], " ".join(str(row["id"]) for row in top[:5])))
+        step("rankd replay: those captured requests against feed_fresh, offline (no Redis)")
+        # The server writes captures from a thread of its own: wait for every line.
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            with open(self.capture_path()) as f:
+                if sum(1 for _ in f) >= len(viewers):
+                    break
+            time.sleep(0.05)
+        r = subprocess.run([self.args.rankd, "replay", "--captures", self.capture_path(),
+                            "--plans", self.plans, "--registry", os.path.join(ROOT, "registry"),
+                            "--plan", "feed_fresh", "--score", "final_score", "--k", "10"],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise SystemExit("demo: rankd replay failed: " + r.stderr)
+        lines = r.stdout.splitlines()
+        shown = 0
+        for line in lines[:-1]:
+            if line.startswith("line ") and shown >= 2:
+                break
+            shown += line.startswith("line ")
+            print(line)
+        print(lines[-1])
 
     def show_degraded(self, viewer):
         step("a degraded answer: the timeouts plan (slow_ranker has timeout_ms 20, on_error skip)")
@@ -242,6 +299,7 @@ def main():
         viewer = 42 if args.dataset != "tiny" else 7
         demo.show_feed(viewer)
         demo.show_degraded(viewer)
+        demo.show_experiment([viewer, viewer + 1, viewer + 2, viewer + 3])
         demo.load(args.load_seconds)
         demo.show_metrics()
         return 0

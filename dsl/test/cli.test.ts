@@ -15,9 +15,9 @@ test("rankc build compiles a directory of plans into artifacts and index.json", 
   const r = rankc(["build", "plans", "--out", out]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /plans\/feed\.plan\.ts -> .*feed\.json {2}digest [0-9a-f]{64}/);
-  assert.match(r.stdout, /wrote .*index\.json \(4 plans\)/);
+  assert.match(r.stdout, /wrote .*index\.json \(5 plans\)/);
   const index = JSON.parse(readFileSync(path.join(out, "index.json"), "utf8"));
-  assert.deepEqual(index.plans.map((p: { name: string }) => p.name), ["blend", "feed", "reels", "timeouts"]);
+  assert.deepEqual(index.plans.map((p: { name: string }) => p.name), ["blend", "feed", "feed_fresh", "reels", "timeouts"]);
   const feed = readFileSync(path.join(out, "feed.json"), "utf8");
   assert.equal(feed, readFileSync(path.join(REPO_DIR, "dsl", "test", "golden", "feed.json"), "utf8"));
   const check = rankc(["check", path.join(out, "feed.json"), path.join(out, "reels.json")]);
@@ -116,9 +116,9 @@ test("rankc build into an existing store adds and replaces the built plans and k
 
   const added = rankc(["build", smallPlan(src, "trending"), "--out", store]);
   assert.equal(added.code, 0, added.stderr);
-  assert.match(added.stdout, /kept blend, feed, reels, timeouts\n/);
-  assert.match(added.stdout, /wrote .*index\.json \(5 plans\)/);
-  assert.deepEqual(names(store), ["blend", "feed", "reels", "timeouts", "trending"]);
+  assert.match(added.stdout, /kept blend, feed, feed_fresh, reels, timeouts\n/);
+  assert.match(added.stdout, /wrote .*index\.json \(6 plans\)/);
+  assert.deepEqual(names(store), ["blend", "feed", "feed_fresh", "reels", "timeouts", "trending"]);
   assert.deepEqual(readIndex(store).plans.find((p) => p.name === "feed"), feedBefore);
   for (const n of names(store)) assert.ok(existsSync(path.join(store, `${n}.json`)), `${n}.json is kept`);
   // index.json is replaced by a rename (a new file), never rewritten in place; no temporary file stays.
@@ -131,7 +131,7 @@ test("rankc build into an existing store adds and replaces the built plans and k
   const entry = readIndex(store).plans.find((p) => p.name === "trending");
   assert.notEqual(entry?.digest, digest);
   assert.equal(JSON.parse(readFileSync(path.join(store, "trending.json"), "utf8")).digest, entry?.digest);
-  assert.equal(names(store).length, 5);
+  assert.equal(names(store).length, 6);
   assert.equal(rankc(["check", ...names(store).map((n) => path.join(store, `${n}.json`))]).code, 0);
 });
 
@@ -142,7 +142,7 @@ test("rankc build --prune makes the store exactly the built plans", () => {
   writeFileSync(path.join(store, "NOTES.txt"), "not a plan\n");
   const r = rankc(["build", smallPlan(src, "trending"), "--out", store, "--prune"]);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /removed blend, feed, reels, timeouts\n/);
+  assert.match(r.stdout, /removed blend, feed, feed_fresh, reels, timeouts\n/);
   assert.deepEqual(names(store), ["trending"]);
   // The pruned plans' artifacts go; files the index never listed stay.
   assert.deepEqual(readdirSync(store).sort(), ["NOTES.txt", "index.json", "trending.json"]);
@@ -152,9 +152,9 @@ test("rankc remove removes plans and their artifacts; an unknown name changes no
   const src = mkdtempSync(path.join(os.tmpdir(), "rankc-cli-"));
   const store = path.join(src, "store");
   assert.equal(rankc(["build", "plans", "--out", store]).code, 0);
-  const r = rankc(["remove", "feed", "reels", "--store", store]);
+  const r = rankc(["remove", "feed", "feed_fresh", "reels", "--store", store]);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^removed feed, reels\nwrote .*index\.json \(2 plans\)\n$/);
+  assert.match(r.stdout, /^removed feed, feed_fresh, reels\nwrote .*index\.json \(2 plans\)\n$/);
   assert.deepEqual(names(store), ["blend", "timeouts"]);
   assert.deepEqual(readdirSync(store).sort(), ["blend.json", "index.json", "timeouts.json"]);
 

@@ -1,6 +1,6 @@
 """What the `rankd run` tests share: redis-server processes (one, or a Redis Cluster of three
 masters) in a temporary folder on free loopback ports, stopped by PID; the example dataset
-written into them; the plan store of the four example plans; and responses with their clock
+written into them; the plan store of the five example plans; and responses with their clock
 readings removed.
 """
 import hashlib
@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from redis_cluster import port_pair_is_free  # noqa: E402
 from resp_client import encode as resp  # noqa: E402
 
-PLANS = ["blend", "feed", "reels", "timeouts"]
+PLANS = ["blend", "feed", "feed_fresh", "reels", "timeouts"]
 CLUSTER_SLOTS = 16384
 
 

@@ -1,7 +1,7 @@
 """Tests of `rankd run` against a real redis-server: python3 run_test.py <rankd> <source dir>
 (run by ctest, labels cli and integration).
 
-The four example plans (dsl/test/golden, the artifacts rankc builds from plans/) over a small
+The five example plans (dsl/test/golden, the artifacts rankc builds from plans/) over a small
 dataset this test writes: the responses equal tests/cli/golden/run_responses.jsonl for both
 schedulers, the feed plan's ranking equals one computed here from the data, every request error
 that a local run can meet comes from a real malformed request, a file of mixed good and bad

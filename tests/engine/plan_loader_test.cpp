@@ -337,7 +337,7 @@ TEST_F(PlanLoaderTest, MangledArtifactsNeverCrash) {
   std::mt19937_64 rng(20260101);
   int rejected = 0;
   for (int round = 0; round < 400; ++round) {
-    std::string text = GoldenText(testing::kGoldenNames[round % 4]);
+    std::string text = GoldenText(testing::kGoldenNames[round % std::size(testing::kGoldenNames)]);
     for (int edits = 1 + static_cast<int>(rng() % 4); edits > 0; --edits) {
       const std::size_t at = rng() % text.size();
       switch (rng() % 4) {
@@ -373,7 +373,7 @@ TEST_F(PlanLoaderTest, LoadsFromSeveralThreadsAtOnce) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&loaded, t] {
       for (int i = 0; i < 5; ++i) {
-        const char* name = testing::kGoldenNames[(t + i) % 4];
+        const char* name = testing::kGoldenNames[(t + i) % std::size(testing::kGoldenNames)];
         if (LoadPlan(GoldenText(name), name, registry())->name == name) ++loaded;
       }
     });

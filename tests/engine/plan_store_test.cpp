@@ -16,7 +16,7 @@ using testing::FindProblem;
 using testing::TempDir;
 using testing::WriteFile;
 
-// A store of the four goldens in `dir`, as rankc build writes one.
+// A store of the goldens in `dir`, as rankc build writes one.
 void WriteGoldenStore(const std::filesystem::path& dir) {
   json::Value::Array plans;
   for (const char* name : testing::kGoldenNames) {
@@ -58,7 +58,7 @@ TEST(PlanStoreTest, LoadsAStoreOfTheExamplePlans) {
   const auto before = std::chrono::system_clock::now();
   const std::shared_ptr<const PlanStore> store =
       LoadPlanStore(dir.path(), testing::SourcePath("registry"));
-  EXPECT_EQ(store->plans().size(), 4u);
+  EXPECT_EQ(store->plans().size(), std::size(testing::kGoldenNames));
   EXPECT_EQ(store->registry().digest(), testing::GoldenRegistryDigest());
   ASSERT_NE(store->Find("feed"), nullptr);
   EXPECT_EQ(store->Find("feed")->file, (dir / "feed.json").string());
@@ -153,7 +153,7 @@ TEST(PlanStoreTest, LoadsWhatRankcBuildWrites) {
       testing::RunRankc("build plans --out '" + (dir / "store").string() + "' 2>&1");
   ASSERT_EQ(rankc.status, 0) << rankc.output;
   const auto store = LoadPlanStore(dir / "store", testing::SourcePath("registry"));
-  EXPECT_EQ(store->plans().size(), 4u);
+  EXPECT_EQ(store->plans().size(), std::size(testing::kGoldenNames));
   for (const char* name : testing::kGoldenNames) {
     ASSERT_NE(store->Find(name), nullptr) << name;
     EXPECT_EQ(store->Find(name)->text, testing::GoldenText(name))

@@ -222,7 +222,8 @@ TEST(RankcAgreementTest, MutatedGoldensGetTheSameVerdicts) {
   Mutator mutator(seed != nullptr ? std::strtoull(seed, nullptr, 10) : 42);
   std::vector<std::string> texts;
   for (int i = 0; i < kMutants; ++i) {
-    json::Value plan = testing::GoldenJson(testing::kGoldenNames[i % 4]);
+    json::Value plan =
+        testing::GoldenJson(testing::kGoldenNames[i % std::size(testing::kGoldenNames)]);
     for (std::size_t n = 1 + mutator.Pick(2); n > 0; --n) mutator.Mutate(plan);
     if (!plan.is_object()) plan = json::Value::MakeObject({});
     if (mutator.Pick(10) != 0 && plan.Find("digest") != nullptr) {

@@ -1,9 +1,10 @@
 """make demo's script, short (scripts/demo.py on the tiny dataset, 1 s of load):
 python3 demo_test.py <path to rankd> <source folder> (run by ctest, labels cli and integration).
 
-It prints a ranked table, the explain timeline, a degraded answer, the load figures and metrics,
-exits 0, and leaves no redis-server or rankd serve behind; interrupted by SIGTERM mid-run it
-still stops both.
+It prints a ranked table, the explain timeline, a degraded answer, an experiment (viewers of the
+home surface in their variants, their captured requests replayed against feed_fresh with a
+ranking diff), the load figures and metrics, exits 0, and leaves no redis-server or rankd serve
+behind; interrupted by SIGTERM mid-run it still stops both.
 """
 import os
 import re
@@ -16,6 +17,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from demo import SURFACES  # noqa: E402
 from run_fixture import alive, write_store  # noqa: E402
 
 RANKD = SOURCE = None
@@ -26,6 +29,8 @@ class DemoTest(unittest.TestCase):
         self.folder = tempfile.mkdtemp(prefix="rankd-demo-test-")
         # The artifacts rankc builds from plans/ (the TypeScript tests check they are these).
         self.store = write_store(SOURCE, self.folder)
+        with open(os.path.join(self.store, "surfaces.toml"), "w") as f:  # as demo.py writes it
+            f.write(SURFACES)
         self.command = ["/usr/bin/python3", os.path.join(SOURCE, "scripts/demo.py"), "--rankd",
                         RANKD, "--dataset", "tiny", "--plans", self.store]
 
@@ -45,6 +50,14 @@ class DemoTest(unittest.TestCase):
         self.assertRegex(out, r"rank  media\s+author\s+score\s+title\n\s+1  \d+ ")
         self.assertRegex(out, r"total [\d.]+ ms, \d+ Redis commands in \d+ round trips")
         self.assertIn('"node": "slow_ranker", "reason": "timeout"', out)
+        variants = re.findall(r"variant (control|fresh)\s+\(plan (feed|feed_fresh)\s*\)", out)
+        self.assertEqual(len(variants), 4, out)
+        self.assertTrue(all((v, p) in {("control", "feed"), ("fresh", "feed_fresh")}
+                            for v, p in variants), variants)
+        fresh = sum(v == "fresh" for v, _ in variants)
+        # Replayed against feed_fresh: the fresh viewers' answers come back byte for byte.
+        self.assertRegex(out, r"replayed 4 requests: %d identical, %d differ; 0 commands missing "
+                              r"from the capture" % (fresh, 4 - fresh))
         self.assertRegex(out, r"\d+ requests in [\d.]+ s: \d+ requests/s, p50 [\d.]+ ms, p99 "
                               r"[\d.]+ ms, 0 not 200")
         self.assertIn('rankd_requests_total{plan="feed",status="200",code=""}', out)

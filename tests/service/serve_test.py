@@ -558,7 +558,7 @@ class ServeFaultTest(OwnServer):
             f.write(good)
         time.sleep(1.1)  # loaded_at has a resolution of one second
         self.server.proc.send_signal(signal.SIGHUP)
-        self.assertIn("4 plans", self.server.wait_event("reloaded")["message"])
+        self.assertIn("5 plans", self.server.wait_event("reloaded")["message"])
         _, metrics = samples(self.server.request("GET", "/metrics")[2])
         self.assertEqual(metrics[("rankd_plan_store_reloads_total", ())], 1)
         self.assertEqual(metrics[("rankd_plan_store_reload_failures_total", ())], 1)
@@ -626,7 +626,7 @@ class ServeFaultTest(OwnServer):
         status, content_type, text = self.server.request("POST", "/admin/reload?dry_run=1")
         self.assertEqual((status, content_type), (200, "application/json"), text)
         diff = json.loads(text)
-        self.assertEqual(diff["message"], "3 plans, registry " + before["registry_digest"])
+        self.assertEqual(diff["message"], "4 plans, registry " + before["registry_digest"])
         del diff["message"]
         self.assertEqual(diff, {
             "loaded": True, "dry_run": True, "added": ["timeouts_two"],
@@ -689,7 +689,8 @@ class ServeFaultTest(OwnServer):
         self.assertEqual(self.reload_counts(), (1, 2))
         self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
         self.assertEqual(sorted(p["name"] for p in json.loads(
-            self.server.request("GET", "/plans")[2])["plans"]), ["blend", "feed", "timeouts"])
+            self.server.request("GET", "/plans")[2])["plans"]),
+            ["blend", "feed", "feed_fresh", "timeouts"])
         # Asked for, it is removed.
         status, _, text = self.server.request("POST", "/admin/reload?allow_removals=1")
         self.assertEqual(status, 200, text)

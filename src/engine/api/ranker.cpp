@@ -69,7 +69,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
   } else {
     answer.plan = request->plan;
   }
-  if (!context.plan_override.empty()) {
+  if (!context.plan_override.empty() && context.plan_override != answer.plan) {
     answer.plan = context.plan_override;
     answer.surface.clear();
     answer.variant.clear();

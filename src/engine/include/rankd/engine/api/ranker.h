@@ -81,7 +81,8 @@ class Ranker {
     RequestCapture* capture = nullptr;
     bool capture_all = false;
     // Answers with this plan instead of the one the request names or its surface assigns (a
-    // replay against another plan); the answer then names no surface. Empty: none.
+    // replay against another plan); the answer then names no surface, unless this is the plan
+    // its surface assigned. Empty: none.
     std::string_view plan_override{};
     // Write Answer::served_record when the request ranks (docs/experiments.md, "Served-rankings
     // log").
