@@ -2,7 +2,9 @@
 // bad file refuses the whole store, with every problem of every file.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include "plan/problem_codes.h"
 #include "plan_test_util.h"
@@ -216,46 +218,49 @@ TEST(PlanStoreSurfacesTest, LoadsSurfacesWithTheirBucketRanges) {
   EXPECT_EQ(store->FindSurface("nope"), nullptr);
 }
 
+// One variant's lines of a surfaces.toml: its table line for surface home, then its keys.
+std::string Variant(std::string_view name, std::string_view plan, std::string_view weight,
+                    std::string_view extra = "") {
+  return "[[surfaces.home.variants]]\nname = \"" + std::string(name) + "\"\nplan = \"" +
+         std::string(plan) + "\"\nweight = " + std::string(weight) + "\n" + std::string(extra);
+}
+
+// A surfaces.toml with one surface, home: `keys` under its table line, then `variants`.
+std::string HomeSurface(std::string_view keys, std::initializer_list<std::string> variants) {
+  std::string text = "[surfaces.home]\n" + std::string(keys);
+  for (const std::string& v : variants) text += v;
+  return text;
+}
+
 // Each rule of docs/experiments.md ("The file") has its problem, naming the file and key path.
 TEST(PlanStoreSurfacesTest, EveryRuleOfTheFileIsChecked) {
   struct Case {
-    std::string_view toml;
+    std::string toml;
     std::string_view pointer;
     std::string_view message;  // a part of the message
   };
+  const std::string salt = "salt = \"s\"\n";
   const Case cases[] = {
-      {"[surfaces.Home]\nsalt = \"s\"\n[[surfaces.Home.variants]]\nname = \"a\"\nplan = "
-       "\"feed\"\nweight = 1\n",
+      {"[surfaces.Home]\n" + salt +
+           "[[surfaces.Home.variants]]\nname = \"a\"\nplan = \"feed\"\nweight = 1\n",
        "/surfaces/Home", "is not a surface name"},
-      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a-b\"\nplan = "
-       "\"feed\"\nweight = 1\n",
-       "/surfaces/home/variants/0/name", "is not a variant name"},
-      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
-       "\"feed\"\nweight = 1\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
-       "\"reels\"\nweight = 1\n",
+      {HomeSurface(salt, {Variant("a-b", "feed", "1")}), "/surfaces/home/variants/0/name",
+       "is not a variant name"},
+      {HomeSurface(salt, {Variant("a", "feed", "1"), Variant("a", "reels", "1")}),
        "/surfaces/home/variants/1/name", "named twice"},
-      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
-       "\"nope\"\nweight = 1\n",
-       "/surfaces/home/variants/0/plan", "no plan \"nope\""},
-      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
-       "\"feed\"\nweight = 0\n",
-       "/surfaces/home/variants/0/weight", "weight must be an integer from 1"},
-      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
-       "\"feed\"\nweight = 2.5\n",
-       "/surfaces/home/variants/0/weight", "weight must be an integer from 1"},
-      {"[surfaces.home]\nsalt = \"s\"\nvariants = []\n", "/surfaces/home/variants",
-       "non-empty array"},
-      {"[surfaces.home]\nsalt = \"\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
-       "\"feed\"\nweight = 1\n",
-       "/surfaces/home/salt", "salt must be a non-empty string"},
-      {"[surfaces.home]\n[[surfaces.home.variants]]\nname = \"a\"\nplan = \"feed\"\nweight "
-       "= 1\n",
-       "/surfaces/home", "missing key \"salt\""},
-      {"[surfaces.home]\nsalt = \"s\"\nshadow = \"reels\"\n[[surfaces.home.variants]]\nname "
-       "= \"a\"\nplan = \"feed\"\nweight = 1\n",
+      {HomeSurface(salt, {Variant("a", "nope", "1")}), "/surfaces/home/variants/0/plan",
+       "no plan \"nope\""},
+      {HomeSurface(salt, {Variant("a", "feed", "0")}), "/surfaces/home/variants/0/weight",
+       "weight must be an integer from 1"},
+      {HomeSurface(salt, {Variant("a", "feed", "2.5")}), "/surfaces/home/variants/0/weight",
+       "weight must be an integer from 1"},
+      {HomeSurface(salt + "variants = []\n", {}), "/surfaces/home/variants", "non-empty array"},
+      {HomeSurface("salt = \"\"\n", {Variant("a", "feed", "1")}), "/surfaces/home/salt",
+       "salt must be a non-empty string"},
+      {HomeSurface("", {Variant("a", "feed", "1")}), "/surfaces/home", "missing key \"salt\""},
+      {HomeSurface(salt + "shadow = \"reels\"\n", {Variant("a", "feed", "1")}),
        "/surfaces/home/shadow", "unknown key \"shadow\""},
-      {"[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan = "
-       "\"feed\"\nweight = 1\nshare = 3\n",
+      {HomeSurface(salt, {Variant("a", "feed", "1", "share = 3\n")}),
        "/surfaces/home/variants/0/share", "unknown key \"share\""},
       {"[experiments]\n", "/experiments", "unknown key \"experiments\""},
       {"[surfaces.home\nsalt = 1\n", "", "invalid TOML at line 1"},
@@ -263,7 +268,7 @@ TEST(PlanStoreSurfacesTest, EveryRuleOfTheFileIsChecked) {
   for (const Case& c : cases) {
     TempDir dir;
     WriteGoldenStore(dir.path());
-    WriteFile(dir / "surfaces.toml", std::string(c.toml));
+    WriteFile(dir / "surfaces.toml", c.toml);
     const auto problems = StoreProblems(dir.path());
     const LoadProblem* problem = FindProblem(problems, codes::kSurfacesInvalid, c.pointer);
     ASSERT_NE(problem, nullptr) << c.toml << Describe(problems);
@@ -277,9 +282,7 @@ TEST(PlanStoreSurfacesTest, ABadSurfacesFileRefusesTheWholeStoreWithTheOtherFile
   TempDir dir;
   WriteGoldenStore(dir.path());
   std::filesystem::remove(dir / "timeouts.json");
-  WriteFile(dir / "surfaces.toml",
-            "[surfaces.home]\nsalt = \"s\"\n[[surfaces.home.variants]]\nname = \"a\"\nplan "
-            "= \"feed\"\nweight = -1\n");
+  WriteFile(dir / "surfaces.toml", HomeSurface("salt = \"s\"\n", {Variant("a", "feed", "-1")}));
   const auto problems = StoreProblems(dir.path());
   const LoadProblem* weight =
       FindProblem(problems, codes::kSurfacesInvalid, "/surfaces/home/variants/0/weight");

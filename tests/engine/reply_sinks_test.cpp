@@ -27,44 +27,42 @@ void Feed(std::string_view resp, Sink& sink) {
   ASSERT_EQ(consumed, resp.size()) << resp;
 }
 
-std::vector<std::int64_t> Ids(const std::int64_t* out, const IdListSink& sink) {
-  return std::vector<std::int64_t>(out, out + sink.size());
-}
-
-TEST(IdListSinkTest, KeepsTheIntsUpToItsCapacityAndDropsTheRest) {
-  std::array<std::int64_t, 3> out{};
+// An IdListSink over `capacity` ids, with its counts and problem.
+template <std::size_t capacity>
+struct IdList {
+  std::array<std::int64_t, capacity> out{};
   DecodeCounts counts;
   ReplyProblem problem;
-  IdListSink sink(out.data(), out.size(), &counts, &problem);
-  Feed("*5\r\n$1\r\n7\r\n$3\r\nabc\r\n:8\r\n$1\r\n9\r\n$2\r\n10\r\n", sink);
-  EXPECT_TRUE(problem.ok()) << problem.message();
-  EXPECT_EQ(Ids(out.data(), sink), (std::vector<std::int64_t>{7, 8, 9}));
-  EXPECT_EQ(counts.dropped, 1u);  // "abc"
-  EXPECT_EQ(counts.values, 4u);   // 10 is counted, past the capacity
+  IdListSink sink{out.data(), out.size(), &counts, &problem};
+
+  std::vector<std::int64_t> ids() const { return {out.data(), out.data() + sink.size()}; }
+};
+
+TEST(IdListSinkTest, KeepsTheIntsUpToItsCapacityAndDropsTheRest) {
+  IdList<3> list;
+  Feed("*5\r\n$1\r\n7\r\n$3\r\nabc\r\n:8\r\n$1\r\n9\r\n$2\r\n10\r\n", list.sink);
+  EXPECT_TRUE(list.problem.ok()) << list.problem.message();
+  EXPECT_EQ(list.ids(), (std::vector<std::int64_t>{7, 8, 9}));
+  EXPECT_EQ(list.counts.dropped, 1u);  // "abc"
+  EXPECT_EQ(list.counts.values, 4u);   // 10 is counted, past the capacity
 }
 
 TEST(IdListSinkTest, ANestedAggregateIsAProblem) {
-  std::array<std::int64_t, 4> out{};
-  DecodeCounts counts;
-  ReplyProblem problem;
-  IdListSink sink(out.data(), out.size(), &counts, &problem);
-  Feed("*2\r\n:1\r\n*1\r\n:2\r\n", sink);
-  EXPECT_EQ(problem.message(), "expected a list of ids, the reply holds a nested aggregate");
+  IdList<4> list;
+  Feed("*2\r\n:1\r\n*1\r\n:2\r\n", list.sink);
+  EXPECT_EQ(list.problem.message(), "expected a list of ids, the reply holds a nested aggregate");
 }
 
 TEST(IdListSinkTest, ASecondReplyReplacesTheFirst) {
-  std::array<std::int64_t, 4> out{};
-  DecodeCounts counts;
-  ReplyProblem problem;
-  IdListSink sink(out.data(), out.size(), &counts, &problem);
-  Feed("*2\r\n:1\r\n:2\r\n", sink);
-  Feed("*2\r\n:1\r\n:2\r\n", sink);  // the same reply again: the ids once
-  EXPECT_EQ(Ids(out.data(), sink), (std::vector<std::int64_t>{1, 2}));
-  Feed("*1\r\n:5\r\n", sink);  // another node's, shorter
-  EXPECT_EQ(Ids(out.data(), sink), (std::vector<std::int64_t>{5}));
-  Feed("*-1\r\n", sink);  // no list
-  EXPECT_EQ(sink.size(), 0u);
-  EXPECT_TRUE(problem.ok()) << problem.message();
+  IdList<4> list;
+  Feed("*2\r\n:1\r\n:2\r\n", list.sink);
+  Feed("*2\r\n:1\r\n:2\r\n", list.sink);  // the same reply again: the ids once
+  EXPECT_EQ(list.ids(), (std::vector<std::int64_t>{1, 2}));
+  Feed("*1\r\n:5\r\n", list.sink);  // another node's, shorter
+  EXPECT_EQ(list.ids(), (std::vector<std::int64_t>{5}));
+  Feed("*-1\r\n", list.sink);  // no list
+  EXPECT_EQ(list.sink.size(), 0u);
+  EXPECT_TRUE(list.problem.ok()) << list.problem.message();
 }
 
 class ColumnSinkTest : public ::testing::Test {
