@@ -85,19 +85,24 @@ ParseResult RequestParser::ParseAfterEmptyLines(std::string_view bytes, Request*
     skipped += 2;
   }
   if (bytes.size() - skipped == 1 && bytes[skipped] == '\r') return ParseResult{};  // half a CRLF
-  if (skipped == 0) return ParseRequest(bytes, request);
-  ParseResult result = ParseRequest(bytes.substr(skipped), request);
+  if (skipped == 0) return ParseRequest(bytes, request, limits_.max_header_bytes);
+  if (skipped >= limits_.max_header_bytes) {
+    scanned_ = 0;
+    return Error(431, "request header fields too large");
+  }
+  ParseResult result =
+      ParseRequest(bytes.substr(skipped), request, limits_.max_header_bytes - skipped);
   if (result.status == ParseStatus::kComplete) result.consumed += skipped;
   if (result.status == ParseStatus::kNeedBody) result.needed += skipped;
   return result;
 }
 
-ParseResult RequestParser::ParseRequest(std::string_view bytes, Request* request) {
+ParseResult RequestParser::ParseRequest(std::string_view bytes, Request* request,
+                                        std::size_t max_head_bytes) {
   // Find the blank line ending the head, resuming where the previous call stopped (minus the
   // three bytes a terminator could straddle).
   const std::size_t from = scanned_ >= 3 ? scanned_ - 3 : 0;
-  const std::size_t limit =
-      bytes.size() < limits_.max_header_bytes ? bytes.size() : limits_.max_header_bytes;
+  const std::size_t limit = bytes.size() < max_head_bytes ? bytes.size() : max_head_bytes;
   std::size_t end = std::string_view::npos;
   if (limit > from) {
     const void* hit = ::memmem(bytes.data() + from, limit - from, kHeadEnd.data(), kHeadEnd.size());
@@ -105,7 +110,7 @@ ParseResult RequestParser::ParseRequest(std::string_view bytes, Request* request
   }
   if (end == std::string_view::npos) {
     scanned_ = limit;
-    if (bytes.size() >= limits_.max_header_bytes) {
+    if (bytes.size() >= max_head_bytes) {
       scanned_ = 0;
       return Error(431, "request header fields too large");
     }

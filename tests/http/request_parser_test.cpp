@@ -170,6 +170,28 @@ TEST(RequestParserTest, IgnoresEmptyLinesBeforeTheRequestLine) {
   EXPECT_EQ(small.Parse(std::string(200, '\r') + "\n", &r2).status, ParseStatus::kError);
 }
 
+// The empty lines count towards the head's limit (the HTTP parser fuzzer found a head that fit
+// the limit alone and passed it with the empty line before it).
+TEST(RequestParserTest, EmptyLinesBeforeTheRequestLineCountTowardsTheHeadLimit) {
+  const std::string head = "GET /a HTTP/1.1\r\nHost: " + std::string(26, 'h') + "\r\n\r\n";
+  ASSERT_EQ(head.size(), 53u);
+  Request request;
+  RequestParser fits({.max_header_bytes = 56});
+  const ParseResult alone = fits.Parse(head, &request);
+  ASSERT_EQ(alone.status, ParseStatus::kComplete);
+  const ParseResult one = fits.Parse("\r\n" + head, &request);
+  ASSERT_EQ(one.status, ParseStatus::kComplete);  // 55 bytes
+  EXPECT_EQ(one.consumed, 55u);
+  const ParseResult two = fits.Parse("\r\n\r\n" + head, &request);  // 57 bytes
+  ASSERT_EQ(two.status, ParseStatus::kError);
+  EXPECT_EQ(two.error_status, 431);
+  // Empty lines alone up to the limit: too large, not a wait for more.
+  RequestParser tiny({.max_header_bytes = 4});
+  const ParseResult lines = tiny.Parse("\r\n\r\n\r\nGET", &request);
+  ASSERT_EQ(lines.status, ParseStatus::kError);
+  EXPECT_EQ(lines.error_status, 431);
+}
+
 // RFC 9112 section 3.2.2: a server MUST accept the absolute form; it is served by its path.
 TEST(RequestParserTest, ServesAnAbsoluteFormTargetByItsPathAndQuery) {
   Request request;

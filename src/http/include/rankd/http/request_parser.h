@@ -58,7 +58,7 @@ class RequestParser {
 
   ParseResult Parse(std::string_view bytes, Request* request) {
     if (bytes.empty() || bytes[0] != '\r') [[likely]]
-      return ParseRequest(bytes, request);
+      return ParseRequest(bytes, request, limits_.max_header_bytes);
     return ParseAfterEmptyLines(bytes, request);
   }
   void Reset() noexcept { scanned_ = 0; }
@@ -68,8 +68,9 @@ class RequestParser {
  private:
   // Parse, for bytes that start with a CR: skips the empty lines before the request line.
   ParseResult ParseAfterEmptyLines(std::string_view bytes, Request* request);
-  // Parse without the empty lines before the request line.
-  ParseResult ParseRequest(std::string_view bytes, Request* request);
+  // Parse without the empty lines before the request line, whose head may be at most
+  // `max_head_bytes` (the limit less the empty lines skipped).
+  ParseResult ParseRequest(std::string_view bytes, Request* request, std::size_t max_head_bytes);
   // Parses a complete head (ending with the blank line, `head` includes it).
   ParseResult ParseHead(std::string_view head, Request* request) const;
 
