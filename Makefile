@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve demo-cluster setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-overload bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve demo-cluster setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-overload bench-shadow bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -141,6 +141,13 @@ bench-overload: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@nice ninja -C build-bench -j$(JOBS) --quiet rankd rankd_paced_client
 	/usr/bin/python3 bench/scripts/overload_bench.py $(if $(ARGS),$(ARGS),--record)
+
+# A surface's shadow plan: the shadowed requests' p99 against the same requests unshadowed, at
+# half the max throughput, recorded in docs/benchmarks.md.
+bench-shadow: setup-bench
+	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
+	@nice ninja -C build-bench -j$(JOBS) --quiet rankd rankd_paced_client
+	/usr/bin/python3 bench/scripts/shadow_bench.py $(if $(ARGS),$(ARGS),--record)
 
 # TCP echo, rankd (epoll, io_uring) vs Boost.Asio, recorded in docs/benchmarks.md.
 bench-echo: bench

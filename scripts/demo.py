@@ -6,7 +6,8 @@ dataset with `rankd datagen`, compiles the example plans with rankc, starts `ran
 shows what rankd is for: a viewer's feed as a table, the explain timeline of that request, a
 degraded answer from the `timeouts` plan, an experiment (the `home` surface splitting viewers
 between feed and feed_fresh, its requests captured and replayed offline against feed_fresh with
-a ranking diff), highlights of /metrics and a short load run. It stops everything it started
+a ranking diff, and feed_fresh as the surface's shadow plan, diffed live on the rows each answer
+fetched), highlights of /metrics and a short load run. It stops everything it started
 when it ends, fails, or is interrupted (Ctrl-C, SIGTERM).
 
   scripts/demo.py [--rankd PATH] [--dataset demo] [--load-seconds 5] [--plans DIR] [--serve]
@@ -40,6 +41,9 @@ weight = 50
 name = "fresh"
 plan = "feed_fresh"
 weight = 50
+[surfaces.home.shadow]
+plan = "feed_fresh"
+sample = 1
 """
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from demo_common import Stop, on_sigterm, print_top, request, start_serve, step  # noqa: E402
@@ -101,8 +105,8 @@ class Demo:
         # The experiment the demo shows: half the viewers of `home` get feed_fresh.
         with open(os.path.join(self.plans, "surfaces.toml"), "w") as f:
             f.write(SURFACES)
-        print("%s/surfaces.toml: surface home, variants control (feed) and fresh (feed_fresh)"
-              % self.plans)
+        print("%s/surfaces.toml: surface home, variants control (feed) and fresh (feed_fresh), "
+              "shadow feed_fresh" % self.plans)
 
     def start_serve(self, foreground=False):
         step("rankd serve")
@@ -112,7 +116,7 @@ class Demo:
                    os.path.join(ROOT, "registry"), "--endpoint", "graph=" + endpoint,
                    "--endpoint", "features=" + endpoint, "--port", str(self.args.port),
                    "--shards", "2", "--log_sample", "1" if foreground else "0",
-                   "--capture_file", self.capture_path()]
+                   "--capture_file", self.capture_path(), "--shadow_log", self.shadow_log_path()]
         self.log = open(self.log_path, "w")
         if foreground:
             self.serve = subprocess.Popen(command, stdout=subprocess.DEVNULL)
@@ -153,6 +157,22 @@ class Demo:
     def capture_path(self):
         return os.path.join(self.folder, "captures.jsonl")
 
+    def shadow_log_path(self):
+        return os.path.join(self.folder, "shadow.jsonl")
+
+    def wait_lines(self, path, count):
+        """The lines of `path` once it has `count` (the server writes them from a thread of its
+        own), or what it has after 10 s."""
+        deadline = time.time() + 10
+        while True:
+            lines = []
+            if os.path.exists(path):
+                with open(path) as f:
+                    lines = f.read().splitlines()
+            if len(lines) >= count or time.time() > deadline:
+                return lines
+            time.sleep(0.05)
+
     def show_experiment(self, viewers):
         if not os.path.exists(os.path.join(self.plans, "surfaces.toml")):
             return  # a store given with --plans: no surfaces to show
@@ -165,14 +185,18 @@ class Demo:
             top = r["outputs"]["top"]
             print("viewer %4d: variant %-7s (plan %-10s) top items %s" % (
                 viewer, r["variant"], r["plan"], " ".join(str(row["id"]) for row in top[:5])))
+        step("the shadow plan: feed_fresh ran after each of those answers, on the rows it fetched")
+        for line in self.wait_lines(self.shadow_log_path(), len(viewers)):
+            record = json.loads(line)
+            diff = record["diff"] or {}
+            print("viewer %4d (%s): shadow %s shared %d nodes, saved %d Redis commands, sent %d; "
+                  "overlap@10 %.3f, rbo %.3f, only in the shadow: %d" % (
+                      record["viewer_id"], record["variant"], record["shadow_plan"],
+                      record["shared_nodes"], record["saved_redis_commands"],
+                      record["redis_commands"], diff.get("overlap_at_k", 0), diff.get("rbo", 0),
+                      len(diff.get("only_in_b", []))))
         step("rankd replay: those captured requests against feed_fresh, offline (no Redis)")
-        # The server writes captures from a thread of its own: wait for every line.
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            with open(self.capture_path()) as f:
-                if sum(1 for _ in f) >= len(viewers):
-                    break
-            time.sleep(0.05)
+        self.wait_lines(self.capture_path(), len(viewers))
         r = subprocess.run([self.args.rankd, "replay", "--captures", self.capture_path(),
                             "--plans", self.plans, "--registry", os.path.join(ROOT, "registry"),
                             "--plan", "feed_fresh", "--score", "final_score", "--k", "10"],

@@ -55,6 +55,9 @@ constexpr std::string_view kServeFlagsHelp =
     "  --served_log_sample F  the share of ranked requests logged, 0 to 1 (default 1)\n"
     "  --served_log_max_mb N  rotate the log at N MiB (default 1024; 0: never)\n"
     "  --served_log_keep N    rotated logs kept, F.1 to F.N (default 5)\n"
+    "  --shadow_log F     append each shadow run's ranking diff to F (docs/experiments.md,\n"
+    "                     \"Shadow plans\"), for a --shadow_log_sample share\n"
+    "  --shadow_log_sample F  the share of shadow runs logged, 0 to 1 (default 1)\n"
     "  --config FILE      a TOML file whose keys are these flags without dashes\n"
     "                     (port = 8080, endpoint = [\"graph=127.0.0.1:6379\"]); flags win\n";
 
@@ -72,6 +75,8 @@ constexpr FlagSpec kServeFlagList[] = {
     {"--served_log_sample", FlagType::kNumber},
     {"--served_log_max_mb", FlagType::kInteger},
     {"--served_log_keep", FlagType::kInteger},
+    {"--shadow_log", FlagType::kString},
+    {"--shadow_log_sample", FlagType::kNumber},
 };
 
 // The flags a config file may set: the engine's and serve's own.
@@ -103,6 +108,8 @@ struct ServeFlags {
   double served_log_sample = 1;
   std::int64_t served_log_max_mb = 1024;
   std::int64_t served_log_keep = 5;
+  std::string shadow_log;  // empty: no shadow diff log
+  double shadow_log_sample = 1;
 };
 
 double ParseShare(std::string_view name, std::string_view value) {
@@ -143,6 +150,11 @@ bool ApplyServeFlag(ServeFlags& flags, std::string_view name, std::string_view v
     flags.served_log_max_mb = ParseIntFlag(name, value, 0, 1'000'000);
   } else if (name == "--served_log_keep") {
     flags.served_log_keep = ParseIntFlag(name, value, 1, 1000);
+  } else if (name == "--shadow_log") {
+    if (value.empty()) throw FlagError("--shadow_log must not be empty");
+    flags.shadow_log = value;
+  } else if (name == "--shadow_log_sample") {
+    flags.shadow_log_sample = ParseShare(name, value);
   } else if (name == "--drain_grace_ms") {
     flags.drain_grace_ms = ParseIntFlag(name, value, 0, 600'000);
   } else if (name == "--io_backend") {
@@ -190,6 +202,8 @@ std::optional<ServeFlags> ParseFlags(int argc, char** argv) {
           "--served_log_sample, --served_log_max_mb and --served_log_keep need "
           "--served_log");
     }
+    if (flags.shadow_log.empty() && flags.shadow_log_sample != 1)
+      throw FlagError("--shadow_log_sample needs --shadow_log");
     ApplyCpuThreads(flags.engine);
   } catch (const FlagError& e) {
     std::fprintf(stderr, "%s: %s (try %s --help)\n", argv[0], e.what(), argv[0]);
@@ -279,6 +293,20 @@ int RunServe(int argc, char** argv) {
     }
     options.served_log = served_log.get();
     options.served_log_sample = flags->served_log_sample;
+  }
+  // Rotated as the served-rankings log is by default (1 GiB, 5 kept).
+  std::unique_ptr<service::LineFileWriter> shadow_log;
+  if (!flags->shadow_log.empty()) {
+    try {
+      shadow_log = std::make_unique<service::LineFileWriter>(
+          flags->shadow_log,
+          service::LineFileWriter::Options{.rotate_bytes = std::uint64_t{1024} << 20, .keep = 5});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: --shadow_log %s\n", argv[0], e.what());
+      return 2;
+    }
+    options.shadow_log = shadow_log.get();
+    options.shadow_log_sample = flags->shadow_log_sample;
   }
   service::EventLog log(flags->log_sample);
   // The runtime's and the HTTP server's diagnostics (stalls, descriptor budget, failed stop

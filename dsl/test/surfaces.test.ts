@@ -23,7 +23,7 @@ function plansDir(plans: string[], surfaces?: string): string {
 }
 
 test("rankc build copies a directory's surfaces.toml into the store", () => {
-  const text = surfacesToml(["a", "b"]);
+  const text = `${surfacesToml(["a", "b"])}[surfaces.home.shadow]\nplan = "b"\nsample = 1\ndeadline_ms = 80\n`;
   const dir = plansDir(["a", "b"], text);
   const store = path.join(dir, "store");
   const r = rankc(["build", dir, "--out", store]);
@@ -79,6 +79,14 @@ test("rankc build checks surfaces.toml by the engine's rules, naming each proble
     [surfacesToml(["a"]).replace("weight = 1", "weight = 1\nshare = 2"), /\/variants\/0\/share: unknown key \(a variant has name, plan and weight\)/],
     [surfacesToml(["a"]).replace('name = "v0"', 'name = "v-0"'), /\/variants\/0\/name: is not a variant name/],
     [surfacesToml(["a"]).replace('plan = "a"', "plan = 3"), /\/variants\/0\/plan: must be a string/],
+    [surfacesToml(["a"]).replace('salt = "home-1"', 'salt = "home-1"\nshadow = "a"'), /\/surfaces\/home\/shadow: must be a table with plan and sample/],
+    [`${surfacesToml(["a"])}[surfaces.home.shadow]\nsample = 1\n`, /\/surfaces\/home\/shadow\/plan: is missing/],
+    [`${surfacesToml(["a"])}[surfaces.home.shadow]\nplan = "a"\n`, /\/surfaces\/home\/shadow\/sample: is missing/],
+    [`${surfacesToml(["a"])}[surfaces.home.shadow]\nplan = "a"\nsample = 0\n`, /\/shadow\/sample: must be a number over 0 and at most 1/],
+    [`${surfacesToml(["a"])}[surfaces.home.shadow]\nplan = "a"\nsample = 1.5\n`, /\/shadow\/sample: must be a number over 0 and at most 1/],
+    [`${surfacesToml(["a"])}[surfaces.home.shadow]\nplan = "a"\nsample = 1\ndeadline_ms = 0\n`, /\/shadow\/deadline_ms: must be an integer from 1 to 60000/],
+    [`${surfacesToml(["a"])}[surfaces.home.shadow]\nplan = "a"\nsample = 1\nweight = 2\n`, /\/shadow\/weight: unknown key \(a shadow has plan, sample and deadline_ms\)/],
+    [`${surfacesToml(["a"])}[surfaces.home.shadow]\nplan = "gone"\nsample = 0.5\n`, /surface "home" shadow names plan "gone", which the store would not have/],
   ];
   for (const [text, message] of cases) {
     const dir = plansDir(["a"], text);
@@ -96,7 +104,7 @@ test("rankc remove refuses to take out a plan a variant names", () => {
   const before = readFileSync(path.join(store, "index.json"), "utf8");
   const r = rankc(["remove", "a", "b", "--store", store]);
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /store\/surfaces\.toml: error: surface "home" variant "v0" names plan "a", which this removal takes out of the store; nothing was removed\n {2}hint: take the variant out of surfaces\.toml first/);
+  assert.match(r.stderr, /store\/surfaces\.toml: error: surface "home" variant "v0" names plan "a", which this removal takes out of the store; nothing was removed\n {2}hint: take it out of surfaces\.toml first/);
   assert.equal(readFileSync(path.join(store, "index.json"), "utf8"), before);
   const ok = rankc(["remove", "b", "--store", store]);
   assert.equal(ok.code, 0, ok.stderr);

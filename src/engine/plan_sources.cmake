@@ -79,6 +79,7 @@ set(RANKD_ENGINE_EXPERIMENTS_SOURCES
   experiments/replay.cpp
   experiments/replay_endpoint.cpp
   experiments/response_ranking.cpp
+  experiments/shadow.cpp
 )
 
 # Links `target`, which compiles RANKD_ENGINE_PLAN_SOURCES, with what they use: RE2 (regex

@@ -137,6 +137,20 @@ std::optional<engine::RankError> ShardAdmission::AdmitAt(const engine::CompiledP
   return std::nullopt;
 }
 
+bool ShardAdmission::AdmitShadowAt(const engine::CompiledPlan& plan, std::int64_t now_ns) {
+  if (2 * (in_flight_ + 1) > options_.max_in_flight) return false;
+  const std::span<const std::size_t> needed = plan.endpoints_needed();
+  for (const std::size_t i : needed) {
+    RANKD_D_ASSERT(i < control_.size());
+    Observe(i, now_ns);
+    if (2 * (control_[i].running + 1) > limit(i)) return false;
+  }
+  for (const std::size_t i : needed) ++control_[i].running;
+  ++in_flight_;
+  Verify();
+  return true;
+}
+
 void ShardAdmission::ReleaseAt(const engine::CompiledPlan& plan, std::int64_t now_ns) noexcept {
   RANKD_D_ASSERT(in_flight_ > 0);
   --in_flight_;

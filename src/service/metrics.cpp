@@ -125,6 +125,27 @@ void HistogramSamples(std::string& out, std::string_view name, const Labels& lab
   Sample(out, std::string(name) + "_count", labels, cumulative);
 }
 
+void ShareHistogramSamples(std::string& out, std::string_view name, const Labels& labels,
+                           const ShareHistogram& h) {
+  std::uint64_t cumulative = 0;
+  const std::string bucket = std::string(name) + "_bucket";
+  for (std::size_t i = 0; i <= kShareBuckets.size(); ++i) {
+    cumulative += h.counts[i];
+    std::string le = "+Inf";
+    if (i < kShareBuckets.size()) {
+      le.clear();
+      AppendNumber(le, kShareBuckets[i]);
+    }
+    out += bucket;
+    AppendLabels(out, labels, le);
+    out += ' ';
+    AppendNumber(out, cumulative);
+    out += '\n';
+  }
+  Sample(out, std::string(name) + "_sum", labels, h.sum);
+  Sample(out, std::string(name) + "_count", labels, cumulative);
+}
+
 // The shards' metrics summed, read under each shard's lock in turn.
 struct Totals {
   std::map<std::tuple<std::string, int, std::string>, std::uint64_t> requests;
@@ -139,6 +160,8 @@ struct Totals {
   std::map<std::string, std::uint64_t, std::less<>> empty_results;
   std::map<std::string, std::uint64_t, std::less<>> unparsable_values;
   std::map<std::tuple<std::string, std::string>, std::uint64_t, std::less<>> surface_requests;
+  std::map<std::tuple<std::string, std::string>, std::uint64_t, std::less<>> shadow_requests;
+  std::map<std::string, ShadowMetrics, std::less<>> shadows;
 };
 
 void AddClient(redis::ClientMetrics& into, const redis::ClientMetrics& m) {
@@ -184,6 +207,8 @@ Totals Sum(const std::vector<ShardMetrics*>& shards) {
     for (const auto& [plan, n] : shard->empty_results) t.empty_results[plan] += n;
     for (const auto& [schema, n] : shard->unparsable_values) t.unparsable_values[schema] += n;
     for (const auto& [key, n] : shard->surface_requests) t.surface_requests[key] += n;
+    for (const auto& [key, n] : shard->shadow_requests) t.shadow_requests[key] += n;
+    for (const auto& [surface, m] : shard->shadows) t.shadows[surface].Add(m);
   }
   return t;
 }
@@ -206,6 +231,26 @@ std::uint64_t Histogram::count() const noexcept {
   std::uint64_t n = 0;
   for (const std::uint64_t c : counts) n += c;
   return n;
+}
+
+void ShareHistogram::Observe(double share) noexcept {
+  std::size_t i = 0;
+  while (i < kShareBuckets.size() && share > kShareBuckets[i]) ++i;
+  ++counts[i];
+  sum += share;
+}
+
+void ShareHistogram::Add(const ShareHistogram& other) noexcept {
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += other.counts[i];
+  sum += other.sum;
+}
+
+void ShadowMetrics::Add(const ShadowMetrics& other) noexcept {
+  overlap_at_k.Add(other.overlap_at_k);
+  rbo.Add(other.rbo);
+  shared_nodes += other.shared_nodes;
+  saved_redis_commands += other.saved_redis_commands;
+  redis_commands += other.redis_commands;
 }
 
 void StallCounts::Record(std::string_view loop_name) noexcept {
@@ -305,12 +350,51 @@ std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const Proces
     Sample(out, "rankd_surface_requests_total", {{"surface", surface}, {"variant", variant}}, n);
   }
 
-  if (process.captures || process.served_log) {
+  Family(out, "rankd_shadow_requests_total", "counter",
+         "Shadow plan runs of a surface's requests, by surface and result: ran, shed, "
+         "invalid_param, failed, cancelled, undiffable.");
+  for (const std::string& surface : process.shadow_surfaces) {
+    FindOrAdd(t.shadows, surface);
+    FindOrAdd(t.shadow_requests, std::tuple(std::string_view(surface), std::string_view("ran")));
+  }
+  for (const auto& [key, n] : t.shadow_requests) {
+    const auto& [surface, result] = key;
+    Sample(out, "rankd_shadow_requests_total", {{"surface", surface}, {"result", result}}, n);
+  }
+  Family(out, "rankd_shadow_overlap_at_k", "histogram",
+         "Of the shadow runs that ranked: the overlap at 10 of the primary's first output and the "
+         "shadow's, by surface.");
+  for (const auto& [surface, m] : t.shadows) {
+    ShareHistogramSamples(out, "rankd_shadow_overlap_at_k", {{"surface", surface}}, m.overlap_at_k);
+  }
+  Family(out, "rankd_shadow_rbo", "histogram",
+         "Of the shadow runs that ranked: the rank-biased overlap (p = 0.9) of the primary's "
+         "first output and the shadow's, by surface.");
+  for (const auto& [surface, m] : t.shadows)
+    ShareHistogramSamples(out, "rankd_shadow_rbo", {{"surface", surface}}, m.rbo);
+  Family(out, "rankd_shadow_shared_nodes_total", "counter",
+         "Shadow plan nodes that took the primary's rows instead of running, by surface.");
+  for (const auto& [surface, m] : t.shadows)
+    Sample(out, "rankd_shadow_shared_nodes_total", {{"surface", surface}}, m.shared_nodes);
+  Family(out, "rankd_shadow_saved_redis_commands_total", "counter",
+         "Redis commands shadow runs did not send because their nodes took the primary's rows, "
+         "by surface.");
+  for (const auto& [surface, m] : t.shadows) {
+    Sample(out, "rankd_shadow_saved_redis_commands_total", {{"surface", surface}},
+           m.saved_redis_commands);
+  }
+  Family(out, "rankd_shadow_redis_commands_total", "counter",
+         "Redis commands shadow runs sent, by surface.");
+  for (const auto& [surface, m] : t.shadows)
+    Sample(out, "rankd_shadow_redis_commands_total", {{"surface", surface}}, m.redis_commands);
+
+  if (process.captures || process.served_log || process.shadow_log) {
     Family(out, "rankd_log_lines_total", "counter",
-           "Lines of the files the server writes (captures, served), by result: written, or "
-           "dropped (the writer's queue was full or a write failed).");
+           "Lines of the files the server writes (captures, served, shadow), by result: written, "
+           "or dropped (the writer's queue was full or a write failed).");
     for (const auto& [log, counts] :
-         {std::pair{"captures", &process.captures}, std::pair{"served", &process.served_log}}) {
+         {std::pair{"captures", &process.captures}, std::pair{"served", &process.served_log},
+          std::pair{"shadow", &process.shadow_log}}) {
       if (!*counts) continue;
       Sample(out, "rankd_log_lines_total", {{"log", log}, {"result", "written"}},
              (*counts)->written);

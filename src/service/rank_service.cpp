@@ -15,6 +15,7 @@
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
 #include "rankd/engine/experiments/capture_file.h"
+#include "rankd/engine/experiments/shadow.h"
 #include "rankd/engine/json/json_text.h"
 #include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/cpu_pool.h"
@@ -264,6 +265,8 @@ struct RankService::ShardEngine {
   std::uint64_t store_version;
   std::uint64_t random_state;
   std::size_t shard;
+  // The shadow runs under way (they use the ranker and the endpoints: destroyed before them).
+  rt::TaskScope shadows;
   rt::TaskScope background;  // last: destroyed (its tasks cancelled) before the clients
 };
 
@@ -429,6 +432,7 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
     }
     context.served_record = options_.served_log != nullptr &&
                             NextUniform(shard.random_state) < options_.served_log_sample;
+    context.shadow_draw = NextUniform(shard.random_state);
     answer = co_await shard.ranker.Rank(request.body, context);
   } catch (const std::exception& e) {
     answer = {};
@@ -485,7 +489,50 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   // A shed request may come back in a second: by then the queue it met has drained or the
   // requests holding the shard's slots have ended (their deadlines are shorter).
   if (answer.error == engine::ErrorCode::kOverloaded) response.AddHeader("Retry-After", "1");
+  if (answer.shadow) shard.shadows.Spawn(Shadow(shard, std::move(answer.shadow)));
   co_return response;
+}
+
+rt::Task<void> RankService::Shadow(ShardEngine& shard, std::unique_ptr<engine::ShadowRun> run) {
+  namespace ex = engine::experiments;
+  // The answer is written first: the handler returns it to its connection before the loop comes
+  // back to this task.
+  co_await rt::Yield();
+  ex::ShadowOutcome outcome;
+  try {
+    outcome = co_await ex::RunShadow(shard.ranker, *run);
+  } catch (const rt::CancelledError&) {
+    outcome.status = ex::ShadowStatus::kCancelled;
+    outcome.message = "the server stopped the shadow unfinished";
+  } catch (const std::exception& e) {
+    outcome.status = ex::ShadowStatus::kFailed;
+    outcome.error = engine::ErrorCode::kInternal;
+    outcome.message = e.what();
+  }
+  {
+    ShardMetrics& m = *shard_metrics_[shard.shard];
+    std::lock_guard lock(m.mutex);
+    ++FindOrAdd(m.shadow_requests,
+                std::tuple(std::string_view(run->surface), ex::ShadowStatusName(outcome.status)));
+    ShadowMetrics& shadow = FindOrAdd(m.shadows, std::string_view(run->surface));
+    shadow.shared_nodes += outcome.shared_nodes;
+    shadow.saved_redis_commands += outcome.saved_redis_commands;
+    shadow.redis_commands += outcome.redis_commands;
+    if (outcome.diff) {
+      shadow.overlap_at_k.Observe(outcome.diff->overlap_at_k);
+      shadow.rbo.Observe(outcome.diff->rbo);
+    }
+  }
+  if (options_.shadow_log != nullptr &&
+      NextUniform(shard.random_state) < options_.shadow_log_sample) {
+    // The record with the server's clock first, as the served-rankings log's.
+    std::string line = "{\"time\":\"" + NowRfc3339() + "\",";
+    std::string record;
+    ex::WriteShadowRecord(record, *run, outcome);
+    line.append(record, 1);
+    line.push_back('\n');
+    options_.shadow_log->Offer(std::move(line));
+  }
 }
 
 void RankService::Count(std::size_t shard, const engine::Ranker::Answer& answer, int status,
@@ -582,6 +629,7 @@ http::Response RankService::Metrics() const {
   for (const auto& [name, surface] : current->store().surfaces()) {
     for (const engine::SurfaceVariant& v : surface->variants)
       process.surface_variants.push_back({name, v.name});
+    if (surface->shadow) process.shadow_surfaces.push_back(name);
   }
   for (const engine::KeySchema& schema : current->store().registry().key_schemas()) {
     if (schema.type == engine::KeySchema::Type::kHash) process.hash_schemas.push_back(schema.name);
@@ -594,6 +642,10 @@ http::Response RankService::Metrics() const {
   if (options_.served_log != nullptr) {
     process.served_log =
         ProcessMetrics::LineCounts{options_.served_log->written(), options_.served_log->dropped()};
+  }
+  if (options_.shadow_log != nullptr) {
+    process.shadow_log =
+        ProcessMetrics::LineCounts{options_.shadow_log->written(), options_.shadow_log->dropped()};
   }
   if (server_ != nullptr) process.connections_rejected = server_->Stats().connections_rejected;
   process.process = ReadProcessStats();

@@ -174,6 +174,10 @@ weight = 90
 name = "fresh"
 plan = "reels"
 weight = 10
+[surfaces.home.shadow]
+plan = "blend"
+sample = 0.25
+deadline_ms = 80
 
 [surfaces.explore]
 salt = "explore-1"
@@ -211,8 +215,13 @@ TEST(PlanStoreSurfacesTest, LoadsSurfacesWithTheirBucketRanges) {
   EXPECT_EQ(home->variants[1].plan, "reels");
   EXPECT_EQ(home->variants[1].bucket_begin, 9000u);
   EXPECT_EQ(home->variants[1].bucket_end, 10000u);
+  ASSERT_TRUE(home->shadow.has_value());
+  EXPECT_EQ(home->shadow->plan, "blend");
+  EXPECT_EQ(home->shadow->sample, 0.25);
+  EXPECT_EQ(home->shadow->deadline_ms, 80);
   const std::shared_ptr<const Surface> explore = store->FindSurface("explore");
   ASSERT_NE(explore, nullptr);
+  EXPECT_FALSE(explore->shadow.has_value());
   ASSERT_EQ(explore->variants.size(), 1u);
   EXPECT_EQ(explore->variants[0].bucket_end, 10000u);
   EXPECT_EQ(store->FindSurface("nope"), nullptr);
@@ -224,6 +233,9 @@ std::string Variant(std::string_view name, std::string_view plan, std::string_vi
   return "[[surfaces.home.variants]]\nname = \"" + std::string(name) + "\"\nplan = \"" +
          std::string(plan) + "\"\nweight = " + std::string(weight) + "\n" + std::string(extra);
 }
+
+// The shadow table of surface home, with `keys`.
+std::string Shadow(std::string_view keys) { return "[surfaces.home.shadow]\n" + std::string(keys); }
 
 // A surfaces.toml with one surface, home: `keys` under its table line, then `variants`.
 std::string HomeSurface(std::string_view keys, std::initializer_list<std::string> variants) {
@@ -259,7 +271,21 @@ TEST(PlanStoreSurfacesTest, EveryRuleOfTheFileIsChecked) {
        "salt must be a non-empty string"},
       {HomeSurface("", {Variant("a", "feed", "1")}), "/surfaces/home", "missing key \"salt\""},
       {HomeSurface(salt + "shadow = \"reels\"\n", {Variant("a", "feed", "1")}),
-       "/surfaces/home/shadow", "unknown key \"shadow\""},
+       "/surfaces/home/shadow", "shadow must be a table with plan and sample"},
+      {HomeSurface(salt, {Variant("a", "feed", "1"), Shadow("plan = \"nope\"\nsample = 1\n")}),
+       "/surfaces/home/shadow/plan", "no plan \"nope\""},
+      {HomeSurface(salt, {Variant("a", "feed", "1"), Shadow("plan = \"reels\"\nsample = 0\n")}),
+       "/surfaces/home/shadow/sample", "sample must be a number over 0 and at most 1"},
+      {HomeSurface(salt, {Variant("a", "feed", "1"), Shadow("plan = \"reels\"\nsample = 1.5\n")}),
+       "/surfaces/home/shadow/sample", "sample must be a number over 0 and at most 1"},
+      {HomeSurface(salt, {Variant("a", "feed", "1"), Shadow("plan = \"reels\"\n")}),
+       "/surfaces/home/shadow", "missing key \"sample\""},
+      {HomeSurface(salt, {Variant("a", "feed", "1"),
+                          Shadow("plan = \"reels\"\nsample = 1\ndeadline_ms = 0\n")}),
+       "/surfaces/home/shadow/deadline_ms", "deadline_ms must be an integer from 1 to 60000"},
+      {HomeSurface(
+           salt, {Variant("a", "feed", "1"), Shadow("plan = \"reels\"\nsample = 1\nweight = 2\n")}),
+       "/surfaces/home/shadow/weight", "unknown key \"weight\""},
       {HomeSurface(salt, {Variant("a", "feed", "1", "share = 3\n")}),
        "/surfaces/home/variants/0/share", "unknown key \"share\""},
       {"[experiments]\n", "/experiments", "unknown key \"experiments\""},

@@ -586,7 +586,15 @@ class CountingAdmission final : public Admission {
     ++released;
     released_plan = &plan;
   }
+  bool AdmitShadow(const CompiledPlan& plan) override {
+    ++shadows_asked;
+    if (refuse_) return false;
+    ++admitted;
+    admitted_plan = &plan;
+    return true;
+  }
 
+  int shadows_asked = 0;
   int asked = 0;
   int admitted = 0;
   int released = 0;

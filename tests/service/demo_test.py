@@ -2,8 +2,9 @@
 python3 demo_test.py <path to rankd> <source folder> (run by ctest, labels cli and integration).
 
 It prints a ranked table, the explain timeline, a degraded answer, an experiment (viewers of the
-home surface in their variants, their captured requests replayed against feed_fresh with a
-ranking diff), the load figures and metrics, exits 0, and leaves no redis-server or rankd serve
+home surface in their variants, each followed by the surface's shadow plan on the answer's rows
+and its diff, their captured requests replayed against feed_fresh with a ranking diff), the load
+figures and metrics, exits 0, and leaves no redis-server or rankd serve
 behind; interrupted by SIGTERM mid-run it still stops both.
 """
 import os
@@ -55,6 +56,15 @@ class DemoTest(unittest.TestCase):
         self.assertTrue(all((v, p) in {("control", "feed"), ("fresh", "feed_fresh")}
                             for v, p in variants), variants)
         fresh = sum(v == "fresh" for v, _ in variants)
+        # The shadow (feed_fresh) after each: all of a fresh viewer's answer shared, feed's
+        # fetches for a control viewer's; never a Redis command of its own.
+        shadows = re.findall(r"viewer +\d+ \((control|fresh)\): shadow feed_fresh shared (\d) nodes, "
+                             r"saved \d+ Redis commands, sent 0; overlap@10 ([\d.]+), rbo", out)
+        self.assertEqual(len(shadows), 4, out)
+        for variant, shared, overlap in shadows:
+            self.assertEqual(int(shared), 7 if variant == "fresh" else 4, out)
+            if variant == "fresh":
+                self.assertEqual(overlap, "1.000", out)
         # Replayed against feed_fresh: the fresh viewers' answers come back byte for byte.
         self.assertRegex(out, r"replayed 4 requests: %d identical, %d differ; 0 commands missing "
                               r"from the capture" % (fresh, 4 - fresh))

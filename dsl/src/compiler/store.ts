@@ -243,7 +243,7 @@ export function removePlans(dir: string, names: string[]): { index: StoreIndex; 
   const surfaces = readStoreSurfaces(dir);
   if (surfaces) {
     const named = checkSurfacePlans(surfaces, index.plans.map((p) => p.name), "this removal takes out of the store; nothing was removed");
-    if (named.length) throw new CompileError(named.map((d) => ({ ...d, hint: `take the variant out of ${SURFACES_FILE} first` })));
+    if (named.length) throw new CompileError(named.map((d) => ({ ...d, hint: `take it out of ${SURFACES_FILE} first` })));
   }
   writeFileAtomic(file, prettyJson(index));
   deleteArtifacts(dir, before.plans.filter((p) => gone.has(p.name)), index);

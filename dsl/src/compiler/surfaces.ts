@@ -8,10 +8,10 @@ import { CompileError, type Diagnostic } from "./errors.js";
 
 export const SURFACES_FILE = "surfaces.toml";
 
-/** One variant of a surface: where it is in the file and the plan it names. */
+/** One variant of a surface, or its shadow (`variant` undefined): where it is in the file and the plan it names. */
 export interface SurfaceVariant {
   surface: string;
-  variant: string;
+  variant?: string;
   plan: string;
 }
 
@@ -25,6 +25,7 @@ export interface SurfacesFile {
 const NAME = /^[a-z][a-z0-9_]*$/;
 const MAX_NAME_BYTES = 64;
 const MAX_WEIGHT = 1_000_000n;
+const MAX_DEADLINE_MS = 60_000n;
 
 const isTable = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
 const isName = (s: string) => NAME.test(s) && Buffer.byteLength(s) <= MAX_NAME_BYTES;
@@ -59,7 +60,19 @@ export function readSurfacesFile(file: string): SurfacesFile {
       problem(at, "must be a table with salt and variants");
       continue;
     }
-    for (const key of Object.keys(value)) if (key !== "salt" && key !== "variants") problem(`${at}/${key}`, "unknown key (a surface has salt and variants)");
+    for (const key of Object.keys(value)) if (!["salt", "variants", "shadow"].includes(key)) problem(`${at}/${key}`, "unknown key (a surface has salt, variants and shadow)");
+    const shadow = value.shadow;
+    if (shadow !== undefined && !isTable(shadow)) problem(`${at}/shadow`, "must be a table with plan and sample");
+    else if (shadow !== undefined) {
+      const sat = `${at}/shadow`;
+      for (const key of Object.keys(shadow)) if (!["plan", "sample", "deadline_ms"].includes(key)) problem(`${sat}/${key}`, "unknown key (a shadow has plan, sample and deadline_ms)");
+      if (typeof shadow.plan !== "string") problem(`${sat}/plan`, shadow.plan === undefined ? "is missing" : "must be a string");
+      else variants.push({ surface, plan: shadow.plan });
+      const sample = typeof shadow.sample === "bigint" ? Number(shadow.sample) : shadow.sample;
+      if (typeof sample !== "number" || !(sample > 0 && sample <= 1)) problem(`${sat}/sample`, shadow.sample === undefined ? "is missing" : "must be a number over 0 and at most 1");
+      const deadline = shadow.deadline_ms;
+      if (deadline !== undefined && (typeof deadline !== "bigint" || deadline < 1n || deadline > MAX_DEADLINE_MS)) problem(`${sat}/deadline_ms`, "must be an integer from 1 to 60000");
+    }
     if (typeof value.salt !== "string" || value.salt === "") problem(`${at}/salt`, value.salt === undefined ? "is missing" : "must be a non-empty string");
     const list = value.variants;
     if (!Array.isArray(list) || list.length === 0 || !list.every(isTable)) {
@@ -90,7 +103,7 @@ export function checkSurfacePlans(surfaces: SurfacesFile, plans: string[], why: 
     .filter((v) => !has.has(v.plan))
     .map((v) => ({
       file: surfaces.file,
-      message: `surface "${v.surface}" variant "${v.variant}" names plan "${v.plan}", which ${why}`,
+      message: `surface "${v.surface}" ${v.variant === undefined ? "shadow" : `variant "${v.variant}"`} names plan "${v.plan}", which ${why}`,
       hint: plans.length ? `the store's plans: ${plans.join(", ")}` : "the store has no plans",
     }));
 }

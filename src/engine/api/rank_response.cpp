@@ -58,7 +58,7 @@ void AppendRows(std::string& out, const Registry& registry, const CompiledNode& 
 
 void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionResult& result) {
   out.append(",\"explain\":{\"nodes\":[");
-  std::uint64_t commands = 0, round_trips = 0;
+  std::uint64_t commands = 0, round_trips = 0, shared = 0, saved = 0;
   std::int64_t cpu_us = 0;
   for (std::size_t i = 0; i < result.nodes.size(); ++i) {
     const NodeReport& n = result.nodes[i];
@@ -104,10 +104,22 @@ void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionRe
     out.append(n.on_pool ? "\"pool\"" : "\"loop\"");
     out.append(",\"cpu_us\":");
     json::AppendInt64(out, n.cpu_us);
+    if (n.shared) {
+      ++shared;
+      saved += n.saved_redis_commands;
+      out.append(",\"shared\":true,\"saved_redis_commands\":");
+      json::AppendInt64(out, static_cast<std::int64_t>(n.saved_redis_commands));
+    }
     out.push_back('}');
   }
   out.append("],\"totals\":{\"redis_commands\":");
   json::AppendInt64(out, static_cast<std::int64_t>(commands));
+  if (shared > 0) {
+    out.append(",\"shared_nodes\":");
+    json::AppendInt64(out, static_cast<std::int64_t>(shared));
+    out.append(",\"saved_redis_commands\":");
+    json::AppendInt64(out, static_cast<std::int64_t>(saved));
+  }
   out.append(",\"round_trips\":");
   json::AppendInt64(out, static_cast<std::int64_t>(round_trips));
   out.append(",\"cpu_us\":");

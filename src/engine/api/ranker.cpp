@@ -50,8 +50,12 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
   }
   // The store this request answers from, even if a reload swaps it meanwhile.
   const std::shared_ptr<const CompiledPlanStore> store = store_;
+  // The shadow plan this request runs after its answer, if its surface has one and the draw
+  // falls within its sample.
+  const SurfaceShadow* shadow = nullptr;
+  std::shared_ptr<const Surface> surface;  // holds `shadow`
   if (!request->surface.empty()) {
-    const std::shared_ptr<const Surface> surface = store->store().FindSurface(request->surface);
+    surface = store->store().FindSurface(request->surface);
     if (!surface) {
       fail(RankError{ErrorCode::kUnknownPlan,
                      "no surface \"" + request->surface + "\" in the plan store"});
@@ -66,6 +70,8 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
     answer.surface = surface->name;
     answer.variant = variant.name;
     answer.plan = variant.plan;
+    if (surface->shadow && context.shadow_draw && *context.shadow_draw < surface->shadow->sample)
+      shadow = &*surface->shadow;
   } else {
     answer.plan = request->plan;
   }
@@ -73,6 +79,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
     answer.plan = context.plan_override;
     answer.surface.clear();
     answer.variant.clear();
+    shadow = nullptr;
   }
   const std::shared_ptr<const CompiledPlan> plan = store->Find(answer.plan);
   if (!plan) {
@@ -132,6 +139,20 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
     execute.capture = context.capture;
     answer.captured = true;
   }
+  // The shadow plan, if it is in the store (it is: the store loads whole): it reuses the
+  // primary's nodes, which it matches by the params as bound here.
+  std::unique_ptr<ShadowRun> shadow_run;
+  if (shadow != nullptr) {
+    if (std::shared_ptr<const CompiledPlan> shadow_plan = store->Find(shadow->plan)) {
+      shadow_run = std::make_unique<ShadowRun>();
+      shadow_run->plan = std::move(shadow_plan);
+      shadow_run->deadline = shadow->deadline_ms
+                                 ? rt::Duration(std::chrono::milliseconds(*shadow->deadline_ms))
+                                 : deadline;
+      shadow_run->primary.plan = plan;
+      shadow_run->primary.params = *params;
+    }
+  }
   // A named local, not a temporary in the co_await expression: g++ 12 destroys such temporaries
   // twice.
   RequestInputs inputs{std::move(*params), request->viewer_id};
@@ -166,6 +187,15 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
   if (context.served_record) {
     WriteServedRecord(answer.served_record, answer.request_id, body, request->viewer_id, *plan,
                       result, SurfaceAssignment{answer.surface, answer.variant});
+  }
+  if (shadow_run) {
+    shadow_run->request_id = answer.request_id;
+    shadow_run->surface = answer.surface;
+    shadow_run->variant = answer.variant;
+    shadow_run->params = std::move(request->params);
+    shadow_run->viewer_id = request->viewer_id;
+    shadow_run->primary.result = std::move(result);
+    answer.shadow = std::move(shadow_run);
   }
   co_return answer;
 }

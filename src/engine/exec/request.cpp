@@ -47,6 +47,10 @@ Request::Request(std::shared_ptr<const CompiledPlan> plan, RequestInputs inputs,
     nodes_[i].arena = &memory_->arenas.emplace_back(kNodeArenaBytes);
     nodes_[i].inputs_left = plan_->nodes()[i].inputs.size();
   }
+  if (options_.shared != nullptr) {
+    shared_from_ = MatchSharedNodes(*plan_, memory_->inputs.params, *options_.shared);
+    memory_->shared = options_.shared->result.memory;
+  }
 }
 
 std::int64_t Request::NowUs() const { return (rt::MonotonicNanos() - start_ns_) / 1000; }
@@ -106,6 +110,10 @@ rt::Task<void> Request::RunNode(std::size_t i) {
   NodeState& st = nodes_[i];
   st.started = true;
   st.report.start_us = NowUs();
+  if (!shared_from_.empty() && shared_from_[i] >= 0) {
+    TakeShared(i);
+    co_return;
+  }
   const CandidateSet* rows = nullptr;
   DegradeReason reason = DegradeReason::kNone;
   std::string message;
@@ -250,6 +258,20 @@ rt::Task<const CandidateSet*> Request::Cpu(NodeContext& node) {
   co_return rows;
 }
 
+void Request::TakeShared(std::size_t i) {
+  const std::size_t from = static_cast<std::size_t>(shared_from_[i]);
+  const ExecutionResult& work = options_.shared->result;
+  const CandidateSet* rows = work.node_rows[from];
+  NodeState& st = nodes_[i];
+  st.report.shared = true;
+  st.report.saved_redis_commands = work.nodes[from].redis_commands;
+  for (const std::size_t input : plan_->nodes()[i].inputs)
+    st.report.rows_in += nodes_[input].rows->size();
+  // The same work key has the same output keys: the rows meet this node's contract.
+  RANKD_D_ASSERT(!VerifyRows(plan_->nodes()[i], *rows, plan_->registry()));
+  Finish(i, rows, NodeStatus::kOk);
+}
+
 void Request::Finish(std::size_t i, const CandidateSet* rows, NodeStatus status) {
   NodeState& st = nodes_[i];
   st.rows = rows;
@@ -388,7 +410,11 @@ ExecutionResult Request::TakeResult() {
   result.error = error_;
   result.elapsed_us = NowUs();
   result.nodes.reserve(nodes_.size());
-  for (NodeState& st : nodes_) result.nodes.push_back(std::move(st.report));
+  result.node_rows.reserve(nodes_.size());
+  for (NodeState& st : nodes_) {
+    result.nodes.push_back(std::move(st.report));
+    result.node_rows.push_back(st.finished ? st.rows : nullptr);
+  }
   if (!error_) {
     for (std::size_t out : plan_->outputs()) {
       result.outputs.push_back(ExecutionResult::Output{&plan_->nodes()[out], nodes_[out].rows});

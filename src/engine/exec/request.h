@@ -76,6 +76,8 @@ class Request {
   // Waits for the outcome until the deadline; true when the deadline came first.
   rt::Task<bool> AwaitSettled();
   rt::Task<void> RunNode(std::size_t i);
+  // Finishes node i with the rows of its match in ExecuteOptions::shared.
+  void TakeShared(std::size_t i);
   // NodeContext::ids_known (async scheduler): starts the dependents of `node` that read only its
   // rows' ids, with those rows, unless they started already.
   static void OnIdsKnown(void* request, const CompiledNode& node, const CandidateSet& rows);
@@ -105,6 +107,7 @@ class Request {
     explicit Memory(RequestInputs in) : inputs(std::move(in)) {}
     RequestInputs inputs;
     std::deque<Arena> arenas;
+    std::shared_ptr<void> shared;  // the memory of ExecuteOptions::shared's rows
   };
   std::span<Endpoint* const> endpoints_;  // as the scheduler sends
   ExecuteOptions options_;
@@ -112,6 +115,8 @@ class Request {
   std::int64_t deadline_ns_;
   std::shared_ptr<Memory> memory_;
   std::vector<NodeState> nodes_;
+  // Per node: the node of ExecuteOptions::shared whose rows it takes (MatchSharedNodes), or -1.
+  std::vector<std::ptrdiff_t> shared_from_;
   std::size_t unfinished_;
   std::optional<ExecutionError> error_;
   bool settled_flag_ = false;

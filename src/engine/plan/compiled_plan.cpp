@@ -158,6 +158,11 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
       c.program = CompilePred(it->second, reg, plan->params);
     }
     c.int_param_slot = IntParamSlot(*plan, node, op);
+    for (const std::string& name : node.params_read) {
+      const PlanParam* param = plan->FindParam(name);
+      if (param == nullptr) Invalid(node, "it reads an undeclared param \"" + name + "\"");
+      c.params_read.push_back(static_cast<std::size_t>(param - plan->params.data()));
+    }
     std::vector<const std::set<std::string>*> input_keys;
     for (std::size_t input : c.inputs) input_keys.push_back(&key_names[input]);
     std::set<std::string> names = ops::OutputKeyNames(op, node.params, input_keys, c.hash.schema);

@@ -1,8 +1,11 @@
 #include "plan/plan_builder.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
+#include "json/canonical.h"
+#include "json/digest.h"
 #include "values/value_json.h"
 
 namespace rankd::engine {
@@ -75,6 +78,61 @@ Pred ReadPred(const json::Value& p) {
   return pred;
 }
 
+// Adds the request params a tree of a node's params reads: an expression {"op": "param", "name":
+// N}, and a {"param": N} (a regex predicate's pattern, take's count, topk's k).
+void CollectParamsRead(const json::Value& value, std::set<std::string>& names) {
+  if (value.is_array()) {
+    for (const json::Value& v : value.array()) CollectParamsRead(v, names);
+    return;
+  }
+  if (!value.is_object()) return;
+  const json::Value* op = value.Find("op");
+  const json::Value* name = value.Find("name");
+  if (op != nullptr && op->is_string() && op->string() == "param" && name != nullptr &&
+      name->is_string()) {
+    names.insert(name->string());
+  }
+  for (const json::Member& m : value.object()) {
+    if (m.name == "param" && m.value.is_string()) names.insert(m.value.string());
+    CollectParamsRead(m.value, names);
+  }
+}
+
+// Node::work_key and Node::params_read of every node (docs/engine.md, "Shared nodes"): the
+// SHA-256 of the canonical JSON {"inputs": [the inputs' work keys], "op": OP, "params": PARAMS}
+// where PARAMS are the node's params with a vm's `expr` and a filter's `pred` replaced by the
+// tree they name; the params read are those of PARAMS and of the inputs'.
+void SetWorkKeys(const json::Value& artifact, Plan& plan) {
+  const json::Value::Array& nodes = artifact.Find("nodes")->array();
+  const json::Value& exprs = *artifact.Find("exprs");
+  const json::Value& preds = *artifact.Find("preds");
+  for (const std::size_t i : plan.order) {
+    Node& node = plan.nodes[i];
+    const json::Value* declared = nodes[i].Find("params");
+    json::Value params = declared != nullptr ? *declared : json::Value::MakeObject({});
+    for (json::Member& m : params.object()) {
+      const json::Value* tree = nullptr;
+      if (m.name == "expr" && node.op == Op::kVm) tree = exprs.Find(m.value.string());
+      if (m.name == "pred" && node.op == Op::kFilter) tree = preds.Find(m.value.string());
+      if (tree != nullptr) m.value = *tree;
+    }
+    std::set<std::string> read;
+    CollectParamsRead(params, read);
+    std::string text = "{\"inputs\":[";
+    for (std::size_t k = 0; k < node.input_index.size(); ++k) {
+      const Node& input = plan.nodes[node.input_index[k]];
+      if (k > 0) text.push_back(',');
+      text += "\"" + input.work_key + "\"";
+      read.insert(input.params_read.begin(), input.params_read.end());
+    }
+    text += "],\"op\":\"" + std::string(OpName(node.op)) + "\",\"params\":";
+    text += json::CanonicalJson(params);
+    text.push_back('}');
+    node.work_key = json::Sha256Hex(text);
+    node.params_read.assign(read.begin(), read.end());
+  }
+}
+
 }  // namespace
 
 Plan BuildPlan(const json::Value& artifact, PlanAnalysis analysis, std::string file,
@@ -97,6 +155,7 @@ Plan BuildPlan(const json::Value& artifact, PlanAnalysis analysis, std::string f
     node.max_redis_commands = analysis.cost[i].redis_commands;
   }
   plan.order = std::move(analysis.order);
+  SetWorkKeys(artifact, plan);
   for (const json::Value& output : artifact.Find("outputs")->array())
     plan.outputs.push_back(output.string());
   for (const json::Member& e : artifact.Find("exprs")->object())

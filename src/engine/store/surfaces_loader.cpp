@@ -20,6 +20,8 @@ constexpr std::size_t kMaxNameBytes = 64;
 // A variant's weight is an integer from 1 to this: the sum of the weights times
 // kAssignmentBuckets stays far inside 64 bits.
 constexpr std::int64_t kMaxWeight = 1000000;
+// A shadow's deadline_ms is at most this, as a node's timeout_ms (docs/plan-format.md).
+constexpr std::int64_t kMaxDeadlineMs = 60000;
 
 class SurfaceChecker {
  public:
@@ -54,7 +56,8 @@ class SurfaceChecker {
       Problem(pointer, "surface " + name + " must be a table with salt and variants");
       return std::nullopt;
     }
-    ok = HasExactly(value, pointer, {"salt", "variants"}) && ok;
+    ok = HasOnly(value, pointer, {"salt", "variants", "shadow"}) && ok;
+    ok = HasAll(value, pointer, {"salt", "variants"}) && ok;
     Surface surface;
     surface.name = name;
     const json::Value* salt = value.Find("salt");
@@ -86,9 +89,62 @@ class SurfaceChecker {
       }
       surface.variants.push_back(std::move(*variant));
     }
+    if (const json::Value* shadow = value.Find("shadow")) {
+      surface.shadow = CheckShadow(name, *shadow, pointer + "/shadow");
+      ok = surface.shadow.has_value() && ok;
+    }
     if (!ok) return std::nullopt;
     SetBucketRanges(surface.variants);
     return surface;
+  }
+
+  std::optional<SurfaceShadow> CheckShadow(const std::string& surface, const json::Value& value,
+                                           const std::string& pointer) {
+    if (!value.is_object()) {
+      Problem(pointer,
+              "shadow must be a table with plan and sample ([surfaces." + surface + ".shadow])");
+      return std::nullopt;
+    }
+    bool ok = HasOnly(value, pointer, {"plan", "sample", "deadline_ms"});
+    ok = HasAll(value, pointer, {"plan", "sample"}) && ok;
+    SurfaceShadow shadow;
+    ok = CheckPlan(value.Find("plan"), pointer + "/plan", shadow.plan) && ok;
+    const json::Value* sample = value.Find("sample");
+    if (sample != nullptr &&
+        !(sample->is_number() && sample->number() > 0 && sample->number() <= 1)) {
+      Problem(pointer + "/sample",
+              "sample must be a number over 0 and at most 1 (the share of the surface's requests)");
+      ok = false;
+    } else if (sample != nullptr) {
+      shadow.sample = sample->number();
+    }
+    const json::Value* deadline = value.Find("deadline_ms");
+    if (deadline != nullptr &&
+        !(deadline->is_number() && deadline->integer_literal() && deadline->number() >= 1 &&
+          deadline->number() <= static_cast<double>(kMaxDeadlineMs))) {
+      Problem(pointer + "/deadline_ms",
+              "deadline_ms must be an integer from 1 to " + std::to_string(kMaxDeadlineMs));
+      ok = false;
+    } else if (deadline != nullptr) {
+      shadow.deadline_ms = static_cast<std::int64_t>(deadline->number());
+    }
+    if (!ok) return std::nullopt;
+    return shadow;
+  }
+
+  // A plan's name naming a plan of the store, into `plan`; true when it is one.
+  bool CheckPlan(const json::Value* value, const std::string& pointer, std::string& plan) {
+    if (value == nullptr) return false;
+    if (!value->is_string()) {
+      Problem(pointer, "plan must be a plan's name (a string)");
+      return false;
+    }
+    if (!plan_exists_(value->string())) {
+      Problem(pointer, "no plan \"" + value->string() + "\" in the plan store");
+      return false;
+    }
+    plan = value->string();
+    return true;
   }
 
   std::optional<SurfaceVariant> CheckVariant(const json::Value& value, const std::string& pointer) {
@@ -107,15 +163,7 @@ class SurfaceChecker {
       variant.name = name->string();
     }
     const json::Value* plan = value.Find("plan");
-    if (plan != nullptr && !plan->is_string()) {
-      Problem(pointer + "/plan", "plan must be a plan's name (a string)");
-      ok = false;
-    } else if (plan != nullptr && !plan_exists_(plan->string())) {
-      Problem(pointer + "/plan", "no plan \"" + plan->string() + "\" in the plan store");
-      ok = false;
-    } else if (plan != nullptr) {
-      variant.plan = plan->string();
-    }
+    if (plan != nullptr) ok = CheckPlan(plan, pointer + "/plan", variant.plan) && ok;
     const json::Value* weight = value.Find("weight");
     if (weight != nullptr &&
         !(weight->is_number() && weight->integer_literal() && weight->number() >= 1 &&
@@ -158,8 +206,15 @@ class SurfaceChecker {
   // Reports a key outside `allowed` and a missing one; true when the table has exactly them.
   bool HasExactly(const json::Value& table, const std::string& pointer,
                   std::initializer_list<std::string_view> allowed) {
-    bool ok = HasOnly(table, pointer, allowed);
-    for (const std::string_view name : allowed) {
+    const bool only = HasOnly(table, pointer, allowed);
+    return HasAll(table, pointer, allowed) && only;
+  }
+
+  // Reports a missing key of `required`; true when there is none.
+  bool HasAll(const json::Value& table, const std::string& pointer,
+              std::initializer_list<std::string_view> required) {
+    bool ok = true;
+    for (const std::string_view name : required) {
       if (table.Find(name) == nullptr) {
         Problem(pointer, "missing key \"" + std::string(name) + "\"");
         ok = false;

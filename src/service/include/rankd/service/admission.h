@@ -69,9 +69,15 @@ class ShardAdmission final : public engine::Admission {
   void Release(const engine::CompiledPlan& plan) noexcept override {
     ReleaseAt(plan, rt::MonotonicNanos());
   }
+  // A shadow runs when it keeps half of the room free: once admitted, at most half of
+  // max_in_flight runs on the shard, and at most half of each needed endpoint's limit.
+  bool AdmitShadow(const engine::CompiledPlan& plan) override {
+    return AdmitShadowAt(plan, rt::MonotonicNanos());
+  }
   // Admit and Release at `now_ns` on rt::MonotonicNanos' clock (tests give the time).
   std::optional<engine::RankError> AdmitAt(const engine::CompiledPlan& plan, std::int64_t now_ns);
   void ReleaseAt(const engine::CompiledPlan& plan, std::int64_t now_ns) noexcept;
+  bool AdmitShadowAt(const engine::CompiledPlan& plan, std::int64_t now_ns);
 
   std::size_t in_flight() const noexcept { return in_flight_; }
   std::uint64_t shed(ShedReason reason) const noexcept {

@@ -51,6 +51,29 @@ struct Histogram {
   std::uint64_t count() const noexcept;
 };
 
+// Buckets of a share in [0, 1] (a shadow's overlap@k and RBO), upper bounds.
+inline constexpr std::array<double, 12> kShareBuckets = {0.1, 0.2, 0.3, 0.4,  0.5,  0.6,
+                                                         0.7, 0.8, 0.9, 0.95, 0.99, 1};
+
+struct ShareHistogram {
+  std::array<std::uint64_t, kShareBuckets.size() + 1> counts{};  // per bucket; last: +Inf
+  double sum = 0;
+
+  void Observe(double share) noexcept;
+  void Add(const ShareHistogram& other) noexcept;
+};
+
+// A surface's shadow runs that ranked (docs/experiments.md, "Shadow plans").
+struct ShadowMetrics {
+  ShareHistogram overlap_at_k;
+  ShareHistogram rbo;
+  std::uint64_t shared_nodes = 0;
+  std::uint64_t saved_redis_commands = 0;
+  std::uint64_t redis_commands = 0;
+
+  void Add(const ShadowMetrics& other) noexcept;
+};
+
 struct EndpointMetrics {
   redis::ClientMetrics client;
   std::size_t in_flight = 0;
@@ -83,6 +106,9 @@ struct ShardMetrics {
   std::map<std::string, std::uint64_t, std::less<>> unparsable_values;  // by key schema
   std::map<std::tuple<std::string, std::string>, std::uint64_t, std::less<>>
       surface_requests;  // surface, variant
+  std::map<std::tuple<std::string, std::string>, std::uint64_t, std::less<>>
+      shadow_requests;                                        // surface, result
+  std::map<std::string, ShadowMetrics, std::less<>> shadows;  // by surface
 };
 
 // The entry of `map` under `key` (a view of the map's string key, or a tuple of views of its
@@ -169,6 +195,8 @@ struct ProcessMetrics {
   std::vector<std::string> hash_schemas;
   // The loaded store's surfaces' variants: each has a series, 0 until counted.
   std::vector<SurfaceVariantInfo> surface_variants;
+  // The loaded store's surfaces with a shadow plan: each has a series, 0 until counted.
+  std::vector<std::string> shadow_surfaces;
   const StatusCounts* http_errors = nullptr;  // null: not exposed
   // Lines of a file the server writes from a thread (LineFileWriter): written, and dropped (the
   // writer's queue was full, or a write failed); nullopt: the server keeps no such file.
@@ -178,6 +206,7 @@ struct ProcessMetrics {
   };
   std::optional<LineCounts> captures;    // the capture file
   std::optional<LineCounts> served_log;  // the served-rankings log
+  std::optional<LineCounts> shadow_log;  // the shadow diff log
   // Connections answered 503 at the shard's connection limit (http::ServerStats), which the
   // server answers from a response made once, not through the ErrorResponder; nullopt: unknown.
   std::optional<std::uint64_t> connections_rejected;

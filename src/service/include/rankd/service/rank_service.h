@@ -70,6 +70,10 @@ struct ServiceOptions {
   // `served_log_sample` share (0 to 1) of the requests that rank. Null: none. Borrowed.
   LineFileWriter* served_log = nullptr;
   double served_log_sample = 1;
+  // Where the shadow diff log goes (docs/experiments.md, "Shadow plans"): a `shadow_log_sample`
+  // share (0 to 1) of the shadow runs. Null: none. Borrowed.
+  LineFileWriter* shadow_log = nullptr;
+  double shadow_log_sample = 1;
 };
 
 // What POST /admin/reload (or a SIGHUP) asks of RankService::Reload, and what it did.
@@ -148,6 +152,8 @@ class RankService {
   // Counts a request's answer on its shard's metrics.
   void Count(std::size_t shard, const engine::Ranker::Answer& answer, int status,
              double seconds) const;
+  // Runs a request's shadow plan once its answer is on its way, counts and logs it.
+  rt::Task<void> Shadow(ShardEngine& shard, std::unique_ptr<engine::ShadowRun> run);
 
   rt::ShardSet& shards_;
   ServiceOptions options_;

@@ -22,6 +22,10 @@ class Admission {
   // the error it is answered with at once (503 overloaded, saying what is over its limit).
   virtual std::optional<RankError> Admit(const CompiledPlan& plan) = 0;
   virtual void Release(const CompiledPlan& plan) noexcept = 0;
+  // A surface's shadow run of `plan` (docs/experiments.md, "Shadow plans"): true when it runs
+  // now, and Release(plan) is called once it is done. Admitted only with room to spare, so that
+  // under load shadows are refused before any request is.
+  virtual bool AdmitShadow(const CompiledPlan& plan) = 0;
 };
 
 }  // namespace rankd::engine

@@ -17,6 +17,7 @@
 
 #include "rankd/engine/api/admission.h"
 #include "rankd/engine/api/error_code.h"
+#include "rankd/engine/api/shadow_run.h"
 #include "rankd/engine/exec/executor.h"
 #include "rankd/engine/plan/compiled_plan.h"
 #include "rankd/engine/sources/endpoints.h"
@@ -67,6 +68,9 @@ class Ranker {
     // The plan it named, once found in the store (null before), and its executed nodes.
     std::shared_ptr<const CompiledPlan> compiled;
     std::vector<NodeOutcome> nodes;
+    // Of a ranked answer of a surface with a shadow plan, when Context::shadow_draw fell within
+    // the shadow's sample: the shadow's run, for the caller to start once the answer is sent.
+    std::unique_ptr<ShadowRun> shadow;
   };
   // What a request carries besides its body — HTTP headers: a request id (X-Request-Id, used
   // when the body has no request_id, with the same rules) and a W3C traceparent (its trace id
@@ -87,6 +91,9 @@ class Ranker {
     // Write Answer::served_record when the request ranks (docs/experiments.md, "Served-rankings
     // log").
     bool served_record = false;
+    // A uniform draw in [0, 1) deciding whether a request of a surface with a shadow plan is
+    // shadowed (it is when the draw is under the shadow's sample); nullopt: never.
+    std::optional<double> shadow_draw{};
   };
   rt::Task<Answer> Rank(std::string_view body, Context context);
   rt::Task<Answer> Rank(std::string_view body) { return Rank(body, Context{}); }
@@ -96,6 +103,9 @@ class Ranker {
   // requests it admitted.
   void set_admission(Admission* admission) noexcept { admission_ = admission; }
   const std::shared_ptr<const CompiledPlanStore>& store() const noexcept { return store_; }
+  const EndpointSet& endpoints() const noexcept { return endpoints_; }
+  const RankerOptions& options() const noexcept { return options_; }
+  Admission* admission() const noexcept { return admission_; }
 
  private:
   std::shared_ptr<const CompiledPlanStore> store_;

@@ -46,6 +46,7 @@
 namespace rankd::engine {
 
 class EndpointSet;
+struct SharedWork;
 
 enum class Scheduler : std::uint8_t { kAsync, kSync };
 
@@ -64,6 +65,10 @@ struct ExecuteOptions {
   // Where to record every Redis command the request sends and its reply (capture and replay:
   // docs/experiments.md); null records nothing. Borrowed: must outlive the request.
   RequestCapture* capture = nullptr;
+  // Another plan's finished execution of the same request whose nodes this one may reuse
+  // (docs/engine.md, "Shared nodes"); null: none. Borrowed: must outlive the request (the result
+  // keeps its memory alive).
+  const SharedWork* shared = nullptr;
 };
 
 enum class NodeStatus : std::uint8_t { kNotRun, kOk, kDegraded, kFailed };
@@ -89,6 +94,10 @@ struct NodeReport {
   std::uint64_t unparsable_values = 0;
   bool on_pool = false;  // CPU work ran on the CPU pool (else on the loop)
   std::int64_t cpu_us = 0;
+  // It did not run: its rows are those of an identical node of ExecuteOptions::shared, whose
+  // Redis commands (saved_redis_commands) it did not send again.
+  bool shared = false;
+  std::uint64_t saved_redis_commands = 0;
 };
 
 // A request that failed as a whole.
@@ -107,6 +116,8 @@ struct ExecutionResult {
   std::vector<Output> outputs;
   // Per compiled node, in CompiledPlan::nodes order.
   std::vector<NodeReport> nodes;
+  // Per compiled node: its rows when it finished (normally or degraded), else null.
+  std::vector<const CandidateSet*> node_rows;
   std::int64_t elapsed_us = 0;
   // The memory the rows live in and may point into: the request's arenas and its inputs (a
   // string param a vm wrote).
@@ -118,6 +129,21 @@ struct RequestInputs {
   ParamBinding params;
   std::optional<std::int64_t> viewer_id;
 };
+
+// One plan's finished execution of a request, offered to another plan's execution of the same
+// request (a surface's shadow plan reusing its primary's work: docs/engine.md, "Shared nodes").
+struct SharedWork {
+  std::shared_ptr<const CompiledPlan> plan;
+  ParamBinding params;     // as the request's params were bound for `plan`
+  ExecutionResult result;  // its node_rows, held by its memory
+};
+
+// Per node of `plan` run with `params`: the node of `work` whose rows it takes instead of running,
+// or -1. A node takes the rows of a node with the same (non-empty) work key when the two plans
+// share one registry, that node and every node under it finished normally, and each param the two
+// read has the same value in both bindings.
+std::vector<std::ptrdiff_t> MatchSharedNodes(const CompiledPlan& plan, const ParamBinding& params,
+                                             const SharedWork& work);
 
 rt::Task<ExecutionResult> ExecutePlan(std::shared_ptr<const CompiledPlan> plan,
                                       RequestInputs inputs, const EndpointSet& endpoints,

@@ -56,6 +56,8 @@ struct CompiledNode {
   // take's count or topk's k given by a declared int param: its slot in the request's
   // ParamBinding (Plan::params order), read when the node runs; none: the literal in its params.
   std::optional<std::size_t> int_param_slot;
+  // Node::params_read, as slots of the request's ParamBinding (in the same order: by name).
+  std::vector<std::size_t> params_read;
   bool is_output = false;
   std::vector<std::size_t> dependents;  // nodes that read this one (indexes into nodes)
   // The keys its rows have (docs/plan-format.md, "output keys"): `id` first, then registry order.

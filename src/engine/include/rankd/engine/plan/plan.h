@@ -108,6 +108,12 @@ struct Node {
   std::vector<std::string> output_keys;
   std::uint64_t max_rows = 0;
   std::uint64_t max_redis_commands = 0;
+  // What the node computes, whatever its id, label, timeout or failure policy (docs/engine.md,
+  // "Shared nodes"): 64 hex digits, equal for two nodes (of any plans over one registry) that
+  // compute the same rows from the same request, given the same values of `params_read`.
+  std::string work_key;
+  // The request params the node and the nodes under it read, by name, sorted.
+  std::vector<std::string> params_read;
 };
 
 // A declared request param (docs/plan-format.md, "Params").

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,11 +40,21 @@ struct SurfaceVariant {
   std::uint32_t bucket_end = 0;
 };
 
+// A surface's shadow plan (docs/experiments.md, "Shadow plans"): run on a sampled share of the
+// surface's ranked requests after their answer, its ranking diffed against the answer's.
+struct SurfaceShadow {
+  std::string plan;   // a plan of the store
+  double sample = 0;  // the share of the surface's requests it runs on, in (0, 1]
+  // Its own deadline; none: the primary request's.
+  std::optional<std::int64_t> deadline_ms;
+};
+
 struct Surface {
   std::string name;
   std::string salt;
   // In file order; their bucket ranges are consecutive and cover [0, kAssignmentBuckets).
   std::vector<SurfaceVariant> variants;
+  std::optional<SurfaceShadow> shadow;
 
   // The variant of `viewer_id`: the one whose range holds AssignmentBucket(salt, viewer_id).
   const SurfaceVariant& Assign(std::int64_t viewer_id) const noexcept;

@@ -1,0 +1,192 @@
+// RunShadow and the shadow log's record (experiments/shadow.h; docs/experiments.md, "Shadow
+// plans").
+#include "rankd/engine/experiments/shadow.h"
+
+#include "json/number_format.h"
+#include "ops/op_table.h"
+#include "rankd/engine/json/json_text.h"
+#include "rankd/runtime/deadline.h"
+#include "rankd/runtime/debug_check.h"
+#include "rankd/runtime/offload.h"
+
+namespace rankd::engine::experiments {
+namespace {
+
+// Holds a shadow's admission until the run ends, however it ends.
+class AdmittedShadow {
+ public:
+  AdmittedShadow(Admission* admission, const CompiledPlan& plan) noexcept
+      : admission_(admission), plan_(plan) {}
+  AdmittedShadow(const AdmittedShadow&) = delete;
+  AdmittedShadow& operator=(const AdmittedShadow&) = delete;
+  ~AdmittedShadow() {
+    if (admission_ != nullptr) admission_->Release(plan_);
+  }
+
+ private:
+  Admission* admission_;
+  const CompiledPlan& plan_;
+};
+
+}  // namespace
+
+std::string_view ShadowStatusName(ShadowStatus status) noexcept {
+  switch (status) {
+    case ShadowStatus::kRan:
+      return "ran";
+    case ShadowStatus::kShed:
+      return "shed";
+    case ShadowStatus::kInvalidParam:
+      return "invalid_param";
+    case ShadowStatus::kFailed:
+      return "failed";
+    case ShadowStatus::kCancelled:
+      return "cancelled";
+    case ShadowStatus::kUndiffable:
+      return "undiffable";
+  }
+  return "?";
+}
+
+std::vector<RankedItem> RankedListOfRows(const ExecutionResult::Output& output,
+                                         const Registry& registry) {
+  const CandidateSet& rows = *output.rows;
+  const Column* ids = rows.column(registry.id_slot());
+  const Column* scores =
+      output.node->op->orders_by_key ? rows.column(output.node->key.slot) : nullptr;
+  std::vector<RankedItem> list;
+  list.reserve(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const std::uint32_t row = rows.row(r);
+    RankedItem item;
+    // Every output has an int id column (VerifyRows); a null id reads as 0, which the diff
+    // reports as a repeated id if two rows have it.
+    if (ids != nullptr && ids->valid(row)) item.id = ids->ints()[row];
+    if (scores != nullptr && scores->valid(row)) {
+      if (scores->type() == ValueType::kFloat) item.score = scores->floats()[row];
+      if (scores->type() == ValueType::kInt) item.score = static_cast<double>(scores->ints()[row]);
+    }
+    list.push_back(item);
+  }
+  return list;
+}
+
+rt::Task<ShadowOutcome> RunShadow(Ranker& ranker, const ShadowRun& run) {
+  ShadowOutcome outcome;
+  const CompiledPlan& plan = *run.plan;
+  Admission* admission = ranker.admission();
+  if (admission != nullptr && !admission->AdmitShadow(plan)) {
+    outcome.status = ShadowStatus::kShed;
+    outcome.message = "the shard had no room to spare for a shadow";
+    co_return outcome;
+  }
+  AdmittedShadow admitted(admission, plan);
+  try {
+    // As the Ranker: a pattern param the process has not compiled yet is compiled on the CPU pool.
+    if (std::vector<ParamPattern> patterns = UncompiledParamPatterns(plan, run.params);
+        !patterns.empty()) {
+      co_await rt::WithTimeout(run.deadline, [](std::vector<ParamPattern> todo) -> rt::Task<void> {
+        co_await rt::OffloadCpu([&todo] { CompileParamPatterns(todo); });
+      }(std::move(patterns)));
+    }
+    std::expected<ParamBinding, RankError> params = BindParams(plan, run.params);
+    if (!params) {
+      outcome.status = ShadowStatus::kInvalidParam;
+      outcome.error = params.error().code;
+      outcome.message = std::move(params.error().message);
+      co_return outcome;
+    }
+    ExecuteOptions execute;
+    execute.deadline = run.deadline;
+    execute.scheduler = ranker.options().scheduler;
+    execute.offload_rows = ranker.options().offload_rows;
+    execute.default_node_timeout = ranker.options().default_node_timeout;
+    execute.shared = &run.primary;
+    RequestInputs inputs{std::move(*params), run.viewer_id};
+    const ExecutionResult result =
+        co_await ExecutePlan(run.plan, std::move(inputs), ranker.endpoints(), execute);
+    outcome.elapsed_us = result.elapsed_us;
+    for (const NodeReport& n : result.nodes) {
+      outcome.shared_nodes += n.shared ? 1 : 0;
+      outcome.saved_redis_commands += n.saved_redis_commands;
+      outcome.redis_commands += n.redis_commands;
+      outcome.degraded += n.status == NodeStatus::kDegraded ? 1 : 0;
+    }
+    if (result.error) {
+      outcome.status = ShadowStatus::kFailed;
+      outcome.error = result.error->code;
+      outcome.message = result.error->message;
+      co_return outcome;
+    }
+    const ExecutionResult& primary = run.primary.result;
+    RANKD_D_ASSERT(!primary.outputs.empty() && !result.outputs.empty());
+    const std::vector<RankedItem> a =
+        RankedListOfRows(primary.outputs.front(), run.primary.plan->registry());
+    const std::vector<RankedItem> b = RankedListOfRows(result.outputs.front(), plan.registry());
+    std::expected<RankingDiff, std::string> diff = DiffRankings(a, b);
+    if (!diff) {
+      outcome.status = ShadowStatus::kUndiffable;
+      outcome.message = std::move(diff.error());
+      co_return outcome;
+    }
+    outcome.diff = std::move(*diff);
+  } catch (const rt::DeadlineExceeded&) {
+    outcome.status = ShadowStatus::kFailed;
+    outcome.error = ErrorCode::kDeadlineExceeded;
+    outcome.message = "compiling the request's regex params took longer than the shadow's deadline";
+  } catch (const rt::CancelledError&) {
+    outcome.status = ShadowStatus::kCancelled;
+    outcome.message = "the server stopped the shadow unfinished";
+  }
+  co_return outcome;
+}
+
+void WriteShadowRecord(std::string& out, const ShadowRun& run, const ShadowOutcome& outcome) {
+  out.append("{\"request_id\":");
+  json::AppendJsonString(out, run.request_id);
+  out.append(",\"surface\":");
+  json::AppendJsonString(out, run.surface);
+  out.append(",\"variant\":");
+  json::AppendJsonString(out, run.variant);
+  out.append(",\"plan\":");
+  json::AppendJsonString(out, run.primary.plan->plan().name);
+  out.append(",\"shadow_plan\":");
+  json::AppendJsonString(out, run.plan->plan().name);
+  out.append(",\"shadow_plan_digest\":");
+  json::AppendJsonString(out, run.plan->plan().digest);
+  out.append(",\"viewer_id\":");
+  if (run.viewer_id) {
+    json::AppendInt64(out, *run.viewer_id);
+  } else {
+    out.append("null");
+  }
+  out.append(",\"status\":");
+  json::AppendJsonString(out, ShadowStatusName(outcome.status));
+  if (outcome.error) {
+    out.append(",\"error\":");
+    json::AppendJsonString(out, WireName(*outcome.error));
+  }
+  if (!outcome.message.empty()) {
+    out.append(",\"message\":");
+    json::AppendJsonString(out, outcome.message);
+  }
+  out.append(",\"shared_nodes\":");
+  json::AppendInt64(out, static_cast<std::int64_t>(outcome.shared_nodes));
+  out.append(",\"saved_redis_commands\":");
+  json::AppendInt64(out, static_cast<std::int64_t>(outcome.saved_redis_commands));
+  out.append(",\"redis_commands\":");
+  json::AppendInt64(out, static_cast<std::int64_t>(outcome.redis_commands));
+  out.append(",\"degraded\":");
+  json::AppendInt64(out, static_cast<std::int64_t>(outcome.degraded));
+  out.append(",\"elapsed_us\":");
+  json::AppendInt64(out, outcome.elapsed_us);
+  out.append(",\"diff\":");
+  if (outcome.diff) {
+    WriteRankingDiffJson(out, *outcome.diff);
+  } else {
+    out.append("null");
+  }
+  out.push_back('}');
+}
+
+}  // namespace rankd::engine::experiments

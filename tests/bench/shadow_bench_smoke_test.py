@@ -1,0 +1,49 @@
+"""The shadow benchmark's smoke run (bench/scripts/shadow_bench.py --quick on the tiny dataset):
+python3 shadow_bench_smoke_test.py <path to rankd> <path to rankd_paced_client>, run by ctest.
+
+The runner must check that A (feed) and B (surface home, shadow feed_fresh) answer alike, measure
+a max, run its A/B pairs against one server and write results of the documented shape, with the
+shadows the server counted: B's requests are shadowed, A's are not. Timings are not asserted
+(the machine is shared).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+RANKD = CLIENT = None
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class ShadowBenchSmokeTest(unittest.TestCase):
+    def test_quick_run_writes_pairs_and_counts_the_shadows(self):
+        with tempfile.TemporaryDirectory(prefix="rankd-shadow-smoke-") as folder:
+            out = os.path.join(folder, "shadow.json")
+            r = subprocess.run(["/usr/bin/python3",
+                                os.path.join(SOURCE, "bench", "scripts", "shadow_bench.py"),
+                                "--quick", "--dataset", "tiny", "--rankd", RANKD, "--client",
+                                CLIENT, "--out", out], capture_output=True, text=True, timeout=240)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("checked: A and B answer 20 viewers alike", r.stdout)
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual(len(doc["pairs"]), 2)
+        s = doc["summary"]
+        self.assertGreater(s["max_goodput_per_s"], 0)
+        self.assertAlmostEqual(s["rate"], 0.5 * s["max_goodput_per_s"])
+        for pair in doc["pairs"]:
+            self.assertEqual(pair["shadows_A"], {}, "a request naming a plan is never shadowed")
+            for name in ("A", "B"):
+                self.assertGreater(pair[name]["goodput_per_s"], 0)
+                self.assertLessEqual(pair[name]["p50_ms"], pair[name]["p99_ms"])
+        # Every B request ranked, and each was shadowed: ran, or shed when the shard was busy.
+        self.assertGreater(s["shadows"].get("ran", 0), 0)
+        self.assertEqual(set(s["shadows"]) - {"ran", "shed"}, set(), s["shadows"])
+        self.assertIsNotNone(s["p99_ratio"])
+
+
+if __name__ == "__main__":
+    RANKD, CLIENT = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
