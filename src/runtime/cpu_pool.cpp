@@ -1,5 +1,8 @@
 #include "rankd/runtime/cpu_pool.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -17,7 +20,7 @@ std::atomic<bool> default_created{false};
 
 }  // namespace
 
-CpuPool::CpuPool(std::size_t threads) {
+CpuPool::CpuPool(std::size_t threads, int nice) : nice_(nice) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   workers_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
@@ -38,6 +41,11 @@ CpuPool& CpuPool::Default() {
     default_created.store(true);
     return CpuPool(default_threads.load());
   }();
+  return pool;
+}
+
+CpuPool& CpuPool::Background() {
+  static CpuPool pool(default_threads.load(), /*nice=*/19);
   return pool;
 }
 
@@ -110,6 +118,10 @@ PoolJob* CpuPool::FindJob(std::size_t index) {
 void CpuPool::WorkerMain(std::size_t index) {
   worker_pool = this;
   worker_index = index;
+  // Only ever raised (which needs no privilege): a process already nicer keeps its value. Were
+  // it refused, the pool would only run at the process' priority.
+  const id_t self = static_cast<id_t>(::gettid());
+  if (nice_ > ::getpriority(PRIO_PROCESS, self)) (void)::setpriority(PRIO_PROCESS, self, nice_);
   for (;;) {
     if (PoolJob* job = FindJob(index)) {
       job->run(job);

@@ -138,17 +138,30 @@ std::optional<engine::RankError> ShardAdmission::AdmitAt(const engine::CompiledP
 }
 
 bool ShardAdmission::AdmitShadowAt(const engine::CompiledPlan& plan, std::int64_t now_ns) {
-  if (2 * (in_flight_ + 1) > options_.max_in_flight) return false;
+  // Shadows count among themselves, never in what admits requests: together with the requests
+  // running they stay within half of each room.
+  if (2 * (in_flight_ + shadows_ + 1) > options_.max_in_flight) return false;
   const std::span<const std::size_t> needed = plan.endpoints_needed();
   for (const std::size_t i : needed) {
     RANKD_D_ASSERT(i < control_.size());
     Observe(i, now_ns);
-    if (2 * (control_[i].running + 1) > limit(i)) return false;
+    const EndpointControl& control = control_[i];
+    if (2 * (control.running + control.shadows + 1) > limit(i)) return false;
   }
-  for (const std::size_t i : needed) ++control_[i].running;
-  ++in_flight_;
+  for (const std::size_t i : needed) ++control_[i].shadows;
+  ++shadows_;
   Verify();
   return true;
+}
+
+void ShardAdmission::ReleaseShadow(const engine::CompiledPlan& plan) noexcept {
+  RANKD_D_ASSERT(shadows_ > 0);
+  --shadows_;
+  for (const std::size_t i : plan.endpoints_needed()) {
+    RANKD_D_ASSERT(control_[i].shadows > 0);
+    --control_[i].shadows;
+  }
+  Verify();
 }
 
 void ShardAdmission::ReleaseAt(const engine::CompiledPlan& plan, std::int64_t now_ns) noexcept {
@@ -168,6 +181,7 @@ void ShardAdmission::Verify() const noexcept {
     RANKD_D_ASSERT(control.limit >= 1 &&
                    control.limit <= static_cast<double>(options_.max_in_flight));
     RANKD_D_ASSERT(control.running <= in_flight_);
+    RANKD_D_ASSERT(control.shadows <= shadows_);
   }
   RANKD_D_ASSERT(in_flight_ <= options_.max_in_flight);
 }

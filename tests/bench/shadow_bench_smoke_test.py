@@ -35,12 +35,15 @@ class ShadowBenchSmokeTest(unittest.TestCase):
         self.assertAlmostEqual(s["rate"], 0.5 * s["max_goodput_per_s"])
         for pair in doc["pairs"]:
             self.assertEqual(pair["shadows_A"], {}, "a request naming a plan is never shadowed")
+            # Each B request that ranked got one shadow outcome: ran; shed when the shard had no
+            # room to spare; failed when the machine left its background pool too little CPU
+            # for its deadline (ctest runs other tests beside it).
+            self.assertEqual(sum(pair["shadows_B"].values()), pair["ranked_B"], pair)
+            self.assertEqual(set(pair["shadows_B"]) - {"ran", "shed", "failed"}, set(), pair)
             for name in ("A", "B"):
                 self.assertGreater(pair[name]["goodput_per_s"], 0)
                 self.assertLessEqual(pair[name]["p50_ms"], pair[name]["p99_ms"])
-        # Every B request ranked, and each was shadowed: ran, or shed when the shard was busy.
         self.assertGreater(s["shadows"].get("ran", 0), 0)
-        self.assertEqual(set(s["shadows"]) - {"ran", "shed"}, set(), s["shadows"])
         self.assertIsNotNone(s["p99_ratio"])
 
 

@@ -67,11 +67,12 @@ class ShadowAdmission final : public Admission {
  public:
   explicit ShadowAdmission(bool room) : room_(room) {}
   std::optional<RankError> Admit(const CompiledPlan&) override { return std::nullopt; }
-  void Release(const CompiledPlan&) noexcept override { ++released; }
+  void Release(const CompiledPlan&) noexcept override {}
   bool AdmitShadow(const CompiledPlan&) override {
     ++asked;
     return room_;
   }
+  void ReleaseShadow(const CompiledPlan&) noexcept override { ++released; }
   int asked = 0;
   int released = 0;
 

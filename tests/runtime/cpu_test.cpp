@@ -1,5 +1,7 @@
 // CPU pool (work stealing), OffloadCpu, and deadlines that cancel offloaded work and sleeps.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <latch>
@@ -71,6 +73,26 @@ TEST(CpuPoolTest, RunsEverySubmittedJob) {
     for (auto& j : jobs) pool.Submit(&j);
   }  // the destructor runs what was submitted, then joins
   EXPECT_EQ(count.load(), 10000);
+}
+
+// A pool made with a nice value runs its jobs on threads at that nice value, or the process' if
+// that is higher (each thread's own: the loop's thread keeps its priority); Background() is such
+// a pool, at 19.
+TEST(CpuPoolTest, ANicePoolsWorkersRunAtItsNiceValue) {
+  const int loop_nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+  const auto nice_of_a_job = [](CpuPool& pool) {
+    EventLoop loop;
+    return loop.RunUntilComplete([](CpuPool* p) -> Task<int> {
+      co_return co_await OffloadCpu(
+          *p, [] { return ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())); });
+    }(&pool));
+  };
+  CpuPool low(1, 10);
+  EXPECT_EQ(nice_of_a_job(low), std::max(loop_nice, 10));
+  EXPECT_EQ(nice_of_a_job(CpuPool::Background()), 19);
+  CpuPool plain(1);
+  EXPECT_EQ(nice_of_a_job(plain), loop_nice);
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())), loop_nice);
 }
 
 // Jobs a worker spawns go to its own deque; idle workers steal them.

@@ -146,33 +146,38 @@ TEST_F(ShardAdmissionTest, RefusesPastANeededEndpointsLimitUntilOneIsReleased) {
   EXPECT_FALSE(admission.AdmitAt(*plan, At(4ms)));
 }
 
-// A shadow takes only room to spare: it is refused once it would fill more than half of
-// max_in_flight or of a needed endpoint's limit, while requests are still admitted; it holds
-// what a request holds until released, and a refusal is not counted as a shed request.
+// A shadow takes only room to spare: it is refused once the requests and shadows running would
+// take more than half of max_in_flight or of a needed endpoint's limit; it is counted apart, so
+// requests are admitted as if no shadow ran, and a refusal is not a shed request.
 TEST_F(ShardAdmissionTest, AShadowRunsOnlyInTheHalfOfTheRoomThatIsFree) {
   ShardAdmission by_count = Admission(4);
   const auto plan = Feed(OnError::kFail);
   EXPECT_TRUE(by_count.AdmitShadowAt(*plan, At(0ms)));
   EXPECT_TRUE(by_count.AdmitShadowAt(*plan, At(0ms)));
-  EXPECT_EQ(by_count.in_flight(), 2u);
+  EXPECT_EQ(by_count.shadows(), 2u);
+  EXPECT_EQ(by_count.in_flight(), 0u);
   EXPECT_FALSE(by_count.AdmitShadowAt(*plan, At(0ms)));  // a third would take 3 of 4
-  EXPECT_FALSE(by_count.AdmitAt(*plan, At(0ms)));        // requests still run
-  EXPECT_FALSE(by_count.AdmitAt(*plan, At(0ms)));
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(by_count.AdmitAt(*plan, At(0ms)));  // all 4 run
   EXPECT_EQ(by_count.in_flight(), 4u);
-  by_count.ReleaseAt(*plan, At(0ms));
-  by_count.ReleaseAt(*plan, At(0ms));
-  by_count.ReleaseAt(*plan, At(0ms));
-  EXPECT_TRUE(by_count.AdmitShadowAt(*plan, At(0ms)));
+  by_count.ReleaseShadow(*plan);
+  by_count.ReleaseShadow(*plan);
+  EXPECT_FALSE(by_count.AdmitShadowAt(*plan, At(0ms)));  // the requests take it all
+  for (int i = 0; i < 3; ++i) by_count.ReleaseAt(*plan, At(0ms));
+  EXPECT_TRUE(by_count.AdmitShadowAt(*plan, At(0ms)));  // 1 request + 1 shadow: half of 4
   EXPECT_EQ(by_count.shed(ShedReason::kInFlight), 0u);
 
   ShardAdmission by_endpoint = Admission(256, 4);
   EXPECT_FALSE(by_endpoint.AdmitAt(*plan, At(0ms)));
   EXPECT_TRUE(by_endpoint.AdmitShadowAt(*plan, At(0ms)));
-  EXPECT_EQ(by_endpoint.running(kFeatures), 2u);
+  EXPECT_EQ(by_endpoint.running(kFeatures), 1u);
+  EXPECT_EQ(by_endpoint.shadows(kFeatures), 1u);
   EXPECT_FALSE(by_endpoint.AdmitShadowAt(*plan, At(0ms)));  // 3 of the limit of 4
-  EXPECT_EQ(by_endpoint.running(kFeatures), 2u);            // a refused shadow holds nothing
+  EXPECT_EQ(by_endpoint.shadows(kFeatures), 1u);            // a refused shadow holds nothing
   // A shadow needing only graph is refused on graph's limit alike.
   EXPECT_FALSE(by_endpoint.AdmitShadowAt(*Follows(), At(0ms)));
+  // Requests still run up to the limit.
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(by_endpoint.AdmitAt(*plan, At(0ms)));
+  EXPECT_EQ(by_endpoint.running(kFeatures), 4u);
   EXPECT_EQ(by_endpoint.shed(ShedReason::kEndpointLimit), 0u);
 }
 

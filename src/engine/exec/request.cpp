@@ -244,16 +244,18 @@ rt::Task<const CandidateSet*> Request::Cpu(NodeContext& node) {
   }
   report.on_pool = true;
   std::int64_t cpu_ns = 0;
-  const CandidateSet* rows = co_await rt::OffloadCpu([&node, &op, &cpu_ns](rt::CancelToken token) {
-    const std::int64_t start = ThreadCpuNanos();
-    struct Account {
-      std::int64_t start;
-      std::int64_t* total;
-      ~Account() { *total = ThreadCpuNanos() - start; }
-    } account{start, &cpu_ns};
-    token.ThrowIfStopRequested();
-    return op.run_cpu(node, token);
-  });
+  rt::CpuPool& pool = options_.cpu_pool != nullptr ? *options_.cpu_pool : rt::CpuPool::Default();
+  const CandidateSet* rows =
+      co_await rt::OffloadCpu(pool, [&node, &op, &cpu_ns](rt::CancelToken token) {
+        const std::int64_t start = ThreadCpuNanos();
+        struct Account {
+          std::int64_t start;
+          std::int64_t* total;
+          ~Account() { *total = ThreadCpuNanos() - start; }
+        } account{start, &cpu_ns};
+        token.ThrowIfStopRequested();
+        return op.run_cpu(node, token);
+      });
   report.cpu_us += cpu_ns / 1000;
   co_return rows;
 }

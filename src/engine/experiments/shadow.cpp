@@ -20,7 +20,7 @@ class AdmittedShadow {
   AdmittedShadow(const AdmittedShadow&) = delete;
   AdmittedShadow& operator=(const AdmittedShadow&) = delete;
   ~AdmittedShadow() {
-    if (admission_ != nullptr) admission_->Release(plan_);
+    if (admission_ != nullptr) admission_->ReleaseShadow(plan_);
   }
 
  private:
@@ -86,7 +86,7 @@ rt::Task<ShadowOutcome> RunShadow(Ranker& ranker, const ShadowRun& run) {
     if (std::vector<ParamPattern> patterns = UncompiledParamPatterns(plan, run.params);
         !patterns.empty()) {
       co_await rt::WithTimeout(run.deadline, [](std::vector<ParamPattern> todo) -> rt::Task<void> {
-        co_await rt::OffloadCpu([&todo] { CompileParamPatterns(todo); });
+        co_await rt::OffloadCpu(rt::CpuPool::Background(), [&todo] { CompileParamPatterns(todo); });
       }(std::move(patterns)));
     }
     std::expected<ParamBinding, RankError> params = BindParams(plan, run.params);
@@ -99,7 +99,9 @@ rt::Task<ShadowOutcome> RunShadow(Ranker& ranker, const ShadowRun& run) {
     ExecuteOptions execute;
     execute.deadline = run.deadline;
     execute.scheduler = ranker.options().scheduler;
-    execute.offload_rows = ranker.options().offload_rows;
+    // Every CPU node on the background pool: the loop and the cores stay the requests'.
+    execute.offload_rows = 0;
+    execute.cpu_pool = &rt::CpuPool::Background();
     execute.default_node_timeout = ranker.options().default_node_timeout;
     execute.shared = &run.primary;
     RequestInputs inputs{std::move(*params), run.viewer_id};

@@ -31,8 +31,10 @@ struct PoolJob : ListHook<> {
 
 class CpuPool {
  public:
-  // threads == 0 means one per core.
-  explicit CpuPool(std::size_t threads = 0);
+  // threads == 0 means one per core. A `nice` above the process' runs the workers at that nice
+  // value (each sets its own thread's: Linux schedules threads by their own), below the event
+  // loops and the default pool, so the pool's jobs take only the CPU the others leave.
+  explicit CpuPool(std::size_t threads = 0, int nice = 0);
   ~CpuPool();
   CpuPool(const CpuPool&) = delete;
   CpuPool& operator=(const CpuPool&) = delete;
@@ -43,6 +45,10 @@ class CpuPool {
   // Sizes the process-wide pool (0: one thread per core). Only before Default() is first used:
   // afterwards it throws std::logic_error. Call from main's thread, before other threads start.
   static void SetDefaultThreads(std::size_t threads);
+  // The process-wide background pool, created on first use: as many workers as the default
+  // pool, at nice 19, for work no request waits for (a surface's shadow plans:
+  // docs/experiments.md, "Shadow plans").
+  static CpuPool& Background();
 
   void Submit(PoolJob* job);
   std::size_t threads() const noexcept { return workers_.size(); }
@@ -71,6 +77,7 @@ class CpuPool {
   alignas(64) std::atomic<std::uint32_t> wake_epoch_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> steals_{0};
+  int nice_ = 0;  // the workers' nice value (0: as the process)
 };
 
 }  // namespace rankd::rt

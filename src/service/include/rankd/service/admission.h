@@ -69,11 +69,13 @@ class ShardAdmission final : public engine::Admission {
   void Release(const engine::CompiledPlan& plan) noexcept override {
     ReleaseAt(plan, rt::MonotonicNanos());
   }
-  // A shadow runs when it keeps half of the room free: once admitted, at most half of
-  // max_in_flight runs on the shard, and at most half of each needed endpoint's limit.
+  // A shadow runs when, with it, the requests and shadows running take at most half of
+  // max_in_flight and of each needed endpoint's limit. Shadows are counted apart: they never
+  // take a request's room (in_flight, running).
   bool AdmitShadow(const engine::CompiledPlan& plan) override {
     return AdmitShadowAt(plan, rt::MonotonicNanos());
   }
+  void ReleaseShadow(const engine::CompiledPlan& plan) noexcept override;
   // Admit and Release at `now_ns` on rt::MonotonicNanos' clock (tests give the time).
   std::optional<engine::RankError> AdmitAt(const engine::CompiledPlan& plan, std::int64_t now_ns);
   void ReleaseAt(const engine::CompiledPlan& plan, std::int64_t now_ns) noexcept;
@@ -86,6 +88,9 @@ class ShardAdmission final : public engine::Admission {
   // Endpoint `i`'s limit now, and the requests running that need it.
   std::size_t limit(std::size_t i) const noexcept;
   std::size_t running(std::size_t i) const noexcept { return control_[i].running; }
+  // Shadows running on the shard, and those that need endpoint `i`.
+  std::size_t shadows() const noexcept { return shadows_; }
+  std::size_t shadows(std::size_t i) const noexcept { return control_[i].shadows; }
   // Endpoint `i`'s queue target (queue_target_fraction of its command timeout).
   rt::Duration QueueTarget(std::size_t i) const noexcept { return control_[i].target; }
 
@@ -95,6 +100,7 @@ class ShardAdmission final : public engine::Admission {
     rt::Duration target{};
     double limit = 0;
     std::size_t running = 0;
+    std::size_t shadows = 0;             // shadow runs that need it
     std::int64_t interval_start_ns = 0;  // 0: no interval yet
     std::uint64_t replies_at_start = 0;  // the endpoint's reply count when it started
     std::int64_t min_delay_ns = 0;       // over the interval's samples (-1: none yet)
@@ -111,6 +117,7 @@ class ShardAdmission final : public engine::Admission {
   AdmissionOptions options_;
   std::vector<EndpointControl> control_;
   std::size_t in_flight_ = 0;
+  std::size_t shadows_ = 0;
   std::array<std::uint64_t, kShedReasons> shed_{};
 };
 

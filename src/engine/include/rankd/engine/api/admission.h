@@ -23,9 +23,10 @@ class Admission {
   virtual std::optional<RankError> Admit(const CompiledPlan& plan) = 0;
   virtual void Release(const CompiledPlan& plan) noexcept = 0;
   // A surface's shadow run of `plan` (docs/experiments.md, "Shadow plans"): true when it runs
-  // now, and Release(plan) is called once it is done. Admitted only with room to spare, so that
-  // under load shadows are refused before any request is.
+  // now, and ReleaseShadow(plan) is called once it is done. Admitted only with room to spare,
+  // and never taking a request's: under load shadows are refused, requests are not.
   virtual bool AdmitShadow(const CompiledPlan& plan) = 0;
+  virtual void ReleaseShadow(const CompiledPlan& plan) noexcept = 0;
 };
 
 }  // namespace rankd::engine

@@ -41,6 +41,7 @@
 #include "rankd/engine/plan/compiled_plan.h"
 #include "rankd/engine/vm/program.h"
 #include "rankd/runtime/clock.h"
+#include "rankd/runtime/cpu_pool.h"
 #include "rankd/runtime/task.h"
 
 namespace rankd::engine {
@@ -69,6 +70,8 @@ struct ExecuteOptions {
   // (docs/engine.md, "Shared nodes"); null: none. Borrowed: must outlive the request (the result
   // keeps its memory alive).
   const SharedWork* shared = nullptr;
+  // The pool CPU nodes over more than offload_rows rows run on; null: rt::CpuPool::Default().
+  rt::CpuPool* cpu_pool = nullptr;
 };
 
 enum class NodeStatus : std::uint8_t { kNotRun, kOk, kDegraded, kFailed };
