@@ -11,8 +11,8 @@ shadow differs.
 2. Max throughput: closed loop at --concurrency connections, A's requests, 3 runs of 5 s; the
    median goodput/s (200s within the deadline per second) sets the load: --load (default 0.5)
    of it.
-3. --repeats pairs (default 5) of open-loop runs at that rate, A then B alternately, --seconds
-   each: p50/p99 of the admitted requests from when each was due, goodput/s, and for B the
+3. --repeats pairs (default 9) of open-loop runs at that rate, A then B alternately, --seconds
+   (default 20) each: p50/p99 of the admitted requests from when each was due, goodput/s, and for B the
    shadow runs the server counted (rankd_shadow_requests_total by result, from /metrics).
    Reported: the medians, and the median of the paired ratios B/A.
 
@@ -145,8 +145,8 @@ def main():
     ap.add_argument("--rankd", default=os.path.join(BUILD, "apps", "rankd", "rankd"))
     ap.add_argument("--client", default=os.path.join(BUILD, "bench", "load", "rankd_paced_client"))
     ap.add_argument("--dataset", default="bench", choices=sorted(DATASET_USERS))
-    ap.add_argument("--seconds", type=int, default=10, help="per run (default 10)")
-    ap.add_argument("--repeats", type=int, default=5, help="A/B pairs (default 5, at least 5 to record)")
+    ap.add_argument("--seconds", type=int, default=20, help="per run (default 20)")
+    ap.add_argument("--repeats", type=int, default=9, help="A/B pairs (default 9, at least 5 to record)")
     ap.add_argument("--load", type=float, default=0.5, help="of the max throughput (default 0.5)")
     ap.add_argument("--concurrency", type=int, default=16, help="closed loop for the max (default 16)")
     ap.add_argument("--connections", type=int, default=128, help="open loop (default 128)")
