@@ -49,6 +49,7 @@ set(RANKD_ENGINE_VM_SOURCES
 # sources and value parsing.
 set(RANKD_ENGINE_EXEC_SOURCES
   api/error_code.cpp
+  api/item_trace.cpp
   api/rank_request.cpp
   api/rank_response.cpp
   api/ranker.cpp

@@ -244,11 +244,13 @@ std::string ParamSchema(const engine::PlanParam& param, bool pattern) {
   return out + "}";
 }
 
-// A request's deadline_ms, explain, capture and request_id, closing its properties and the
-// object.
+// A request's deadline_ms, explain, trace_ids, capture and request_id, closing its properties
+// and the object.
 void AppendRequestOptions(std::string& out) {
   out += R"(,"deadline_ms":{"type":"integer","minimum":1,"maximum":60000})";
   out += R"(,"explain":{"type":"boolean"},"capture":{"type":"boolean"})";
+  out += R"(,"trace_ids":{"type":"array","minItems":1,"maxItems":100,"uniqueItems":true,)"
+         R"("items":{"type":"integer"}})";
   out += R"(,"request_id":{"type":"string","maxLength":128,"pattern":"^[ -~]*$"}}})";
 }
 
@@ -370,12 +372,26 @@ constexpr std::string_view kFixedSchemas = R"json(
   "rows_in":{"type":"integer","minimum":0},"rows_out":{"type":"integer","minimum":0},
   "redis_commands":{"type":"integer","minimum":0},"round_trips":{"type":"integer","minimum":0},
   "reply_bytes":{"type":"integer","minimum":0},"unparsable_values":{"type":"integer","minimum":0},
-  "ran_on":{"enum":["loop","pool"]},"cpu_us":{"type":"integer","minimum":0}}},
+  "cache_hits":{"type":"integer","minimum":0},"cache_misses":{"type":"integer","minimum":0},
+  "ran_on":{"enum":["loop","pool"]},"cpu_us":{"type":"integer","minimum":0},
+  "shared":{"const":true},"saved_redis_commands":{"type":"integer","minimum":0}}},
+"TraceNode":{"type":"object","additionalProperties":false,"required":["node","present"],"properties":{
+  "node":{"type":"string"},"present":{"type":["boolean","null"]},"rank":{"type":"integer","minimum":1},
+  "values":{"type":"object"}}},
+"Trace":{"type":"object","additionalProperties":false,"required":["id","outcome","outputs","removed_by","nodes"],"properties":{
+  "id":{"type":"integer"},"outcome":{"enum":["returned","removed","not_returned","not_produced"]},
+  "outputs":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["node","rank"],"properties":{
+    "node":{"type":"string"},"rank":{"type":"integer","minimum":1}}}},
+  "removed_by":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["node","op","why"],"properties":{
+    "node":{"type":"string"},"op":{"type":"string"},"why":{"type":"string"}}}},
+  "nodes":{"type":"array","items":{"$ref":"#/components/schemas/TraceNode"}}}},
 "Explain":{"type":"object","additionalProperties":false,"required":["nodes","totals"],"properties":{
   "nodes":{"type":"array","items":{"$ref":"#/components/schemas/ExplainNode"}},
   "totals":{"type":"object","additionalProperties":false,"required":["redis_commands","round_trips","cpu_us","elapsed_us"],"properties":{
     "redis_commands":{"type":"integer","minimum":0},"round_trips":{"type":"integer","minimum":0},
-    "cpu_us":{"type":"integer","minimum":0},"elapsed_us":{"type":"integer","minimum":0}}}}},
+    "cpu_us":{"type":"integer","minimum":0},"elapsed_us":{"type":"integer","minimum":0},
+    "shared_nodes":{"type":"integer","minimum":1},"saved_redis_commands":{"type":"integer","minimum":0}}},
+  "trace":{"type":"array","items":{"$ref":"#/components/schemas/Trace"}}}},
 "PlanList":{"type":"object","additionalProperties":false,"required":["registry_digest","loaded_at","plans"],"properties":{
   "registry_digest":{"type":"string"},"loaded_at":{"type":"string","format":"date-time"},
   "plans":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["name","digest","loaded_at"],"properties":{

@@ -140,6 +140,16 @@ class DocumentTest(DocumentCheck):
                     {"plan": name, "viewer_id": 1, "explain": True}))
                 rows = json.loads(text)["outputs"]
                 self.assertTrue(any(rows.values()), "the plan ranked something")
+        # A trace of an id the feed returns, one it never produced and, with a deadline of 1 ms,
+        # one through nodes that did not finish.
+        top = json.loads(self.assertConforms("/rank", "post", json.dumps(
+            {"plan": "feed", "viewer_id": 1})))["outputs"]["top"]
+        traced = json.loads(self.assertConforms("/rank", "post", json.dumps(
+            {"plan": "feed", "viewer_id": 1, "trace_ids": [top[0]["id"], -1]})))
+        self.assertEqual([t["outcome"] for t in traced["explain"]["trace"]],
+                         ["returned", "not_produced"])
+        self.assertConforms("/rank", "post", '{"plan": "timeouts", "viewer_id": 1, '
+                            '"deadline_ms": 1, "trace_ids": [1]}', status=504)
         degraded = json.loads(self.assertConforms("/rank", "post",
                                                  '{"plan": "timeouts", "viewer_id": 1}'))
         self.assertEqual([d["node"] for d in degraded["degraded"]], ["slow_ranker"])

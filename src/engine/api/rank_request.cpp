@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <string>
 
+#include "api/item_trace.h"
 #include "json/number_format.h"
 #include "json/parser.h"
 #include "rankd/engine/api/rank_request.h"
@@ -129,6 +131,24 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
             BadRequest("explain must be true or false, not " + WithArticle(TypeName(v))));
       }
       request.explain = v.bool_value();
+    } else if (m.name == "trace_ids") {
+      if (!v.is_array() || v.array().empty() || v.array().size() > kMaxTraceIds) {
+        return std::unexpected(BadRequest(
+            "trace_ids must be an array of 1 to " + std::to_string(kMaxTraceIds) + " ids" +
+            (v.is_array() ? ", not " + std::to_string(v.array().size())
+                          : ", not " + WithArticle(TypeName(v)))));
+      }
+      std::set<std::int64_t> seen;
+      for (std::size_t i = 0; i < v.array().size(); ++i) {
+        auto id = IntegerField(v.array()[i], "trace_ids[" + std::to_string(i) + "]", INT64_MIN,
+                               INT64_MAX);
+        if (!id) return std::unexpected(id.error());
+        if (!seen.insert(*id).second) {
+          return std::unexpected(
+              BadRequest("trace_ids names id " + std::to_string(*id) + " twice"));
+        }
+        request.trace_ids.push_back(*id);
+      }
     } else if (m.name == "capture") {
       if (!v.is_bool()) {
         return std::unexpected(
@@ -144,10 +164,10 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
         return std::unexpected(BadRequest(std::move(*problem)));
       request.request_id = v.string();
     } else {
-      return std::unexpected(BadRequest(
-          "unknown field \"" + m.name +
-          "\" (a request has plan or surface, viewer_id, params, deadline_ms, explain, capture "
-          "and request_id)"));
+      return std::unexpected(
+          BadRequest("unknown field \"" + m.name +
+                     "\" (a request has plan or surface, viewer_id, params, deadline_ms, explain, "
+                     "trace_ids, capture and request_id)"));
     }
   }
   if (has_plan && has_surface) {
@@ -157,6 +177,8 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
   if (!has_plan && !has_surface) {
     return std::unexpected(BadRequest("plan or surface is required"));
   }
+  // A trace is part of explain.
+  if (!request.trace_ids.empty()) request.explain = true;
   return request;
 }
 

@@ -1,6 +1,9 @@
 // Writing ranking responses and errors as JSON (api/rank_response.h; docs/engine.md,
 // "Responses").
 #include "rankd/engine/api/rank_response.h"
+
+#include "api/item_trace.h"
+#include "api/row_json.h"
 #include "json/canonical.h"
 #include "json/number_format.h"
 #include "ops/op_table.h"
@@ -12,29 +15,6 @@ namespace {
 void AppendKey(std::string& out, std::string_view key) {
   json::AppendJsonString(out, key);
   out.push_back(':');
-}
-
-// One value of a row: ints as integers (all of int64), floats in the shortest form that reads
-// back the same (-0 as 0), strings escaped, null where the row has no value.
-void AppendValue(std::string& out, const Column* column, std::uint32_t row) {
-  if (column == nullptr || !column->valid(row)) {
-    out.append("null");
-    return;
-  }
-  switch (column->type()) {
-    case ValueType::kInt:
-      json::AppendInt64(out, column->ints()[row]);
-      return;
-    case ValueType::kFloat:
-      json::AppendEcmaScriptNumber(out, column->floats()[row]);
-      return;
-    case ValueType::kBool:
-      out.append(column->bools()[row] != 0 ? "true" : "false");
-      return;
-    case ValueType::kString:
-      json::AppendJsonString(out, column->strings()[row].view());
-      return;
-  }
 }
 
 void AppendRows(std::string& out, const Registry& registry, const CompiledNode& node,
@@ -56,7 +36,8 @@ void AppendRows(std::string& out, const Registry& registry, const CompiledNode& 
   out.push_back(']');
 }
 
-void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionResult& result) {
+void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionResult& result,
+                   std::span<const std::int64_t> trace_ids) {
   out.append(",\"explain\":{\"nodes\":[");
   std::uint64_t commands = 0, round_trips = 0, shared = 0, saved = 0;
   std::int64_t cpu_us = 0;
@@ -126,7 +107,9 @@ void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionRe
   json::AppendInt64(out, cpu_us);
   out.append(",\"elapsed_us\":");
   json::AppendInt64(out, result.elapsed_us);
-  out.append("}}");
+  out.push_back('}');
+  if (!trace_ids.empty()) AppendItemTrace(out, plan, result, trace_ids);
+  out.push_back('}');
 }
 
 // `{"request_id":...,"error":{"code":...,"message":...}` (not closed).
@@ -147,8 +130,30 @@ void AppendErrorFields(std::string& out, std::optional<std::string_view> request
 
 }  // namespace
 
+void AppendValue(std::string& out, const Column* column, std::uint32_t row) {
+  if (column == nullptr || !column->valid(row)) {
+    out.append("null");
+    return;
+  }
+  switch (column->type()) {
+    case ValueType::kInt:
+      json::AppendInt64(out, column->ints()[row]);
+      return;
+    case ValueType::kFloat:
+      json::AppendEcmaScriptNumber(out, column->floats()[row]);
+      return;
+    case ValueType::kBool:
+      out.append(column->bools()[row] != 0 ? "true" : "false");
+      return;
+    case ValueType::kString:
+      json::AppendJsonString(out, column->strings()[row].view());
+      return;
+  }
+}
+
 void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
-                       const ExecutionResult& result, bool explain, SurfaceAssignment assignment) {
+                       const ExecutionResult& result, bool explain, SurfaceAssignment assignment,
+                       std::span<const std::int64_t> trace_ids) {
   const Registry& registry = plan.registry();
   out.append("{\"request_id\":");
   json::AppendJsonString(out, request_id);
@@ -185,7 +190,7 @@ void WriteRankResponse(std::string& out, std::string_view request_id, const Comp
     out.push_back('}');
   }
   out.push_back(']');
-  if (explain) AppendExplain(out, plan, result);
+  if (explain) AppendExplain(out, plan, result, trace_ids);
   out.push_back('}');
 }
 
@@ -265,11 +270,11 @@ void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id
 }
 
 void WriteFailedRankResponse(std::string& out, std::string_view request_id,
-                             const CompiledPlan& plan, const ExecutionResult& result,
-                             bool explain) {
+                             const CompiledPlan& plan, const ExecutionResult& result, bool explain,
+                             std::span<const std::int64_t> trace_ids) {
   RANKD_D_ASSERT(result.error.has_value());
   AppendErrorFields(out, request_id, result.error->code, result.error->message);
-  if (explain) AppendExplain(out, plan, result);
+  if (explain) AppendExplain(out, plan, result, trace_ids);
   out.push_back('}');
 }
 

@@ -176,14 +176,15 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
   if (result.error) {
     answer.error = result.error->code;
     answer.error_message = result.error->message;
-    WriteFailedRankResponse(answer.body, answer.request_id, *plan, result, request->explain);
+    WriteFailedRankResponse(answer.body, answer.request_id, *plan, result, request->explain,
+                            request->trace_ids);
     co_return answer;
   }
   for (const NodeReport& n : result.nodes)
     answer.degraded += n.status == NodeStatus::kDegraded ? 1 : 0;
   for (const ExecutionResult::Output& o : result.outputs) answer.rows += o.rows->size();
   WriteRankResponse(answer.body, answer.request_id, *plan, result, request->explain,
-                    SurfaceAssignment{answer.surface, answer.variant});
+                    SurfaceAssignment{answer.surface, answer.variant}, request->trace_ids);
   if (context.served_record) {
     WriteServedRecord(answer.served_record, answer.request_id, body, request->viewer_id, *plan,
                       result, SurfaceAssignment{answer.surface, answer.variant});

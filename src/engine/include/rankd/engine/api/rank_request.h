@@ -41,7 +41,11 @@ struct RankRequest {
   std::optional<std::int64_t> viewer_id;
   std::vector<RequestParam> params;
   std::optional<std::int64_t> deadline_ms;
+  // Set by "explain": true, and by trace_ids, which explain carries.
   bool explain = false;
+  // The ids to trace through the plan (docs/engine.md, "Tracing items"): 1 to 100 distinct
+  // int64s; empty: none.
+  std::vector<std::int64_t> trace_ids;
   // Asks that the request be captured (docs/experiments.md, "Capture and replay").
   bool capture = false;
   std::optional<std::string> request_id;

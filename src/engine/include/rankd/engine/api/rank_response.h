@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -22,10 +23,12 @@ struct SurfaceAssignment {
 };
 
 // The response of an executed request (`result` without error) as JSON into `out`, with
-// "surface" and "variant" after "plan_digest" when `assignment` has a surface.
+// "surface" and "variant" after "plan_digest" when `assignment` has a surface, and explain's
+// "trace" of `trace_ids` when it has any (docs/engine.md, "Tracing items").
 void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
                        const ExecutionResult& result, bool explain,
-                       SurfaceAssignment assignment = {});
+                       SurfaceAssignment assignment = {},
+                       std::span<const std::int64_t> trace_ids = {});
 
 // The served-rankings record of an executed request (`result` without error; docs/experiments.md,
 // "Served-rankings log"), as one JSON object without a line end and without its "time" (the
@@ -45,6 +48,7 @@ void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id
 // The error body of a request that ran and failed as a whole (`result.error`), with `explain`
 // of what ran beside the error when `explain`: the answer that needs it most.
 void WriteFailedRankResponse(std::string& out, std::string_view request_id,
-                             const CompiledPlan& plan, const ExecutionResult& result, bool explain);
+                             const CompiledPlan& plan, const ExecutionResult& result, bool explain,
+                             std::span<const std::int64_t> trace_ids = {});
 
 }  // namespace rankd::engine

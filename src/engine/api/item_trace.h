@@ -1,0 +1,24 @@
+// Tracing items through an executed plan (docs/engine.md, "Tracing items"): for each id a request
+// names in `trace_ids`, where it was in every node's rows, the values each node gave it, which
+// nodes removed it and why, and whether an output returned it. Written into explain.
+//
+// Plain function; no thread affinity. Reads the result's rows (ExecutionResult::node_rows).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "rankd/engine/exec/executor.h"
+#include "rankd/engine/plan/compiled_plan.h"
+
+namespace rankd::engine {
+
+// At most this many ids are traced per request.
+inline constexpr std::size_t kMaxTraceIds = 100;
+
+// Appends `,"trace":[...]`, one object per id of `ids`, in their order.
+void AppendItemTrace(std::string& out, const CompiledPlan& plan, const ExecutionResult& result,
+                     std::span<const std::int64_t> ids);
+
+}  // namespace rankd::engine
