@@ -102,18 +102,20 @@ constexpr bool IsLatencyBound(double bound) {
 static_assert(std::all_of(kNodeBuckets.begin(), kNodeBuckets.end(), IsLatencyBound),
               "every node bucket bound is a latency bucket bound");
 
-// `h`'s samples with the buckets of `bounds` (a subset of kLatencyBuckets) and +Inf.
-void HistogramSamples(std::string& out, std::string_view name, const Labels& labels,
-                      const Histogram& h, std::span<const double> bounds = kLatencyBuckets) {
+// A histogram's samples: `counts` per bucket of `bounds` and a last one for +Inf, written
+// cumulatively at the bounds in `shown` (a subset of `bounds`) and +Inf, then _sum and _count.
+void BucketSamples(std::string& out, std::string_view name, const Labels& labels,
+                   std::span<const double> bounds, std::span<const std::uint64_t> counts,
+                   double sum, std::span<const double> shown) {
   std::uint64_t cumulative = 0;
   const std::string bucket = std::string(name) + "_bucket";
-  for (std::size_t i = 0; i <= kLatencyBuckets.size(); ++i) {
-    cumulative += h.counts[i];
+  for (std::size_t i = 0; i <= bounds.size(); ++i) {
+    cumulative += counts[i];
     std::string le = "+Inf";
-    if (i < kLatencyBuckets.size()) {
-      if (std::find(bounds.begin(), bounds.end(), kLatencyBuckets[i]) == bounds.end()) continue;
+    if (i < bounds.size()) {
+      if (std::find(shown.begin(), shown.end(), bounds[i]) == shown.end()) continue;
       le.clear();
-      AppendNumber(le, kLatencyBuckets[i]);
+      AppendNumber(le, bounds[i]);
     }
     out += bucket;
     AppendLabels(out, labels, le);
@@ -121,29 +123,19 @@ void HistogramSamples(std::string& out, std::string_view name, const Labels& lab
     AppendNumber(out, cumulative);
     out += '\n';
   }
-  Sample(out, std::string(name) + "_sum", labels, h.sum);
+  Sample(out, std::string(name) + "_sum", labels, sum);
   Sample(out, std::string(name) + "_count", labels, cumulative);
+}
+
+// `h`'s samples with the buckets of `bounds` (a subset of kLatencyBuckets) and +Inf.
+void HistogramSamples(std::string& out, std::string_view name, const Labels& labels,
+                      const Histogram& h, std::span<const double> bounds = kLatencyBuckets) {
+  BucketSamples(out, name, labels, kLatencyBuckets, h.counts, h.sum, bounds);
 }
 
 void ShareHistogramSamples(std::string& out, std::string_view name, const Labels& labels,
                            const ShareHistogram& h) {
-  std::uint64_t cumulative = 0;
-  const std::string bucket = std::string(name) + "_bucket";
-  for (std::size_t i = 0; i <= kShareBuckets.size(); ++i) {
-    cumulative += h.counts[i];
-    std::string le = "+Inf";
-    if (i < kShareBuckets.size()) {
-      le.clear();
-      AppendNumber(le, kShareBuckets[i]);
-    }
-    out += bucket;
-    AppendLabels(out, labels, le);
-    out += ' ';
-    AppendNumber(out, cumulative);
-    out += '\n';
-  }
-  Sample(out, std::string(name) + "_sum", labels, h.sum);
-  Sample(out, std::string(name) + "_count", labels, cumulative);
+  BucketSamples(out, name, labels, kShareBuckets, h.counts, h.sum, kShareBuckets);
 }
 
 // The shards' metrics summed, read under each shard's lock in turn.

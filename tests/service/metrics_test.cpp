@@ -137,6 +137,46 @@ TEST(RenderMetricsTest, SurfaceRequestsAreSummedByVariantWithASeriesForEachFromT
             "0");
 }
 
+// Shadow runs by surface and result, their overlap and RBO histograms (a share falls in the
+// first bucket at or above it), shared nodes and commands, summed over shards; each surface with
+// a shadow has its series from the start.
+TEST(RenderMetricsTest, ShadowRunsAndTheirDiffsAreSummedBySurface) {
+  ShardMetrics a, b;
+  a.shadow_requests[{"home", "ran"}] = 2;
+  b.shadow_requests[{"home", "ran"}] = 1;
+  b.shadow_requests[{"home", "shed"}] = 4;
+  a.shadows["home"].overlap_at_k.Observe(0.625);
+  a.shadows["home"].overlap_at_k.Observe(1.0);
+  b.shadows["home"].overlap_at_k.Observe(0.0625);
+  b.shadows["home"].rbo.Observe(0.95);
+  a.shadows["home"].shared_nodes = 4;
+  b.shadows["home"].shared_nodes = 8;
+  b.shadows["home"].saved_redis_commands = 120;
+  ProcessMetrics process;
+  process.shadow_surfaces = {"home", "explore"};
+  const std::string text = RenderMetrics({&a, &b}, process);
+  EXPECT_NE(text.find("# TYPE rankd_shadow_overlap_at_k histogram\n"), std::string::npos);
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_requests_total{surface=\"home\",result=\"ran\"}"), "3");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_requests_total{surface=\"home\",result=\"shed\"}"), "4");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_requests_total{surface=\"explore\",result=\"ran\"}"), "0");
+  const std::string home = "{surface=\"home\",le=";
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_overlap_at_k_bucket" + home + "\"0.1\"}"), "1");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_overlap_at_k_bucket" + home + "\"0.5\"}"), "1");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_overlap_at_k_bucket" + home + "\"0.6\"}"), "1");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_overlap_at_k_bucket" + home + "\"0.7\"}"), "2");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_overlap_at_k_bucket" + home + "\"0.99\"}"), "2");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_overlap_at_k_bucket" + home + "\"1\"}"), "3");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_overlap_at_k_bucket" + home + "\"+Inf\"}"), "3");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_overlap_at_k_count{surface=\"home\"}"), "3");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_overlap_at_k_sum{surface=\"home\"}"), "1.6875");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_rbo_bucket" + home + "\"0.9\"}"), "0");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_rbo_bucket" + home + "\"0.95\"}"), "1");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_rbo_count{surface=\"explore\"}"), "0");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_shared_nodes_total{surface=\"home\"}"), "12");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_saved_redis_commands_total{surface=\"home\"}"), "120");
+  EXPECT_EQ(ValueOf(text, "rankd_shadow_redis_commands_total{surface=\"explore\"}"), "0");
+}
+
 TEST(RenderMetricsTest, LogLinesAreCountedByLogAndResultOnlyForTheFilesTheServerKeeps) {
   ShardMetrics shard;
   ProcessMetrics process;
