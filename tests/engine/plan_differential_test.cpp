@@ -12,6 +12,7 @@
 #include "plan_builder.h"
 #include "plan_case_registry.h"
 #include "plan_cases.h"
+#include "prepared_case.h"
 #include "rankd/engine/exec/executor.h"
 #include "rankd/runtime/event_loop.h"
 #include "reference_executor.h"
@@ -46,12 +47,10 @@ TEST(PlanDifferentialTest, RandomPlansAnswerAsTheReferenceWithBothSchedulers) {
   int mismatches = 0;
   for (int n = 0; n < kCases && mismatches < 5; ++n) {
     const std::uint64_t seed = 0x91a40000u + static_cast<std::uint64_t>(n);
-    testing::PlanCaseGenerator<testing::SplitMix64> generator(testing::SplitMix64(seed), *registry);
-    const testing::PlanCase c = generator.Case();
-    store.Clear(testing::CaseData(registry, testing::Mix64(seed), c.faults));
-    const testing::ReferenceResult reference =
-        testing::RunReference(*c.plan, *registry, c.params, c.viewer_id, store);
-    const auto plan = testing::WithTimeouts(*c.plan, reference.stalled, testing::kShortTimeoutMs);
+    const testing::PreparedCase prepared = testing::PrepareCase(seed, registry, store);
+    const testing::PlanCase& c = prepared.c;
+    const testing::ReferenceResult& reference = prepared.reference;
+    const std::shared_ptr<const Plan>& plan = prepared.plan;
     const std::shared_ptr<const CompiledPlan> compiled = CompilePlan(plan, registry);
     for (const Scheduler scheduler : {Scheduler::kAsync, Scheduler::kSync}) {
       ExecuteOptions options;

@@ -15,6 +15,7 @@
 #include "plan_answer.h"
 #include "plan_case_registry.h"
 #include "plan_cases.h"
+#include "prepared_case.h"
 #include "rankd/engine/exec/executor.h"
 #include "rankd/engine/experiments/capture_file.h"
 #include "rankd/engine/experiments/replay_endpoint.h"
@@ -178,12 +179,10 @@ TEST(ReplayTest, RandomPlansWithFaultsAnswerFromTheirCaptureAsTheyDidWhenCapture
   std::set<CapturedOutcome> outcomes;
   for (int n = 0; n < kCases && mismatches < 5; ++n) {
     const std::uint64_t seed = 0x7e9a0000u + static_cast<std::uint64_t>(n);
-    testing::PlanCaseGenerator<testing::SplitMix64> generator(testing::SplitMix64(seed), *registry);
-    const testing::PlanCase c = generator.Case();
-    store.Clear(testing::CaseData(registry, testing::Mix64(seed), c.faults));
-    const testing::ReferenceResult reference =
-        testing::RunReference(*c.plan, *registry, c.params, c.viewer_id, store);
-    const auto plan = testing::WithTimeouts(*c.plan, reference.stalled, testing::kShortTimeoutMs);
+    const testing::PreparedCase prepared = testing::PrepareCase(seed, registry, store);
+    const testing::PlanCase& c = prepared.c;
+    const testing::ReferenceResult& reference = prepared.reference;
+    const std::shared_ptr<const Plan>& plan = prepared.plan;
     const std::shared_ptr<const CompiledPlan> compiled = CompilePlan(plan, registry);
     for (const Scheduler scheduler : {Scheduler::kAsync, Scheduler::kSync}) {
       ExecuteOptions options;

@@ -16,6 +16,7 @@
 #include "plan_case_registry.h"
 #include "plan_cases.h"
 #include "plan_test_util.h"
+#include "prepared_case.h"
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/exec/executor.h"
 #include "rankd/engine/registry/registry.h"
@@ -227,14 +228,12 @@ TEST(SharedNodesTest, APlanRunWithAnotherExecutionsWorkAnswersAsItDoesAlone) {
   std::size_t shared = 0, rerun = 0;
   for (int n = 0; n < kCases; ++n) {
     const std::uint64_t seed = 0x5a4e0000u + static_cast<std::uint64_t>(n);
-    testing::PlanCaseGenerator<testing::SplitMix64> generator(testing::SplitMix64(seed), *registry);
-    const testing::PlanCase c = generator.Case();
-    store.Clear(testing::CaseData(registry, testing::Mix64(seed), c.faults));
-    const testing::ReferenceResult reference =
-        testing::RunReference(*c.plan, *registry, c.params, c.viewer_id, store);
+    const testing::PreparedCase prepared = testing::PrepareCase(seed, registry, store);
+    const testing::PlanCase& c = prepared.c;
+    const testing::ReferenceResult& reference = prepared.reference;
     // The builder's plans have no work keys: each node gets one from its id (the same plan
     // twice does the same work node for node).
-    Plan keyed = *testing::WithTimeouts(*c.plan, reference.stalled, testing::kShortTimeoutMs);
+    Plan keyed = *prepared.plan;
     for (Node& node : keyed.nodes) node.work_key = "work of " + node.id;
     const std::shared_ptr<const CompiledPlan> compiled =
         CompilePlan(std::make_shared<const Plan>(std::move(keyed)), registry);
