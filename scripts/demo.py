@@ -12,7 +12,8 @@ when it ends, fails, or is interrupted (Ctrl-C, SIGTERM).
 
   scripts/demo.py [--rankd PATH] [--dataset demo] [--load-seconds 5] [--plans DIR] [--serve]
 
---serve sets up the same and leaves the service running (printing its URL and curl examples)
+--serve sets up the same and leaves the service running (printing its URL and curl examples),
+with `rankc build plans --watch` rebuilding the store and reloading the server on every save,
 until Ctrl-C. --plans uses an already compiled plan store instead of compiling plans/.
 Standard library only (Debian's python3).
 """
@@ -66,6 +67,7 @@ class Demo:
         self.folder = tempfile.mkdtemp(prefix="rankd-demo-")
         self.redis = None
         self.serve = None
+        self.watcher = None
         self.port = None
 
     # Set-up --------------------------------------------------------------------------------
@@ -124,6 +126,18 @@ class Demo:
         self.serve, self.port = start_serve(command, self.log, self.log_path, "demo")
         print("rankd serve pid %d on http://127.0.0.1:%d (2 shards; log %s)"
               % (self.serve.pid, self.port, self.log_path))
+
+    def start_watcher(self, port):
+        """rankc build --watch over plans/ into the served store, reloading the server on each
+        successful build (a store given with --plans is not rebuilt)."""
+        if self.args.plans:
+            return
+        self.watcher_log_path = os.path.join(self.folder, "rankc-watch.log")
+        self.watcher_log = open(self.watcher_log_path, "w")
+        self.watcher = subprocess.Popen(
+            ["node", "dsl/bin/rankc.js", "build", "plans", "--out", self.plans, "--watch",
+             "--reload", "http://127.0.0.1:%d/admin/reload" % port],
+            cwd=ROOT, stdout=self.watcher_log, stderr=subprocess.STDOUT)
 
     # Showing -------------------------------------------------------------------------------
 
@@ -276,6 +290,11 @@ class Demo:
     # Tear-down -----------------------------------------------------------------------------
 
     def stop(self):
+        if self.watcher and self.watcher.poll() is None:
+            self.watcher.terminate()
+            self.watcher.wait(timeout=15)
+        if getattr(self, "watcher_log", None):
+            self.watcher_log.close()
         if self.serve and self.serve.poll() is None:
             self.serve.send_signal(signal.SIGTERM)
             try:
@@ -311,12 +330,16 @@ def main():
             port = args.port or 8080
             args.port = port
             demo.start_serve(foreground=True)
+            demo.start_watcher(port)
             print("\nrankd serve on http://127.0.0.1:%d (Ctrl-C stops it and its Redis). Try:" % port)
             print("  curl -s localhost:%d/rank -d '{\"plan\": \"feed\", \"viewer_id\": 42}'" % port)
             print("  curl -s localhost:%d/plans; curl -s localhost:%d/metrics | grep rankd_requests"
                   % (port, port))
             print("  curl -s localhost:%d/openapi.json  # each plan's request and response schema"
                   % port)
+            if demo.watcher:
+                print("Edit plans/*.plan.ts and save: rankc rebuilds the store and the server "
+                      "reloads it (rankc's output: %s)" % demo.watcher_log_path)
             demo.serve.wait()
             return 0
         demo.start_serve()

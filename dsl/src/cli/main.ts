@@ -8,6 +8,7 @@ import { generateRegistryModule } from "../compiler/gentypes.js";
 import { BUILT_BY, DEFAULT_REGISTRY_DIR, GENERATED_REGISTRY } from "../compiler/paths.js";
 import { loadRegistry } from "../compiler/registry.js";
 import { SURFACES_FILE } from "../compiler/surfaces.js";
+import { reloadServer, watchSources } from "./watch.js";
 
 // The compiler (TypeScript, esbuild, QuickJS) and the validator (ajv) load
 // only for the commands that need them, so quick commands start quickly.
@@ -20,12 +21,14 @@ const DEFAULT_LIMITS = { timeMs: 2_000, memoryBytes: 64 * 1024 * 1024 };
 const MAX_MEMORY_MB = 1024;
 
 const USAGE = `usage:
-  rankc [build] <plan.ts|dir>... [--out DIR] [--prune]
+  rankc [build] <plan.ts|dir>... [--out DIR] [--prune] [--watch [--reload URL]]
                                                compile plans; a directory compiles its *.plan.ts
                                                (default --out: <dir>/build), writing <name>.json
                                                for each plan and index.json, and copies its
                                                surfaces.toml; a store already in DIR keeps its
-                                               other plans and surfaces (--prune removes them)
+                                               other plans and surfaces (--prune removes them);
+                                               --watch builds again on every save, and --reload
+                                               then POSTs to URL (a server's /admin/reload)
   rankc remove <name>... --store DIR           remove plans (and their artifacts) from a store
   rankc --explain <plan.ts|artifact.json>      print the DAG and its static cost
   rankc check <artifact.json>...               validate artifacts (schema, registry, digest)
@@ -50,10 +53,12 @@ interface Args {
   check: boolean;
   prune: boolean;
   store?: string;
+  watch: boolean;
+  reload?: string;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { command: "build", files: [], registry: DEFAULT_REGISTRY_DIR, timeMs: DEFAULT_LIMITS.timeMs, memoryMb: DEFAULT_LIMITS.memoryBytes / 1024 / 1024, check: false, prune: false };
+  const a: Args = { command: "build", files: [], registry: DEFAULT_REGISTRY_DIR, timeMs: DEFAULT_LIMITS.timeMs, memoryMb: DEFAULT_LIMITS.memoryBytes / 1024 / 1024, check: false, prune: false, watch: false };
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value`);
@@ -94,6 +99,12 @@ function parseArgs(argv: string[]): Args {
       case "--store":
         a.store = value(i++, arg);
         break;
+      case "--watch":
+        a.watch = true;
+        break;
+      case "--reload":
+        a.reload = value(i++, arg);
+        break;
       case "--help":
       case "-h":
         a.command = "help";
@@ -112,6 +123,9 @@ function parseArgs(argv: string[]): Args {
     }
   }
   if (a.prune && a.command !== "build") throw new UsageError("--prune is an option of build");
+  if (a.watch && a.command !== "build") throw new UsageError("--watch is an option of build");
+  if (a.reload !== undefined && !a.watch) throw new UsageError("--reload needs --watch");
+  if (a.reload !== undefined && !/^https?:\/\//.test(a.reload)) throw new UsageError(`--reload needs an http:// URL, got "${a.reload}"`);
   if (a.store !== undefined && a.command !== "remove") throw new UsageError("--store is an option of remove (build writes to --out)");
   return a;
 }
@@ -223,19 +237,53 @@ async function main(argv: string[]): Promise<number> {
         }
       }
       const outDir = path.resolve(a.out ?? (outDefault as string));
-      const { plans, index, change } = await (await store()).buildStore(files, outDir, { registry, limits, prune: a.prune, surfaces });
-      for (const p of plans) {
-        console.log(`${path.relative(process.cwd(), p.file)} -> ${path.relative(process.cwd(), path.join(outDir, p.plan.name + ".json"))}  digest ${p.plan.digest}`);
+      const build = async (): Promise<void> => {
+        const { plans, index, change } = await (await store()).buildStore(files, outDir, { registry, limits, prune: a.prune, surfaces });
+        for (const p of plans) {
+          console.log(`${path.relative(process.cwd(), p.file)} -> ${path.relative(process.cwd(), path.join(outDir, p.plan.name + ".json"))}  digest ${p.plan.digest}`);
+        }
+        if (change.kept.length) console.log(`kept ${list(change.kept)}`);
+        if (change.removed.length) console.log(`removed ${list(change.removed)}`);
+        console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "index.json"))} (${plural(index.plans.length)})`);
+        if (change.surfaces === "written") console.log(`${path.relative(process.cwd(), surfaces as string)} -> ${path.relative(process.cwd(), path.join(outDir, SURFACES_FILE))}`);
+        if (change.surfaces === "removed") console.log(`removed ${SURFACES_FILE}`);
+      };
+      if (!a.watch) {
+        await build();
+        return 0;
       }
-      if (change.kept.length) console.log(`kept ${list(change.kept)}`);
-      if (change.removed.length) console.log(`removed ${list(change.removed)}`);
-      console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "index.json"))} (${plural(index.plans.length)})`);
-      if (change.surfaces === "written") console.log(`${path.relative(process.cwd(), surfaces as string)} -> ${path.relative(process.cwd(), path.join(outDir, SURFACES_FILE))}`);
-      if (change.surfaces === "removed") console.log(`removed ${SURFACES_FILE}`);
+      // Watching: a build that fails reports its errors and leaves the store as it was; the next
+      // save builds again. New plan files in a directory are found on each build.
+      const watched = async (): Promise<boolean> => {
+        try {
+          files.splice(0, files.length, ...(await findFiles(a.files)));
+          await build();
+          return true;
+        } catch (e) {
+          if (!(e instanceof CompileError)) throw e;
+          for (const d of e.diagnostics) console.error(formatDiagnostic(d));
+          console.error(`build failed: ${e.diagnostics.length} error${e.diagnostics.length === 1 ? "" : "s"}; the store is unchanged`);
+          return false;
+        }
+      };
+      const reload = a.reload;
+      const afterBuild = reload === undefined ? undefined : () => reloadServer(reload, (line) => console.log(line));
+      if ((await watched()) && afterBuild) await afterBuild();
+      await watchSources({ paths: a.files, ignore: outDir, build: watched, afterBuild, log: (line) => console.log(line) });
       return 0;
     }
   }
   throw new UsageError(`unknown command ${a.command}`);
+}
+
+/** The plan files of `args` (a directory: its *.plan.ts). */
+async function findFiles(args: string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const f of args) {
+    if (statSafe(f)?.isDirectory()) files.push(...(await store()).findPlanFiles(f));
+    else files.push(f);
+  }
+  return files;
 }
 
 function plural(plans: number): string {

@@ -1,0 +1,99 @@
+// rankc build --watch: rebuild a store whenever a plan source changes, and have a server reload
+// it (docs/authoring.md, "Live editing").
+
+import { watch, type FSWatcher } from "node:fs";
+import path from "node:path";
+
+/** What a change under a watched directory may be: a plan source or fragment, or surfaces.toml. */
+const WATCHED = /(\.ts|(^|\/)surfaces\.toml)$/;
+/** Changes are gathered this long after the last one (an editor's save is several events). */
+export const SETTLE_MS = 100;
+
+export interface WatchOptions {
+  /** The plan files and directories built: directories are watched whole (recursively). */
+  paths: string[];
+  /** Changes under this directory (the store written) are not sources. */
+  ignore: string;
+  /** One build; resolves whether it succeeded (it reports its own outcome). */
+  build: () => Promise<boolean>;
+  /** After a build that succeeded. */
+  afterBuild?: () => Promise<void>;
+  log: (line: string) => void;
+}
+
+/**
+ * Runs `build` after every change to a watched source, one build at a time (a change during a
+ * build runs another after it), until SIGINT or SIGTERM; then resolves.
+ */
+export function watchSources(opts: WatchOptions): Promise<void> {
+  const ignore = path.resolve(opts.ignore) + path.sep;
+  const watchers: FSWatcher[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let building = false;
+  let again = false;
+  const changed = new Set<string>();
+
+  const run = async () => {
+    if (building) {
+      again = true;
+      return;
+    }
+    building = true;
+    do {
+      again = false;
+      const files = [...changed].map((f) => path.relative(process.cwd(), f));
+      changed.clear();
+      opts.log(`changed: ${files.join(", ")}`);
+      if (await opts.build()) await opts.afterBuild?.();
+    } while (again || changed.size > 0);
+    building = false;
+  };
+  const onChange = (dir: string, name: string | Buffer | null) => {
+    if (name === null) return;
+    const file = path.resolve(dir, name.toString());
+    if (file.startsWith(ignore) || !WATCHED.test(file) || file.includes(`${path.sep}node_modules${path.sep}`)) return;
+    changed.add(file);
+    clearTimeout(timer);
+    timer = setTimeout(() => void run(), SETTLE_MS);
+  };
+  const dirs = new Set<string>();
+  for (const p of opts.paths) {
+    const full = path.resolve(p);
+    // A file is watched through its directory: editors save by replacing the file.
+    const isSource = WATCHED.test(full);
+    const dir = isSource ? path.dirname(full) : full;
+    if (dirs.has(dir)) continue;
+    dirs.add(dir);
+    watchers.push(watch(dir, { recursive: !isSource }, (_event, name) => onChange(dir, name)));
+  }
+  opts.log(`watching ${[...dirs].map((d) => path.relative(process.cwd(), d) || ".").join(", ")} (Ctrl-C stops)`);
+  return new Promise((resolve) => {
+    const stop = () => {
+      clearTimeout(timer);
+      for (const w of watchers) w.close();
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}
+
+/** POSTs to a server's reload endpoint and reports what it answered. */
+export async function reloadServer(url: string, log: (line: string) => void): Promise<void> {
+  try {
+    const r = await fetch(url, { method: "POST" });
+    const text = await r.text();
+    let message = text.trim();
+    try {
+      const body = JSON.parse(text) as { message?: string; error?: { message?: string } };
+      message = body.message ?? body.error?.message ?? message;
+    } catch {
+      // not JSON: the text as it came
+    }
+    log(r.ok ? `reloaded ${url}: ${message}` : `reload ${url} refused (HTTP ${r.status}): ${message}`);
+  } catch (e) {
+    log(`reload ${url} failed: ${(e as Error).message}${(e as { cause?: Error }).cause ? ` (${(e as { cause: Error }).cause.message})` : ""}`);
+  }
+}

@@ -1,0 +1,131 @@
+// rankc build --watch: a save rebuilds the store and POSTs to --reload; a compile error is
+// reported with file:line:col and leaves the store as it was; a new plan file in the directory
+// is built; SIGTERM stops the watcher with status 0.
+
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { DSL_DIR, REPO_DIR } from "../src/compiler/paths.js";
+import { names, readIndex, smallPlan } from "./helpers.js";
+
+const RANKC = path.join(DSL_DIR, "bin", "rankc.js");
+
+/** A running rankc whose output is collected; waitFor resolves once it has printed `pattern`. */
+class Watcher {
+  readonly proc: ChildProcess;
+  stdout = "";
+  stderr = "";
+  constructor(args: string[]) {
+    this.proc = spawn(process.execPath, [RANKC, ...args], { cwd: REPO_DIR });
+    this.proc.stdout?.on("data", (d: Buffer) => (this.stdout += d.toString()));
+    this.proc.stderr?.on("data", (d: Buffer) => (this.stderr += d.toString()));
+  }
+  /** Waits (up to `ms`) until stdout or stderr has `pattern` at least `count` times. */
+  async waitFor(pattern: RegExp, count = 1, ms = 30_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (this.count(pattern) < count) {
+      if (Date.now() > deadline || this.proc.exitCode !== null) {
+        assert.fail(`no ${pattern} x${count} within ${ms} ms\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  count(pattern: RegExp): number {
+    return (this.stdout + this.stderr).match(new RegExp(pattern.source, "g"))?.length ?? 0;
+  }
+  stop(): Promise<number | null> {
+    return new Promise((resolve) => {
+      if (this.proc.exitCode !== null) return resolve(this.proc.exitCode);
+      this.proc.on("exit", (code) => resolve(code));
+      this.proc.kill("SIGTERM");
+    });
+  }
+}
+
+/** A server that answers every POST with a reload's JSON and counts them. */
+async function reloadServer(): Promise<{ server: Server; url: string; posts: () => number }> {
+  let posts = 0;
+  const server = createServer((req, res) => {
+    if (req.method === "POST") posts++;
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ loaded: true, dry_run: false, message: `reload ${posts}` }));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  return { server, url: `http://127.0.0.1:${port}/admin/reload`, posts: () => posts };
+}
+
+test("rankc build --watch rebuilds on a save, reloads the server, and keeps the store on an error", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-watch-"));
+  const plan = smallPlan(dir, "a", 2);
+  const store = path.join(dir, "store");
+  const reload = await reloadServer();
+  const w = new Watcher(["build", dir, "--out", store, "--watch", "--reload", reload.url]);
+  try {
+    await w.waitFor(/watching /);
+    assert.match(w.stdout, /wrote .*index\.json \(1 plan\)/);
+    assert.match(w.stdout, /reloaded http:\/\/127\.0\.0\.1:\d+\/admin\/reload: reload 1/);
+    const first = readIndex(store).plans[0]?.digest;
+
+    // A save: another fanout, another digest, and the server is asked to reload.
+    writeFileSync(plan, readFileSync(plan, "utf8").replace("fanout: 2 }).media", "fanout: 3 }).media"));
+    await w.waitFor(/reloaded .*: reload 2/);
+    assert.match(w.stdout, /changed: .*a\.plan\.ts/);
+    const second = readIndex(store).plans[0]?.digest;
+    assert.notEqual(second, first);
+    assert.equal(reload.posts(), 2);
+
+    // An error: file:line:col on stderr, the store as it was, no reload.
+    writeFileSync(plan, readFileSync(plan, "utf8").replace("fanout: 3 })", "fanout: 3 }"));
+    await w.waitFor(/build failed: \d+ errors?; the store is unchanged/);
+    assert.match(w.stderr, new RegExp(`${path.basename(plan).replace(".", "\\.")}:\\d+:\\d+: error`));
+    assert.equal(readIndex(store).plans[0]?.digest, second);
+    assert.equal(reload.posts(), 2);
+
+    // Fixed, and a new plan in the directory: both built, one reload.
+    writeFileSync(plan, readFileSync(plan, "utf8").replace("fanout: 3 }", "fanout: 3 })"));
+    smallPlan(dir, "b", 4);
+    await w.waitFor(/wrote .*index\.json \(2 plans\)/);
+    await w.waitFor(/reloaded .*: reload \d/, 3);
+    assert.deepEqual(names(store), ["a", "b"]);
+    assert.equal(readIndex(store).plans.find((p) => p.name === "a")?.digest, second);
+  } finally {
+    const code = await w.stop();
+    reload.server.close();
+    assert.equal(code, 0, w.stderr);
+  }
+});
+
+test("rankc build --watch reports a server it cannot reach and goes on watching", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-watch-"));
+  smallPlan(dir, "a");
+  // A port nobody listens on: the listener is closed before rankc starts.
+  const closed = await reloadServer();
+  const url = closed.url;
+  await new Promise((r) => closed.server.close(r));
+  const w = new Watcher(["build", dir, "--out", path.join(dir, "store"), "--watch", "--reload", url]);
+  try {
+    await w.waitFor(/watching /);
+    assert.match(w.stdout, /reload http:\/\/127\.0\.0\.1:\d+\/admin\/reload failed: fetch failed/);
+    assert.equal(w.count(/wrote /), 1);
+  } finally {
+    assert.equal(await w.stop(), 0, w.stderr);
+  }
+});
+
+test("--watch is an option of build, and --reload needs it and an http URL", async () => {
+  const { rankc } = await import("./helpers.js");
+  for (const [args, message] of [
+    [["check", "x.json", "--watch"], /--watch is an option of build/],
+    [["build", "plans", "--reload", "http://127.0.0.1:1/admin/reload"], /--reload needs --watch/],
+    [["build", "plans", "--watch", "--reload", "localhost:8080"], /--reload needs an http:\/\/ URL/],
+  ] as Array<[string[], RegExp]>) {
+    const r = rankc(args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.match(r.stderr, message);
+  }
+});
