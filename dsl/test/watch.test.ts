@@ -1,6 +1,6 @@
 // rankc build --watch: a save rebuilds the store and POSTs to --reload; a compile error is
-// reported with file:line:col and leaves the store as it was; a new plan file in the directory
-// is built; SIGTERM stops the watcher with status 0.
+// reported with file:line:col and leaves the store as it was; a new plan file or surfaces.toml
+// in the directory is built; SIGTERM stops the watcher with status 0.
 
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -93,6 +93,12 @@ test("rankc build --watch rebuilds on a save, reloads the server, and keeps the 
     await w.waitFor(/reloaded .*: reload \d/, 3);
     assert.deepEqual(names(store), ["a", "b"]);
     assert.equal(readIndex(store).plans.find((p) => p.name === "a")?.digest, second);
+
+    // A surfaces.toml written into the directory is copied on its build.
+    const surfaces = `[surfaces.home]\nsalt = "s"\n[[surfaces.home.variants]]\nname = "v"\nplan = "b"\nweight = 1\n`;
+    writeFileSync(path.join(dir, "surfaces.toml"), surfaces);
+    await w.waitFor(/surfaces\.toml -> /);
+    assert.equal(readFileSync(path.join(store, "surfaces.toml"), "utf8"), surfaces);
   } finally {
     const code = await w.stop();
     reload.server.close();

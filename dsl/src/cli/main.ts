@@ -216,27 +216,11 @@ async function main(argv: string[]): Promise<number> {
     }
     case "build": {
       if (a.files.length === 0) throw new UsageError("no plan files given");
-      const files: string[] = [];
-      let outDefault: string | undefined;
-      let surfaces: string | undefined;
+      let { files, surfaces, outDefault } = await findSources(a.files);
       for (const f of a.files) {
-        const isDir = statSafe(f)?.isDirectory() ?? false;
-        if (isDir) {
-          const found = (await store()).findPlanFiles(f);
-          if (found.length === 0) throw new UsageError(`${f} has no *.plan.ts files`);
-          files.push(...found);
-          outDefault ??= path.join(f, "build");
-          const own = path.join(f, SURFACES_FILE);
-          if (statSafe(own)?.isFile()) {
-            if (surfaces !== undefined) throw new UsageError(`${surfaces} and ${own}: a store has one ${SURFACES_FILE}; build one of the directories`);
-            surfaces = own;
-          }
-        } else {
-          files.push(f);
-          outDefault ??= path.join(path.dirname(f), "build");
-        }
+        if (statSafe(f)?.isDirectory() && (await store()).findPlanFiles(f).length === 0) throw new UsageError(`${f} has no *.plan.ts files`);
       }
-      const outDir = path.resolve(a.out ?? (outDefault as string));
+      const outDir = path.resolve(a.out ?? outDefault);
       const build = async (): Promise<void> => {
         const { plans, index, change } = await (await store()).buildStore(files, outDir, { registry, limits, prune: a.prune, surfaces });
         for (const p of plans) {
@@ -256,7 +240,7 @@ async function main(argv: string[]): Promise<number> {
       // save builds again. New plan files in a directory are found on each build.
       const watched = async (): Promise<boolean> => {
         try {
-          files.splice(0, files.length, ...(await findFiles(a.files)));
+          ({ files, surfaces } = await findSources(a.files));
           await build();
           return true;
         } catch (e) {
@@ -276,14 +260,30 @@ async function main(argv: string[]): Promise<number> {
   throw new UsageError(`unknown command ${a.command}`);
 }
 
-/** The plan files of `args` (a directory: its *.plan.ts). */
-async function findFiles(args: string[]): Promise<string[]> {
+/**
+ * What building `args` reads: the plan files (a directory: its *.plan.ts), the one directory's
+ * surfaces.toml if any, and the default store directory (<first dir>/build, or beside the first
+ * file).
+ */
+async function findSources(args: string[]): Promise<{ files: string[]; surfaces: string | undefined; outDefault: string }> {
   const files: string[] = [];
+  let outDefault: string | undefined;
+  let surfaces: string | undefined;
   for (const f of args) {
-    if (statSafe(f)?.isDirectory()) files.push(...(await store()).findPlanFiles(f));
-    else files.push(f);
+    if (statSafe(f)?.isDirectory()) {
+      files.push(...(await store()).findPlanFiles(f));
+      outDefault ??= path.join(f, "build");
+      const own = path.join(f, SURFACES_FILE);
+      if (statSafe(own)?.isFile()) {
+        if (surfaces !== undefined) throw new UsageError(`${surfaces} and ${own}: a store has one ${SURFACES_FILE}; build one of the directories`);
+        surfaces = own;
+      }
+    } else {
+      files.push(f);
+      outDefault ??= path.join(path.dirname(f), "build");
+    }
   }
-  return files;
+  return { files, surfaces, outDefault: outDefault as string };
 }
 
 function plural(plans: number): string {
