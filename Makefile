@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve demo-cluster setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-overload bench-shadow bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve demo-cluster studio-screenshots setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-overload bench-shadow bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -110,6 +110,13 @@ serve: setup-demo
 
 demo-cluster: setup-demo
 	@scripts/demo_cluster.sh
+
+# The studio's browser test (tests/studio), its screenshots written to docs/studio/ for
+# docs/studio.md.
+studio-screenshots: setup-test
+	$(call configure,$(BUILD),Release)
+	@ninja -C $(BUILD) -j$(JOBS) --quiet rankd
+	/usr/bin/python3 tests/studio/studio_browser_test.py $(BUILD)/apps/rankd/rankd $(CURDIR) docs/studio
 
 bench: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)

@@ -287,6 +287,16 @@ class Demo:
             if line.startswith(wanted):
                 print("  " + line)
 
+    def show_studio(self):
+        step("the studio")
+        status, page = self.request("GET", "/studio")
+        if status != 200:
+            raise SystemExit("demo: GET /studio answered %d" % status)
+        _, plans = self.request("GET", "/plans")
+        print("http://127.0.0.1:%d/studio: %d plans to see, run, explain, trace and compare "
+              "(page %d bytes; `make serve` leaves it up)"
+              % (self.port, len(json.loads(plans)["plans"]), len(page)))
+
     # Tear-down -----------------------------------------------------------------------------
 
     def stop(self):
@@ -337,6 +347,8 @@ def main():
                   % (port, port))
             print("  curl -s localhost:%d/openapi.json  # each plan's request and response schema"
                   % port)
+            print("The studio (plans, runs, explain, traces, comparisons): http://127.0.0.1:%d/studio"
+                  % port)
             if demo.watcher:
                 print("Edit plans/*.plan.ts and save: rankc rebuilds the store and the server "
                       "reloads it (rankc's output: %s)" % demo.watcher_log_path)
@@ -349,6 +361,7 @@ def main():
         demo.show_experiment([viewer, viewer + 1, viewer + 2, viewer + 3])
         demo.load(args.load_seconds)
         demo.show_metrics()
+        demo.show_studio()
         return 0
     except (KeyboardInterrupt, Stop):
         print("\ndemo: interrupted")

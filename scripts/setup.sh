@@ -26,7 +26,8 @@ build_packages=(
 # observability test reads docs/alerts' rules with PyYAML), and the OpenAPI test runs in a venv
 # (below); the plan-serving benchmark's smoke run loads with wrk.
 test_packages=(redis-server redis-tools curl clang-14 libclang-rt-14-dev python3-prometheus-client
-  python3-yaml python3-venv wrk)
+  python3-yaml python3-venv wrk
+  chromium chromium-driver python3-selenium)  # the studio page's test in a real browser
 # make demo / make serve: a private redis-server, and node (below) for rankc.
 demo_packages=(redis-server)
 # make bench and its runners: Google Benchmark (bench/runtime, the cache-calc peers), http-parser
@@ -50,9 +51,12 @@ case "$purpose" in
   *) echo "setup.sh: unknown purpose '$purpose' (expected build, demo, test, bench, fuzz or format)" >&2; exit 2 ;;
 esac
 
+# Building rankd (the studio page it embeds is bundled by esbuild: src/service/CMakeLists.txt),
 # make test-ts, make demo and make bench-plan (rankc, the Node peer): Node.js and npm, which may
 # come from Debian or from another source that bundles npm; only ask apt when absent.
-if { [ "$purpose" = test ] || [ "$purpose" = demo ] || [ "$purpose" = bench ]; } && { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
+needs_node=false
+case "$purpose" in build | demo | test | bench) needs_node=true ;; esac
+if $needs_node && { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
   packages+=(nodejs npm)
 fi
 
@@ -116,7 +120,8 @@ PY
 fi
 
 # The npm workspaces, each installed from its lockfile when node_modules is missing or stale:
-# the TypeScript workspace (make test-ts; rankc for make demo and make bench-plan) and the
+# the TypeScript workspaces (the studio's bundle for every build of rankd; make test-ts; rankc
+# for make demo and make bench-plan) and the
 # plan-serving benchmark's Node peer (bench/peers/node: fastify, ioredis; its smoke run is in
 # make test).
 npm_install() {  # folder
@@ -127,7 +132,7 @@ npm_install() {  # folder
       { echo "setup: npm ci failed, see /tmp/rankd-npm.log" >&2; tail -20 /tmp/rankd-npm.log >&2; exit 1; }
   fi
 }
-if [ "$purpose" = test ] || [ "$purpose" = demo ] || [ "$purpose" = bench ]; then
+if $needs_node; then
   npm_install "$root"
 fi
 if [ "$purpose" = test ] || [ "$purpose" = bench ]; then

@@ -32,8 +32,9 @@ constexpr std::string_view kUsage =
     "usage: %s --plans DIR --registry DIR [--env dev|test|prod] [--endpoint NAME=HOST:PORT]...\n"
     "       [--shards N] [--host ADDR] [--port N] [--config FILE] [flags below]\n"
     "Serves ranking over HTTP (docs/operations.md): POST /rank, GET /plans, GET /plans/NAME,\n"
-    "GET /healthz, GET /readyz. Logs one JSON line per event on stderr. SIGHUP reloads the\n"
-    "plan store; SIGTERM or SIGINT drains (requests in flight are answered) and exits 0.\n";
+    "GET /healthz, GET /readyz and the studio page at /studio. Logs one JSON line per event on\n"
+    "stderr. SIGHUP reloads the plan store; SIGTERM or SIGINT drains (requests in flight are\n"
+    "answered) and exits 0.\n";
 
 constexpr std::string_view kServeFlagsHelp =
     "  --shards N         event loops, each with its own Redis clients (default: one per core)\n"
@@ -58,6 +59,8 @@ constexpr std::string_view kServeFlagsHelp =
     "  --shadow_log F     append each shadow run's ranking diff to F (docs/experiments.md,\n"
     "                     \"Shadow plans\"), for a --shadow_log_sample share\n"
     "  --shadow_log_sample F  the share of shadow runs logged, 0 to 1 (default 1)\n"
+    "  --studio WHO       who may open the studio at /studio (docs/studio.md): loopback\n"
+    "                     (default: peers on this machine), any, or off\n"
     "  --config FILE      a TOML file whose keys are these flags without dashes\n"
     "                     (port = 8080, endpoint = [\"graph=127.0.0.1:6379\"]); flags win\n";
 
@@ -77,6 +80,7 @@ constexpr FlagSpec kServeFlagList[] = {
     {"--served_log_keep", FlagType::kInteger},
     {"--shadow_log", FlagType::kString},
     {"--shadow_log_sample", FlagType::kNumber},
+    {"--studio", FlagType::kString},
 };
 
 // The flags a config file may set: the engine's and serve's own.
@@ -110,6 +114,7 @@ struct ServeFlags {
   std::int64_t served_log_keep = 5;
   std::string shadow_log;  // empty: no shadow diff log
   double shadow_log_sample = 1;
+  service::StudioAccess studio = service::StudioAccess::kLoopback;
 };
 
 double ParseShare(std::string_view name, std::string_view value) {
@@ -155,6 +160,16 @@ bool ApplyServeFlag(ServeFlags& flags, std::string_view name, std::string_view v
     flags.shadow_log = value;
   } else if (name == "--shadow_log_sample") {
     flags.shadow_log_sample = ParseShare(name, value);
+  } else if (name == "--studio") {
+    if (value == "loopback") {
+      flags.studio = service::StudioAccess::kLoopback;
+    } else if (value == "any") {
+      flags.studio = service::StudioAccess::kAny;
+    } else if (value == "off") {
+      flags.studio = service::StudioAccess::kOff;
+    } else {
+      throw FlagError("--studio must be loopback, any or off, not '" + std::string(value) + "'");
+    }
   } else if (name == "--drain_grace_ms") {
     flags.drain_grace_ms = ParseIntFlag(name, value, 0, 600'000);
   } else if (name == "--io_backend") {
@@ -308,6 +323,7 @@ int RunServe(int argc, char** argv) {
     options.shadow_log = shadow_log.get();
     options.shadow_log_sample = flags->shadow_log_sample;
   }
+  options.studio = flags->studio;
   service::EventLog log(flags->log_sample);
   // The runtime's and the HTTP server's diagnostics (stalls, descriptor budget, failed stop
   // hooks) as log lines too, so that stderr is JSON throughout.

@@ -1,6 +1,7 @@
 // rankc build --watch: a save rebuilds the store and POSTs to --reload; a compile error is
 // reported with file:line:col and leaves the store as it was; a new plan file or surfaces.toml
-// in the directory is built; SIGTERM stops the watcher with status 0.
+// in the directory is built; each build's outcome is reported to the server's studio; SIGTERM
+// stops the watcher with status 0.
 
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -10,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { DSL_DIR, REPO_DIR } from "../src/compiler/paths.js";
+import type { BuildReport } from "../src/cli/watch.js";
 import { names, readIndex, smallPlan } from "./helpers.js";
 
 const RANKC = path.join(DSL_DIR, "bin", "rankc.js");
@@ -46,17 +48,36 @@ class Watcher {
   }
 }
 
-/** A server that answers every POST with a reload's JSON and counts them. */
-async function reloadServer(): Promise<{ server: Server; url: string; posts: () => number }> {
+/** A server that answers POST /admin/reload with a reload's JSON and counts them, and keeps the build reports POSTed to its studio. */
+async function reloadServer(): Promise<{ server: Server; url: string; posts: () => number; reports: BuildReport[] }> {
   let posts = 0;
+  const reports: BuildReport[] = [];
   const server = createServer((req, res) => {
-    if (req.method === "POST") posts++;
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify({ loaded: true, dry_run: false, message: `reload ${posts}` }));
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d.toString()));
+    req.on("end", () => {
+      res.setHeader("content-type", "application/json");
+      if (req.method === "POST" && req.url === "/studio/api/build") {
+        reports.push(JSON.parse(body) as BuildReport);
+        res.end(JSON.stringify({ stored: true }));
+        return;
+      }
+      if (req.method === "POST") posts++;
+      res.end(JSON.stringify({ loaded: true, dry_run: false, message: `reload ${posts}` }));
+    });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as { port: number }).port;
-  return { server, url: `http://127.0.0.1:${port}/admin/reload`, posts: () => posts };
+  return { server, url: `http://127.0.0.1:${port}/admin/reload`, posts: () => posts, reports };
+}
+
+/** Waits (up to 10 s) until `reports` has `count` reports. */
+async function reportsReach(reports: BuildReport[], count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (reports.length < count) {
+    if (Date.now() > deadline) assert.fail(`${reports.length} build reports, not ${count}: ${JSON.stringify(reports)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 test("rankc build --watch rebuilds on a save, reloads the server, and keeps the store on an error", async () => {
@@ -70,6 +91,9 @@ test("rankc build --watch rebuilds on a save, reloads the server, and keeps the 
     assert.match(w.stdout, /wrote .*index\.json \(1 plan\)/);
     assert.match(w.stdout, /reloaded http:\/\/127\.0\.0\.1:\d+\/admin\/reload: reload 1/);
     const first = readIndex(store).plans[0]?.digest;
+    await reportsReach(reload.reports, 1);
+    assert.equal(reload.reports[0]?.state, "ok");
+    assert.deepEqual(reload.reports[0]?.diagnostics, []);
 
     // A save: another fanout, another digest, and the server is asked to reload.
     writeFileSync(plan, readFileSync(plan, "utf8").replace("fanout: 2 }).media", "fanout: 3 }).media"));
@@ -85,6 +109,14 @@ test("rankc build --watch rebuilds on a save, reloads the server, and keeps the 
     assert.match(w.stderr, new RegExp(`${path.basename(plan).replace(".", "\\.")}:\\d+:\\d+: error`));
     assert.equal(readIndex(store).plans[0]?.digest, second);
     assert.equal(reload.posts(), 2);
+    // ... and its studio is told where: the failed build's report, after the second's "ok".
+    await reportsReach(reload.reports, 3);
+    const failed = reload.reports[2];
+    assert.equal(failed?.state, "failed");
+    assert.ok(failed && failed.diagnostics.length > 0);
+    assert.equal(path.basename(failed?.diagnostics[0]?.file ?? ""), "a.plan.ts");
+    assert.ok(Number.isInteger(failed?.diagnostics[0]?.line) && Number.isInteger(failed?.diagnostics[0]?.column), JSON.stringify(failed));
+    assert.ok(!Number.isNaN(Date.parse(failed?.at ?? "")));
 
     // Fixed, and a new plan in the directory: both built, one reload.
     writeFileSync(plan, readFileSync(plan, "utf8").replace("fanout: 3 }", "fanout: 3 })"));

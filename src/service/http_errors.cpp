@@ -1,6 +1,7 @@
 #include "rankd/service/http_errors.h"
 
 #include <string>
+#include <utility>
 
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
@@ -49,6 +50,12 @@ http::Response HttpErrorResponse(int status, std::string_view message,
   std::string body;
   engine::WriteErrorBody(body, request_id, {code, std::string(message)});
   return http::Response::Text(status, std::move(body), "application/json");
+}
+
+http::Response JsonError(engine::ErrorCode code, std::string message) {
+  std::string body;
+  engine::WriteErrorBody(body, std::nullopt, {code, std::move(message)});
+  return http::Response::Text(engine::HttpStatus(code), std::move(body), "application/json");
 }
 
 }  // namespace rankd::service

@@ -24,6 +24,7 @@
 #include "rankd/runtime/task_scope.h"
 #include "rankd/service/http_errors.h"
 #include "rankd/service/openapi.h"
+#include "rankd/service/query_string.h"
 
 namespace rankd::service {
 
@@ -152,13 +153,6 @@ rt::Task<void> ProbeShard(const engine::EndpointSet& endpoints, const ShardAdmis
   }
 }
 
-// An error of an endpoint other than /rank (no request_id), with its code's status.
-http::Response JsonError(engine::ErrorCode code, std::string message) {
-  std::string body;
-  engine::WriteErrorBody(body, std::nullopt, {code, std::move(message)});
-  return http::Response::Text(engine::HttpStatus(code), std::move(body), kJson);
-}
-
 // splitmix64: the per-shard generator behind log sampling.
 double NextUniform(std::uint64_t& state) noexcept {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
@@ -203,15 +197,7 @@ std::string JoinNames(const std::vector<std::string>& names) {
 // POST /admin/reload's query: dry_run and allow_removals, each 1 or 0. Returns what is wrong
 // with it, or nullopt once `options` holds it.
 std::optional<std::string> ParseReloadQuery(std::string_view query, ReloadOptions& options) {
-  while (!query.empty()) {
-    const std::size_t amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    if (pair.empty()) continue;
-    const std::size_t eq = pair.find('=');
-    const std::string_view name = pair.substr(0, eq);
-    const std::string_view value =
-        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+  for (const auto& [name, value] : SplitQuery(query)) {
     bool* flag = name == "dry_run"          ? &options.dry_run
                  : name == "allow_removals" ? &options.allow_removals
                                             : nullptr;
@@ -409,6 +395,7 @@ http::Router RankService::Routes() {
   router.Get("/metrics", [this](http::Request&) { return Metrics(); });
   router.Get("/openapi.json", [this](http::Request&) { return OpenApi(); });
   router.Post("/admin/reload", [this](http::Request& request) { return AdminReload(request); });
+  if (options_.studio != StudioAccess::kOff) AddStudioRoutes(router);
   return router;
 }
 
@@ -491,6 +478,22 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   if (answer.error == engine::ErrorCode::kOverloaded) response.AddHeader("Retry-After", "1");
   if (answer.shadow) shard.shadows.Spawn(Shadow(shard, std::move(answer.shadow)));
   co_return response;
+}
+
+rt::Task<engine::Ranker::Answer> RankService::RankOnShard(std::string_view body,
+                                                          engine::Ranker::Context context) {
+  ShardEngine& shard = shard_engines_->Get();
+  Refresh(shard);
+  engine::Ranker::Answer answer;
+  try {
+    answer = co_await shard.ranker.Rank(body, context);
+  } catch (const std::exception& e) {
+    answer = {};
+    answer.error = engine::ErrorCode::kInternal;
+    answer.error_message = e.what();
+    engine::WriteErrorBody(answer.body, std::string_view(), {*answer.error, e.what()});
+  }
+  co_return answer;
 }
 
 rt::Task<void> RankService::Shadow(ShardEngine& shard, std::unique_ptr<engine::ShadowRun> run) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "json/parser.h"
@@ -31,6 +32,17 @@ TEST(JsonTextTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
   std::string all;
   for (int b = 0; b < 256; ++b) all.push_back(static_cast<char>(b));
   EXPECT_TRUE(Parse(QuoteJson(all + all.substr(128) + "\xed\xa0")).has_value());
+}
+
+TEST(JsonTextTest, JsonSyntaxErrorIsNulloptForOneDocumentAndSaysWhereOtherwise) {
+  EXPECT_EQ(JsonSyntaxError(R"({"state":"ok","diagnostics":[]})"), std::nullopt);
+  EXPECT_EQ(JsonSyntaxError("[1, 2.5e3, null, true]"), std::nullopt);
+  const std::optional<std::string> cut = JsonSyntaxError(R"({"state":)");
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_NE(cut->find("line 1"), std::string::npos) << *cut;
+  EXPECT_TRUE(JsonSyntaxError("").has_value());
+  EXPECT_TRUE(JsonSyntaxError(R"({"a":1,"a":2})").has_value());  // a repeated member name
+  EXPECT_TRUE(JsonSyntaxError("{} {}").has_value());             // two documents
 }
 
 }  // namespace

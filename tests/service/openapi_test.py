@@ -33,7 +33,7 @@ from prometheus_client.parser import text_string_to_metric_families
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from run_fixture import PLANS  # noqa: E402
 import serve_fixture  # noqa: E402
-from serve_fixture import SharedServer, server_on_own_redis  # noqa: E402
+from serve_fixture import SharedServer, local_address, server_on_own_redis  # noqa: E402
 
 ROUTES = {"/rank": "post", "/plans": "get", "/plans/{name}": "get", "/healthz": "get",
           "/readyz": "get", "/metrics": "get", "/openapi.json": "get", "/admin/reload": "post"}
@@ -51,19 +51,6 @@ def document(server):
     status, content_type, text = server.request("GET", "/openapi.json")
     assert status == 200 and content_type == "application/json", (status, content_type)
     return json.loads(text)
-
-
-def local_address():
-    """This machine's address on its default route (no packet is sent), or None."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        s.connect(("10.254.254.254", 9))
-        address = s.getsockname()[0]
-    except OSError:
-        return None
-    finally:
-        s.close()
-    return None if address.startswith("127.") else address
 
 
 class DocumentCheck(SharedServer):

@@ -8,6 +8,7 @@ import os
 import queue
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -240,3 +241,16 @@ class SharedServer(unittest.TestCase):
         finally:
             cls.redis.stop()
             shutil.rmtree(cls.folder, ignore_errors=True)
+
+
+def local_address():
+    """This machine's address on its default route (no packet is sent), or None."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("10.254.254.254", 9))
+        address = s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return None if address.startswith("127.") else address

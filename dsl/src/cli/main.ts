@@ -8,7 +8,7 @@ import { generateRegistryModule } from "../compiler/gentypes.js";
 import { BUILT_BY, DEFAULT_REGISTRY_DIR, GENERATED_REGISTRY } from "../compiler/paths.js";
 import { loadRegistry } from "../compiler/registry.js";
 import { SURFACES_FILE } from "../compiler/surfaces.js";
-import { reloadServer, watchSources } from "./watch.js";
+import { buildReport, buildReporter, reloadServer, studioBuildUrl, watchSources } from "./watch.js";
 
 // The compiler (TypeScript, esbuild, QuickJS) and the validator (ajv) load
 // only for the commands that need them, so quick commands start quickly.
@@ -28,7 +28,8 @@ const USAGE = `usage:
                                                surfaces.toml; a store already in DIR keeps its
                                                other plans and surfaces (--prune removes them);
                                                --watch builds again on every save, and --reload
-                                               then POSTs to URL (a server's /admin/reload)
+                                               then POSTs to URL (a server's /admin/reload) and
+                                               each build's errors to its studio
   rankc remove <name>... --store DIR           remove plans (and their artifacts) from a store
   rankc --explain <plan.ts|artifact.json>      print the DAG and its static cost
   rankc check <artifact.json>...               validate artifacts (schema, registry, digest)
@@ -221,8 +222,10 @@ async function main(argv: string[]): Promise<number> {
         if (statSafe(f)?.isDirectory() && (await store()).findPlanFiles(f).length === 0) throw new UsageError(`${f} has no *.plan.ts files`);
       }
       const outDir = path.resolve(a.out ?? outDefault);
+      // Watching: a save compiles the plans it changed (their files or what they import) only.
+      const cache = a.watch ? new (await import("../compiler/plan_cache.js")).CompiledPlanCache() : undefined;
       const build = async (): Promise<void> => {
-        const { plans, index, change } = await (await store()).buildStore(files, outDir, { registry, limits, prune: a.prune, surfaces });
+        const { plans, index, change } = await (await store()).buildStore(files, outDir, { registry, limits, prune: a.prune, surfaces, cache });
         for (const p of plans) {
           console.log(`${path.relative(process.cwd(), p.file)} -> ${path.relative(process.cwd(), path.join(outDir, p.plan.name + ".json"))}  digest ${p.plan.digest}`);
         }
@@ -238,6 +241,9 @@ async function main(argv: string[]): Promise<number> {
       }
       // Watching: a build that fails reports its errors and leaves the store as it was; the next
       // save builds again. New plan files in a directory are found on each build.
+      const reload = a.reload;
+      const log = (line: string) => console.log(line);
+      const report = reload === undefined ? undefined : buildReporter(studioBuildUrl(reload), log);
       const watched = async (): Promise<boolean> => {
         try {
           ({ files, surfaces } = await findSources(a.files));
@@ -247,11 +253,18 @@ async function main(argv: string[]): Promise<number> {
           if (!(e instanceof CompileError)) throw e;
           for (const d of e.diagnostics) console.error(formatDiagnostic(d));
           console.error(`build failed: ${e.diagnostics.length} error${e.diagnostics.length === 1 ? "" : "s"}; the store is unchanged`);
+          await report?.(buildReport(e.diagnostics));
           return false;
         }
       };
-      const reload = a.reload;
-      const afterBuild = reload === undefined ? undefined : () => reloadServer(reload, (line) => console.log(line));
+      // After a build that succeeded: the server reloads, then its studio hears of it.
+      const afterBuild =
+        reload === undefined
+          ? undefined
+          : async () => {
+              await reloadServer(reload, log);
+              await report?.(buildReport([]));
+            };
       if ((await watched()) && afterBuild) await afterBuild();
       await watchSources({ paths: a.files, ignore: outDir, build: watched, afterBuild, log: (line) => console.log(line) });
       return 0;

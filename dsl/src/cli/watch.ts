@@ -1,8 +1,10 @@
-// rankc build --watch: rebuild a store whenever a plan source changes, and have a server reload
-// it (docs/authoring.md, "Live editing").
+// rankc build --watch: rebuild a store whenever a plan source changes, have a server reload it and
+// tell the server's studio how each build went (docs/authoring.md, "Live editing").
 
 import { watch, type FSWatcher } from "node:fs";
 import path from "node:path";
+
+import type { Diagnostic } from "../compiler/errors.js";
 
 /** What a change under a watched directory may be: a plan source or fragment, or surfaces.toml. */
 const WATCHED = /(\.ts|(^|\/)surfaces\.toml)$/;
@@ -96,4 +98,52 @@ export async function reloadServer(url: string, log: (line: string) => void): Pr
   } catch (e) {
     log(`reload ${url} failed: ${(e as Error).message}${(e as { cause?: Error }).cause ? ` (${(e as { cause: Error }).cause.message})` : ""}`);
   }
+}
+
+/** A build's outcome as the studio shows it (docs/studio.md): what `--reload` also reports. */
+export interface BuildReport {
+  state: "ok" | "failed";
+  /** When the build ended, RFC 3339. */
+  at: string;
+  diagnostics: { file: string; line: number | null; column: number | null; message: string; hint?: string }[];
+}
+
+/** The report of a build that ended with `diagnostics` (none: it succeeded); files relative to `cwd` when under it. */
+export function buildReport(diagnostics: readonly Diagnostic[], cwd = process.cwd(), now = new Date()): BuildReport {
+  return {
+    state: diagnostics.length === 0 ? "ok" : "failed",
+    at: now.toISOString(),
+    diagnostics: diagnostics.map((d) => {
+      const rel = path.isAbsolute(d.file) ? path.relative(cwd, d.file) : d.file;
+      const file = rel.startsWith("..") || path.isAbsolute(rel) ? d.file : rel;
+      return { file, line: d.line ?? null, column: d.line !== undefined ? (d.col ?? null) : null, message: d.message, ...(d.hint ? { hint: d.hint } : {}) };
+    }),
+  };
+}
+
+/** Where a server given by its reload URL takes build reports: the same origin's /studio/api/build. */
+export function studioBuildUrl(reloadUrl: string): string {
+  return new URL("/studio/api/build", reloadUrl).href;
+}
+
+/**
+ * POSTs a build report to a server's studio. A server that does not take it (no studio, or not
+ * from this peer) is told once per run of refusals, not on every save.
+ */
+export function buildReporter(url: string, log: (line: string) => void): (report: BuildReport) => Promise<void> {
+  let refused = false;
+  return async (report) => {
+    try {
+      const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(report) });
+      await r.text();
+      if (r.ok) refused = false;
+      else if (!refused) {
+        refused = true;
+        log(`build report to ${url} refused (HTTP ${r.status}): the studio will not show build errors`);
+      }
+    } catch (e) {
+      if (!refused) log(`build report to ${url} failed: ${(e as Error).message}`);
+      refused = true;
+    }
+  };
 }

@@ -44,7 +44,12 @@ export interface CompiledPlan {
   /** The artifact as written to disk: key-sorted, two-space indented, final newline. */
   json: string;
   analysis: PlanAnalysis;
+  /** Absolute paths of the files it was built from: its own, the modules it imports, the authoring API's. */
+  sources: string[];
 }
+
+/** The bundle's entry (esbuild's stdin) among a source map's sources: not a file. */
+const STDIN_SOURCE = /(<stdin>|%3Cstdin%3E)$/;
 
 /** Compiles one plan file; throws CompileError. */
 export async function compilePlanFile(file: string, opts: CompileOptions): Promise<CompiledPlan> {
@@ -97,7 +102,8 @@ export async function compilePlanFile(file: string, opts: CompileOptions): Promi
       }),
     );
   }
-  return { file: abs, plan, json: prettyJson(plan), analysis };
+  const sources = [...new Set(bundle.sources.filter((f) => path.isAbsolute(f) && !STDIN_SOURCE.test(f)))];
+  return { file: abs, plan, json: prettyJson(plan), analysis, sources };
 }
 
 /** Maps sandbox stack frames to the first position in the plan author's own files. */
@@ -109,7 +115,7 @@ function locator(bundle: Bundle, planFile: string): (frames: Array<[number, numb
       if (!o) continue;
       const idx = map.sources.indexOf(o.source);
       const file = bundle.sources[idx] ?? o.source;
-      if (isDslSource(file) || /(<stdin>|%3Cstdin%3E)$/.test(file)) continue;
+      if (isDslSource(file) || STDIN_SOURCE.test(file)) continue;
       return { file, line: o.line, col: o.col };
     }
     return { file: planFile, line: 1, col: 1 };

@@ -15,6 +15,7 @@ import { prettyJson } from "./canonical.js";
 import { compilePlanFile, type CompileOptions, type CompiledPlan } from "./compile.js";
 import { CompileError, type Diagnostic } from "./errors.js";
 import { checkSurfacePlans, readSurfacesFile, SURFACES_FILE, type SurfacesFile } from "./surfaces.js";
+import type { CompiledPlanCache } from "./plan_cache.js";
 
 export const INDEX_FILE = "index.json";
 
@@ -161,6 +162,8 @@ export interface BuildStoreOptions extends CompileOptions {
    * keeps its own, except that `prune` removes it (the store becomes exactly what was built).
    */
   surfaces?: string;
+  /** Plans compiled by an earlier build, reused when nothing they were built from changed. */
+  cache?: CompiledPlanCache;
 }
 
 /**
@@ -174,7 +177,7 @@ export async function buildStore(files: string[], outDir: string, opts: BuildSto
   const diagnostics: Diagnostic[] = [];
   for (const f of files) {
     try {
-      plans.push(await compilePlanFile(f, opts));
+      plans.push(await (opts.cache ? opts.cache.get(f, opts) : compilePlanFile(f, opts)));
     } catch (e) {
       if (e instanceof CompileError) diagnostics.push(...e.diagnostics);
       else throw e;

@@ -73,23 +73,6 @@ std::string WhyRemoved(const CompiledNode& node, const CandidateSet& input, std:
   }
 }
 
-// The keys a node adds to its rows: its output keys that are not on every input's (a node with
-// no input: all but id).
-std::vector<KeyRef> AddedKeys(const CompiledPlan& plan, const CompiledNode& node) {
-  std::vector<KeyRef> added;
-  for (const KeyRef& key : node.output_keys) {
-    if (key.slot == plan.registry().id_slot()) continue;
-    bool inherited = !node.inputs.empty();
-    for (const std::size_t input : node.inputs) {
-      bool has = false;
-      for (const KeyRef& k : plan.nodes()[input].output_keys) has = has || k.slot == key.slot;
-      inherited = inherited && has;
-    }
-    if (!inherited) added.push_back(key);
-  }
-  return added;
-}
-
 }  // namespace
 
 void AppendItemTrace(std::string& out, const CompiledPlan& plan, const ExecutionResult& result,

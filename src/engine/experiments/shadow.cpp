@@ -52,8 +52,8 @@ std::vector<RankedItem> RankedListOfRows(const ExecutionResult::Output& output,
                                          const Registry& registry) {
   const CandidateSet& rows = *output.rows;
   const Column* ids = rows.column(registry.id_slot());
-  const Column* scores =
-      output.node->op->orders_by_key ? rows.column(output.node->key.slot) : nullptr;
+  const KeyRef* score_key = OrderingKey(*output.node);
+  const Column* scores = score_key != nullptr ? rows.column(score_key->slot) : nullptr;
   std::vector<RankedItem> list;
   list.reserve(rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r) {

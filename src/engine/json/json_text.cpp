@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "json/parser.h"
+
 namespace rankd::engine::json {
 namespace {
 
@@ -102,6 +104,12 @@ std::string QuoteJson(std::string_view text) {
   std::string out;
   AppendJsonString(out, text);
   return out;
+}
+
+std::optional<std::string> JsonSyntaxError(std::string_view text) {
+  const auto parsed = Parse(text);
+  if (parsed) return std::nullopt;
+  return parsed.error().message;
 }
 
 }  // namespace rankd::engine::json

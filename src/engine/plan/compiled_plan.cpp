@@ -211,4 +211,23 @@ std::shared_ptr<const CompiledPlan> CompiledPlanStore::Find(std::string_view nam
   return it == plans_.end() ? nullptr : it->second;
 }
 
+std::vector<KeyRef> AddedKeys(const CompiledPlan& plan, const CompiledNode& node) {
+  std::vector<KeyRef> added;
+  for (const KeyRef& key : node.output_keys) {
+    if (key.slot == plan.registry().id_slot()) continue;
+    bool inherited = !node.inputs.empty();
+    for (const std::size_t input : node.inputs) {
+      bool has = false;
+      for (const KeyRef& k : plan.nodes()[input].output_keys) has = has || k.slot == key.slot;
+      inherited = inherited && has;
+    }
+    if (!inherited) added.push_back(key);
+  }
+  return added;
+}
+
+const KeyRef* OrderingKey(const CompiledNode& node) noexcept {
+  return node.op->orders_by_key ? &node.key : nullptr;
+}
+
 }  // namespace rankd::engine

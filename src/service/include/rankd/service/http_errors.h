@@ -5,10 +5,11 @@
 // {"request_id"?, "error": {"code", "message"}}, as application/json. request_id is the
 // request's valid X-Request-Id, when it was parsed and has one.
 //
-// A plain function; any thread.
+// Plain functions; any thread.
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "rankd/engine/api/error_code.h"
@@ -26,5 +27,9 @@ std::optional<engine::ErrorCode> HttpLayerErrorCode(int status) noexcept;
 // code of its own gets bad_request (4xx) or internal (5xx), and keeps its status.
 http::Response HttpErrorResponse(int status, std::string_view message,
                                  const http::Request* request);
+
+// An error of an endpoint other than /rank (no request_id) in the same body, with its code's
+// status.
+http::Response JsonError(engine::ErrorCode code, std::string message);
 
 }  // namespace rankd::service

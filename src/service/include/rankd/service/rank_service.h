@@ -1,7 +1,8 @@
 // RankService: the ranking service of `rankd serve` on a ShardSet (docs/operations.md):
 // POST /rank (docs/engine.md's request and response, each error code with its HTTP status),
 // GET /plans, GET /plans/:name, GET /healthz, GET /readyz, GET /metrics (Prometheus),
-// GET /openapi.json (built with each store it loads) and POST /admin/reload (from loopback only).
+// GET /openapi.json (built with each store it loads) and POST /admin/reload (from loopback only);
+// and the studio page with its API under /studio (studio_routes.cpp, docs/studio.md).
 //
 // Each shard has its own Redis clients (one per endpoint of the registry) and its own Ranker,
 // made on the shard's loop when the set starts; they connect in the background, so a server
@@ -33,6 +34,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rankd/engine/api/ranker.h"
@@ -48,6 +50,10 @@
 #include "rankd/service/plan_source.h"
 
 namespace rankd::service {
+
+// Who may open the studio (docs/studio.md): no one (its routes are not served), peers on loopback
+// only (the default, as POST /admin/reload), or any peer.
+enum class StudioAccess { kOff, kLoopback, kAny };
 
 struct ServiceOptions {
   PlanSource source;  // read again by Reload
@@ -74,6 +80,7 @@ struct ServiceOptions {
   // share (0 to 1) of the shadow runs. Null: none. Borrowed.
   LineFileWriter* shadow_log = nullptr;
   double shadow_log_sample = 1;
+  StudioAccess studio = StudioAccess::kLoopback;
 };
 
 // What POST /admin/reload (or a SIGHUP) asks of RankService::Reload, and what it did.
@@ -147,6 +154,20 @@ class RankService {
   http::Response Metrics() const;
   http::Response OpenApi() const;
   rt::Task<http::Response> AdminReload(http::Request& request);
+  // Ranks `body` on this thread's shard with `context` (its store refreshed first), an exception
+  // turned into an internal error's answer; counts and logs nothing.
+  rt::Task<engine::Ranker::Answer> RankOnShard(std::string_view body,
+                                               engine::Ranker::Context context);
+  // The studio (studio_routes.cpp): its page's files, a plan's analysis, a comparison of two
+  // plans on one request, and the last plan build's result that `rankc build --watch` reports.
+  void AddStudioRoutes(http::Router& router);
+  // 403 when options_.studio does not let this request's peer in; nullopt when it may.
+  std::optional<http::Response> StudioRefusal(const http::Request& request) const;
+  http::Response StudioFile(const http::Request& request, std::string_view name) const;
+  http::Response StudioPlan(const http::Request& request) const;
+  rt::Task<http::Response> StudioCompare(http::Request& request);
+  http::Response StudioBuild() const;
+  http::Response StudioBuildReport(const http::Request& request);
   // The plans requested at or after `since_ns` (rt::MonotonicNanos) on any shard.
   std::set<std::string, std::less<>> PlansRequestedSince(std::int64_t since_ns) const;
   // Counts a request's answer on its shard's metrics.
@@ -167,6 +188,9 @@ class RankService {
   std::atomic<std::uint64_t> store_version_{1};
   std::atomic<std::uint64_t> reloads_{0};
   std::atomic<std::uint64_t> reload_failures_{0};
+
+  mutable std::mutex studio_mutex_;
+  std::string build_report_;  // the last POST /studio/api/build's body; guarded by studio_mutex_
 
   StatusCounts http_errors_;              // the ErrorResponder's answers, by status
   const http::Server* server_ = nullptr;  // set before the shards run; may be null

@@ -98,6 +98,14 @@ class CompiledPlan {
   std::vector<std::vector<std::string>> regex_flags_;
 };
 
+// The keys a node adds to its rows: its output keys that are not on every input's (a node with
+// no input: all but id). What the studio labels a node with and what an item trace writes.
+std::vector<KeyRef> AddedKeys(const CompiledPlan& plan, const CompiledNode& node);
+
+// The key a node orders its rows by (sort's and topk's `by`): what a ranking diff reads as an
+// output's score. Null for a node whose op orders by no key.
+const KeyRef* OrderingKey(const CompiledNode& node) noexcept;
+
 // Compiles a validated plan against the registry it was validated against. Throws
 // std::invalid_argument for a plan that validation would not have passed.
 std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan,

@@ -1,0 +1,164 @@
+// The graph the DAG view lays out, built from a plan artifact and (when the server gave it) the
+// engine's analysis: one node per plan node with the lines its box shows, one edge per input,
+// the fragment groups (node ids with dots are inlined fragments, grouped by the prefix before the
+// last dot) and the output nodes.
+
+import type { NodeAnalysis, PlanAnalysis, PlanArtifact, PlanNode } from "./api_types.js";
+import { expressionText } from "./expression_text.js";
+import { formatCount, truncate } from "./format.js";
+
+export interface GraphNode {
+  id: string;
+  op: string;
+  /** The fragment prefix (before the last dot of the id), or null outside fragments. */
+  fragment: string | null;
+  isOutput: boolean;
+  /** The artifact's node, as the detail panel shows it. */
+  artifact: PlanNode;
+  analysis: NodeAnalysis | null;
+  /** The text lines of the node's box, the first being the id. */
+  lines: string[];
+  label: string | null;
+  timeoutMs: number | null;
+  skipsOnError: boolean;
+}
+
+export interface GraphEdge {
+  from: string;
+  to: string;
+}
+
+export interface FragmentGroup {
+  prefix: string;
+  nodeIds: string[];
+}
+
+export interface PlanGraph {
+  plan: string;
+  digest: string;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  fragments: FragmentGroup[];
+  outputs: string[];
+}
+
+const LINE_CHARS = 56;
+
+/** The prefix before the last dot of a node id, or null for an id without dots. */
+export function fragmentOf(nodeId: string): string | null {
+  const dot = nodeId.lastIndexOf(".");
+  return dot > 0 ? nodeId.slice(0, dot) : null;
+}
+
+function countText(value: unknown, artifact: PlanArtifact): string {
+  if (typeof value === "object" && value !== null && "param" in value) {
+    const name = String((value as { param: unknown }).param);
+    const max = artifact.params?.[name]?.max;
+    return max !== undefined ? `$${name} (≤ ${formatCount(max)})` : `$${name}`;
+  }
+  return typeof value === "number" ? formatCount(value) : JSON.stringify(value);
+}
+
+/** One line summarising an op's parameters, the way a ranking engineer reads them. */
+export function summariseParams(node: PlanNode, artifact: PlanArtifact): string {
+  const p = node.params;
+  switch (node.op) {
+    case "viewer": return "";
+    case "follow":
+    case "recommendation":
+    case "media":
+      return `fanout ${countText(p["fanout"], artifact)}`;
+    case "fetch_list":
+      return `${String(p["schema"])} fanout ${countText(p["fanout"], artifact)}`;
+    case "fixed_source": {
+      const ids = Array.isArray(p["ids"]) ? p["ids"] : [];
+      return `${ids.length} id${ids.length === 1 ? "" : "s"}`;
+    }
+    case "fetch_features": {
+      const keys = Array.isArray(p["keys"]) ? p["keys"].map(String) : [];
+      return `${String(p["schema"])}: ${keys.join(", ")}`;
+    }
+    case "vm": {
+      const expr = artifact.exprs?.[String(p["expr"])];
+      return `${String(p["out_key"])} = ${expr !== undefined ? expressionText(expr) : String(p["expr"])}`;
+    }
+    case "filter": {
+      const pred = artifact.preds?.[String(p["pred"])];
+      return pred !== undefined ? expressionText(pred) : String(p["pred"]);
+    }
+    case "sort": return `by ${String(p["by"])} ${String(p["order"])}`;
+    case "take": return `first ${countText(p["count"], artifact)}`;
+    case "topk": return `top ${countText(p["k"], artifact)} by ${String(p["by"])}`;
+    case "dedupe": return `by ${String(p["by"])}`;
+    case "concat": return "";
+    case "sleep":
+    case "busy_cpu":
+      return `${String(p["ms"])} ms`;
+    default:
+      return Object.entries(p).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
+  }
+}
+
+function nodeLines(node: PlanNode, analysis: NodeAnalysis | null, artifact: PlanArtifact): string[] {
+  const lines = [node.id];
+  const summary = summariseParams(node, artifact);
+  lines.push(truncate(summary ? `${node.op} · ${summary}` : node.op, LINE_CHARS));
+  if (analysis && analysis.keys_added.length > 0) {
+    lines.push(truncate(`+ ${analysis.keys_added.join(", ")}`, LINE_CHARS));
+  }
+  const policy: string[] = [];
+  if (node.timeout_ms !== undefined) policy.push(`timeout ${node.timeout_ms} ms`);
+  if (node.on_error === "skip") policy.push("skip on error");
+  if (policy.length > 0) lines.push(policy.join(" · "));
+  if (analysis) {
+    lines.push(`≤ ${formatCount(analysis.max_rows)} rows · ${formatCount(analysis.max_redis_commands)} cmds`);
+  }
+  return lines;
+}
+
+/** Builds the graph of a plan; `analysis` is used only when it describes the same digest. */
+export function buildPlanGraph(artifact: PlanArtifact, analysis: PlanAnalysis | null): PlanGraph {
+  const usable = analysis !== null && analysis.digest === artifact.digest ? analysis : null;
+  const analysisById = new Map<string, NodeAnalysis>();
+  for (const entry of usable?.nodes ?? []) analysisById.set(entry.id, entry);
+  const outputs = new Set(artifact.outputs);
+  const known = new Set(artifact.nodes.map((n) => n.id));
+
+  const nodes: GraphNode[] = artifact.nodes.map((node) => {
+    const nodeAnalysis = analysisById.get(node.id) ?? null;
+    return {
+      id: node.id,
+      op: node.op,
+      fragment: fragmentOf(node.id),
+      isOutput: outputs.has(node.id),
+      artifact: node,
+      analysis: nodeAnalysis,
+      lines: nodeLines(node, nodeAnalysis, artifact),
+      label: node.label ?? null,
+      timeoutMs: node.timeout_ms ?? null,
+      skipsOnError: node.on_error === "skip",
+    };
+  });
+
+  const edges: GraphEdge[] = [];
+  const seenEdges = new Set<string>();
+  for (const node of artifact.nodes) {
+    for (const input of node.inputs) {
+      const key = `${input}\u0000${node.id}`;
+      if (!known.has(input) || seenEdges.has(key)) continue;
+      seenEdges.add(key);
+      edges.push({ from: input, to: node.id });
+    }
+  }
+
+  const groups = new Map<string, string[]>();
+  for (const node of nodes) {
+    if (node.fragment === null) continue;
+    const members = groups.get(node.fragment) ?? [];
+    members.push(node.id);
+    groups.set(node.fragment, members);
+  }
+  const fragments = [...groups.entries()].map(([prefix, nodeIds]) => ({ prefix, nodeIds }));
+
+  return { plan: artifact.name, digest: artifact.digest, nodes, edges, fragments, outputs: artifact.outputs };
+}
