@@ -204,11 +204,13 @@ class StudioBrowserTest(unittest.TestCase):
             and self.css("#timeline svg g.bar")))
 
     def shot(self, name, top="body"):
-        """A screenshot of the page scrolled to the element `top` names, into SHOTS."""
+        """A screenshot of the page scrolled to the panel of the element `top` names, into
+        SHOTS."""
         if SHOTS:
             os.makedirs(SHOTS, exist_ok=True)
-            self.browser.execute_script("arguments[0].scrollIntoView({block: 'start'})",
-                                        self.one(top))
+            self.browser.execute_script(
+                "(arguments[0].closest('section') || arguments[0]).scrollIntoView({block: 'start'})",
+                self.one(top))
             self.browser.save_screenshot(os.path.join(SHOTS, name + ".png"))
 
     # Tests (run in name order: a to e) ---------------------------------------------------------
@@ -251,6 +253,7 @@ class StudioBrowserTest(unittest.TestCase):
         # The plan's slow node times out and is skipped on every request (docs/plan-format.md).
         self.assertEqual(statuses["slow_ranker"], "degraded", statuses)
         self.assertEqual({s for n, s in statuses.items() if n != "slow_ranker"}, {"ok"}, statuses)
+        self.shot("run-timeline", "#timeline")
         rows = self.css('#answer table[data-output="top"] tbody tr')
         self.assertGreater(len(rows), 0)
         # Rows drawn on the DAG: every node has its count after a run.
@@ -265,7 +268,6 @@ class StudioBrowserTest(unittest.TestCase):
         status, text = self.stack.request("POST", "/rank", '{"plan": "feed", "viewer_id": 42}')
         self.assertEqual(status, 200)
         self.assertEqual(ids, [str(r["id"]) for r in json.loads(text)["outputs"]["top"]])
-        self.shot("run-timeline", "#timeline")
 
     def test_c_a_traced_id_shows_the_node_that_removed_it(self):
         self.open_page()

@@ -13,7 +13,7 @@ export const NODE_METRICS = {
   paddingX: 10,
   paddingY: 8,
   /** Room on the title line for the "output" tag. */
-  outputTagWidth: 52,
+  outputTagWidth: 62,
   /** Room under the box's last line for the rows badge a run draws. */
   badgeHeight: 18,
   minWidth: 120,
@@ -81,31 +81,23 @@ export function layoutPlanGraph(graph: PlanGraph): GraphLayout {
 
   dagre.layout(g);
 
-  const nodes: LaidOutNode[] = graph.nodes.map((node) => {
-    const placed = g.node(node.id);
-    return {
-      id: node.id,
-      x: placed.x - placed.width / 2,
-      y: placed.y - placed.height / 2,
-      width: placed.width,
-      height: placed.height,
-    };
+  // dagre places a box by its center.
+  const box = (placed: { x: number; y: number; width: number; height: number }) => ({
+    x: placed.x - placed.width / 2,
+    y: placed.y - placed.height / 2,
+    width: placed.width,
+    height: placed.height,
   });
+  const nodes: LaidOutNode[] = graph.nodes.map((node) => ({ id: node.id, ...box(g.node(node.id)) }));
   const edges: LaidOutEdge[] = graph.edges.map((edge) => ({
     from: edge.from,
     to: edge.to,
     points: (g.edge(edge.from, edge.to)?.points ?? []).map((p: { x: number; y: number }) => ({ x: p.x, y: p.y })),
   }));
-  const fragments: LaidOutFragment[] = graph.fragments.map((fragment) => {
-    const placed = g.node(CLUSTER_PREFIX + fragment.prefix);
-    return {
-      prefix: fragment.prefix,
-      x: placed.x - placed.width / 2,
-      y: placed.y - placed.height / 2,
-      width: placed.width,
-      height: placed.height,
-    };
-  });
+  const fragments: LaidOutFragment[] = graph.fragments.map((fragment) => ({
+    prefix: fragment.prefix,
+    ...box(g.node(CLUSTER_PREFIX + fragment.prefix)),
+  }));
   const label = g.graph();
   return { width: Math.ceil(label.width ?? 0), height: Math.ceil(label.height ?? 0), nodes, edges, fragments };
 }

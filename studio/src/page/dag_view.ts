@@ -24,6 +24,10 @@ function edgePath(points: { x: number; y: number }[]): string {
   return d;
 }
 
+/** The share of the window's height a DAG may take, and the smallest scale it is drawn at to fit. */
+const MAX_HEIGHT_SHARE = 0.8;
+const MIN_SCALE = 0.6;
+
 export class DagView {
   private nodeGroups = new Map<string, SVGGElement>();
   private edgePaths: SVGPathElement[] = [];
@@ -39,9 +43,13 @@ export class DagView {
     this.edgePaths = [];
 
     const m = NODE_METRICS;
+    // The whole plan in view: scaled down (never up) to the panel's width and most of the
+    // window's height; the panel scrolls only below a legible size.
+    const fit = Math.min(1, (this.container.clientWidth || layout.width) / layout.width, (window.innerHeight * MAX_HEIGHT_SHARE) / layout.height);
+    const scale = Math.max(fit, MIN_SCALE);
     const svg = s("svg", {
-      width: layout.width,
-      height: layout.height,
+      width: Math.round(layout.width * scale),
+      height: Math.round(layout.height * scale),
       viewBox: `0 0 ${layout.width} ${layout.height}`,
       role: "img",
       "aria-label": `DAG of plan ${graph.plan}`,
