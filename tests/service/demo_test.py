@@ -71,6 +71,9 @@ class DemoTest(unittest.TestCase):
         self.assertRegex(out, r"\d+ requests in [\d.]+ s: \d+ requests/s, p50 [\d.]+ ms, p99 "
                               r"[\d.]+ ms, 0 not 200")
         self.assertIn('rankd_requests_total{plan="feed",status="200",code=""}', out)
+        # The studio's URL, checked by fetching the page while the server was up.
+        self.assertRegex(out, r"http://127\.0\.0\.1:\d+/studio: 5 plans to see, run, explain, "
+                              r"trace and compare \(page \d+ bytes; `make serve` leaves it up\)")
         self.assertIn("demo: stopped rankd serve and redis-server", out)
         for pid in self.pids(out):
             self.assertFalse(alive(pid), pid)
