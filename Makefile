@@ -3,7 +3,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 
-.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve demo-cluster studio-screenshots setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-offload bench-plan bench-overload bench-shadow bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
+.PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve demo-cluster studio-screenshots setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-models bench-offload bench-plan bench-overload bench-shadow bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 
 all: build
 
@@ -183,6 +183,14 @@ bench-engine: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@nice ninja -C build-bench -j$(JOBS) --quiet rankd_feed_bench rankd_plan_load_bench
 	build-bench/venv/bin/python bench/scripts/engine_bench.py $(if $(ARGS),$(ARGS),--record)
+
+# Tree models: one thread scoring 1K-100K rows, rankd vs LightGBM's and XGBoost's own predictors
+# on the same models, recorded in docs/benchmarks.md (ARGS='--repeats 1 --sizes 10000' for a
+# quick run, not recorded).
+bench-models: setup-bench
+	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
+	@nice ninja -C build-bench -j$(JOBS) --quiet rankd_model_bench
+	build-bench/venv/bin/python bench/scripts/model_bench.py $(if $(ARGS),$(ARGS),--record)
 
 # Where a CPU node runs: inline against offloaded to the CPU pool, per input size.
 bench-offload: setup-bench

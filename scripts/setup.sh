@@ -35,7 +35,7 @@ demo_packages=(redis-server)
 # redis-benchmark (make bench-redis), wrk (make bench-http) and the charts (bench/scripts).
 bench_packages=(libbenchmark-dev libhttp-parser-dev libuv1-dev libboost-dev redis-server redis-tools
   wrk python3-matplotlib
-  python3-venv)  # build-bench/venv: DuckDB from PyPI for make bench-engine (below)
+  python3-venv)  # build-bench/venv: DuckDB, LightGBM and XGBoost from PyPI (below)
 # make fuzz: clang 14 and its libFuzzer runtime.
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 # make format: clang-format over the files git tracks.
@@ -80,27 +80,11 @@ if ((${#missing[@]})); then
   fi
 fi
 
-# make bench-engine: DuckDB (PyPI, the version in bench/scripts/requirements-engine.txt) in a venv
-# that also sees Debian's matplotlib; created or updated only when the pinned version is missing.
-if [ "$purpose" = bench ]; then
-  venv="$root/build-bench/venv"
-  want="$(sed -n 's/^duckdb==//p' "$root/bench/scripts/requirements-engine.txt")"
-  have="$("$venv/bin/python" -c 'import duckdb; print(duckdb.__version__)' 2>/dev/null || true)"
-  if [ "$have" != "$want" ]; then
-    echo "setup: installing duckdb $want into build-bench/venv"
-    { [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"; } &&
-      "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/bench/scripts/requirements-engine.txt" \
-        >/tmp/rankd-pip.log 2>&1 ||
-      { echo "setup: pip install duckdb failed, see /tmp/rankd-pip.log" >&2; tail -20 /tmp/rankd-pip.log >&2; exit 1; }
-  fi
-fi
-
-# make test: the OpenAPI test's validator and schemathesis (PyPI, the versions in
-# tests/service/requirements.txt) in a venv that also sees Debian's prometheus-client; created or
-# updated only when what is installed differs from the pins.
-if [ "$purpose" = test ]; then
-  venv="$root/build/test-venv"
-  requirements="$root/tests/service/requirements.txt"
+# A venv (that also sees Debian's Python packages) with the PyPI packages pinned in a requirements
+# file, created or updated only when what is installed differs from the pins.
+# venv_install VENV REQUIREMENTS WHAT
+venv_install() {
+  local venv="$1" requirements="$2" what="$3"
   if ! "$venv/bin/python" - "$requirements" >/dev/null 2>&1 <<'PY'
 import sys
 from importlib.metadata import version
@@ -111,12 +95,25 @@ for line in open(sys.argv[1]):
         assert version(name) == want, name
 PY
   then
-    echo "setup: installing the OpenAPI test's packages into build/test-venv"
+    echo "setup: installing $what into ${venv#"$root"/}"
     { [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"; } &&
       "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements" \
         >/tmp/rankd-pip.log 2>&1 ||
       { echo "setup: pip install failed, see /tmp/rankd-pip.log" >&2; tail -20 /tmp/rankd-pip.log >&2; exit 1; }
   fi
+}
+
+# make bench-engine and make bench-models: DuckDB, LightGBM and XGBoost (bench/scripts/
+# requirements.txt) beside Debian's matplotlib.
+if [ "$purpose" = bench ]; then
+  venv_install "$root/build-bench/venv" "$root/bench/scripts/requirements.txt" "the benchmarks' packages"
+fi
+
+# make test: the Python tests' PyPI packages (tests/service/requirements.txt: the OpenAPI test's
+# validator and schemathesis, LightGBM and XGBoost for the tree models' exactness test) beside
+# Debian's prometheus-client.
+if [ "$purpose" = test ]; then
+  venv_install "$root/build/test-venv" "$root/tests/service/requirements.txt" "the Python tests' packages"
 fi
 
 # The npm workspaces, each installed from its lockfile when node_modules is missing or stale:

@@ -1,6 +1,6 @@
 # The engine's sources, relative to src/engine, in three lists: plan loading (JSON, registry, op
-# table, plan validation, plan store), the expression VM, and execution. The fuzz project
-# (fuzz/CMakeLists.txt) compiles the same lists with its instrumentation. A fourth list,
+# table, plan validation, plan store, tree models), the expression VM, and execution. The fuzz
+# project (fuzz/CMakeLists.txt) compiles the same lists with its instrumentation. A fourth list,
 # experiments, is built on them and only into rankd_engine. The op table names each
 # op's run function, so plan loading links with execution (and so with the runtime, net and
 # redis components).
@@ -12,6 +12,10 @@ set(RANKD_ENGINE_PLAN_SOURCES
   json/parser.cpp
   json/pointer.cpp
   json/value.cpp
+  models/lightgbm_text_reader.cpp
+  models/model_reading.cpp
+  models/tree_model.cpp
+  models/xgboost_json_reader.cpp
   ops/op_table.cpp
   plan/plan.cpp
   plan/plan_builder.cpp

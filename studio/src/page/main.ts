@@ -1,6 +1,6 @@
 // The plan studio's entry: loads the plans list, draws the selected plan's DAG, builds the run
 // form from the OpenAPI document, runs /rank with explain (answer, timeline, traces), compares two
-// plans through /studio/api/compare, and polls /plans and the rankc build status every second.
+// plans through /studio/api/compare, and polls /plans and the rankc build status twice a second.
 
 import type { OpenApiDocument, PlanArtifact, PlanList, RankResponse } from "../model/api_types.js";
 import { layoutPlanGraph } from "../model/graph_layout.js";
