@@ -402,31 +402,22 @@ http::Router RankService::Routes() {
 rt::Task<http::Response> RankService::Rank(http::Request& request) {
   ShardEngine& shard = shard_engines_->Get();
   const auto start = std::chrono::steady_clock::now();
-  engine::Ranker::Answer answer;
   engine::RequestCapture capture;
-  Refresh(shard);
-  try {
-    // The Ranker asks the shard's admission once the plan is known; an admitted request holds
-    // it until answered, or until its frame is destroyed unanswered (the connection cancelled
-    // at the end of a drain).
-    engine::Ranker::Context context;
-    if (request.HasHeader("x-request-id")) context.request_id = request.Header("x-request-id");
-    context.traceparent = request.Header("traceparent");
-    if (options_.captures != nullptr) {
-      context.capture = &capture;
-      context.capture_all =
-          options_.capture_sample > 0 && NextUniform(shard.random_state) < options_.capture_sample;
-    }
-    context.served_record = options_.served_log != nullptr &&
-                            NextUniform(shard.random_state) < options_.served_log_sample;
-    context.shadow_draw = NextUniform(shard.random_state);
-    answer = co_await shard.ranker.Rank(request.body, context);
-  } catch (const std::exception& e) {
-    answer = {};
-    answer.error = engine::ErrorCode::kInternal;
-    answer.error_message = e.what();
-    engine::WriteErrorBody(answer.body, std::string_view(), {*answer.error, e.what()});
+  // The Ranker asks the shard's admission once the plan is known; an admitted request holds it
+  // until answered, or until its frame is destroyed unanswered (the connection cancelled at the
+  // end of a drain).
+  engine::Ranker::Context context;
+  if (request.HasHeader("x-request-id")) context.request_id = request.Header("x-request-id");
+  context.traceparent = request.Header("traceparent");
+  if (options_.captures != nullptr) {
+    context.capture = &capture;
+    context.capture_all =
+        options_.capture_sample > 0 && NextUniform(shard.random_state) < options_.capture_sample;
   }
+  context.served_record = options_.served_log != nullptr &&
+                          NextUniform(shard.random_state) < options_.served_log_sample;
+  context.shadow_draw = NextUniform(shard.random_state);
+  engine::Ranker::Answer answer = co_await RankOnShard(request.body, context);
   const int status = answer.error ? engine::HttpStatus(*answer.error) : 200;
   if (answer.captured) {
     engine::experiments::CaptureRecord record;
