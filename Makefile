@@ -189,8 +189,9 @@ bench-engine: setup-bench
 # quick run, not recorded).
 bench-models: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
-	@nice ninja -C build-bench -j$(JOBS) --quiet rankd_model_bench
+	@nice ninja -C build-bench -j$(JOBS) --quiet rankd_model_bench rankd
 	build-bench/venv/bin/python bench/scripts/model_bench.py $(if $(ARGS),$(ARGS),--record)
+	build-bench/venv/bin/python bench/scripts/model_feed_bench.py $(if $(ARGS),,--record)
 
 # Where a CPU node runs: inline against offloaded to the CPU pool, per input size.
 bench-offload: setup-bench

@@ -11,7 +11,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "fuzz" / "corpus" / "plan_loader"
 CASES = ["cycle", "expr_too_deep_in_pred", "key_not_available_in_expr", "regex_invalid_lookahead",
          "schema_regex_pattern_and_param", "type_mismatch_coalesce", "unsafe_integer_in_value",
-         "param_undeclared_regex", "dead_node", "budget_commands"]
+         "param_undeclared_regex", "dead_node", "budget_commands", "model_unlisted",
+         "key_not_available_model_feature"]
 
 
 def compact(value) -> bytes:

@@ -226,6 +226,29 @@ class Demo:
             print(line)
         print(lines[-1])
 
+    def show_model(self, viewer):
+        """The same viewer ranked by feed_gbdt, a LightGBM model's click probability, beside feed's
+        hand-written score."""
+        step("POST /rank {\"plan\": \"feed_gbdt\", \"viewer_id\": %d}: the feed_ctr tree model "
+             "(registry/models.toml) beside feed's expression" % viewer)
+        answers = {}
+        for plan in ("feed", "feed_gbdt"):
+            status, r = self.rank({"plan": plan, "viewer_id": viewer})
+            if status != 200:
+                raise SystemExit("demo: /rank %s answered %d: %s" % (plan, status, r))
+            answers[plan] = r["outputs"]["top"]
+        print("%4s  %-28s  %-28s" % ("rank", "feed (expression)", "feed_gbdt (model p(click))"))
+        for i in range(10):
+            cells = []
+            for plan in ("feed", "feed_gbdt"):
+                rows = answers[plan]
+                cells.append("%-9s %7.3f" % (rows[i]["id"], rows[i].get("final_score") or 0)
+                             if i < len(rows) else "")
+            print("%4d  %-28s  %-28s" % (i + 1, cells[0], cells[1]))
+        shared = len({r["id"] for r in answers["feed"][:10]} & {r["id"] for r in answers["feed_gbdt"][:10]})
+        print("(%d of the model's top 10 are in feed's top 10; GET /plans lists feed_gbdt with the "
+              "model's sha256 in its digest)" % shared)
+
     def show_degraded(self, viewer):
         step("a degraded answer: the timeouts plan (slow_ranker has timeout_ms 20, on_error skip)")
         status, r = self.rank({"plan": "timeouts", "viewer_id": viewer})
@@ -357,6 +380,7 @@ def main():
         demo.start_serve()
         viewer = 42 if args.dataset != "tiny" else 7
         demo.show_feed(viewer)
+        demo.show_model(viewer)
         demo.show_degraded(viewer)
         demo.show_experiment([viewer, viewer + 1, viewer + 2, viewer + 3])
         demo.load(args.load_seconds)

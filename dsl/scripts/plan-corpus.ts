@@ -26,7 +26,7 @@ import { planDigest } from "../src/compiler/validate.js";
 export const CORPUS_DIR = "tests/plans/invalid";
 export const REGISTRIES_DIR = "tests/plans/registries";
 
-type Golden = "feed" | "blend" | "reels" | "timeouts";
+type Golden = "feed" | "feed_gbdt" | "blend" | "reels" | "timeouts";
 
 /** A JSON value being edited; cases reach into it by JSON pointer. */
 type Doc = any;
@@ -99,6 +99,8 @@ const FEED_CTR = "/exprs/e0/args/0/args/0";
 const FEED_REGEX = "/preds/p0/args/1/args/0";
 /** blend: p0's regex on the title, pattern \b(spam|scam)\b, flags i. */
 const BLEND_REGEX = "/preds/p0/args/1/args/0";
+/** feed_gbdt: e0, the vm's model expression: feed_ctr, transformed. */
+const GBDT_MODEL = "/exprs/e0";
 
 /** Registries a case may need instead of registry/: each an edit of registry/'s files. */
 const REGISTRY_VARIANTS = {
@@ -147,6 +149,8 @@ const CASES: CaseSpec[] = [
   { name: "schema_version", base: "feed", code: "schema", pointer: "/schema_version", description: "schema_version 2", fault: (p) => set(p, "/schema_version", 2) },
   { name: "schema_expr_id_proto", base: "feed", code: "schema", pointer: "/exprs/__proto__", description: "an expression table id __proto__ (a member of its own, not a prototype): not a table id", fault: (p) => set(p, "/exprs/__proto__", { op: "null" }) },
   { name: "schema_member_name_escaped", base: "feed", code: "schema", pointer: "/params/a~1b~0c", description: "a param named a/b~c: not a param name; the pointer escapes / and ~", fault: (p) => set(p, "/params/a~1b~0c", { type: "float", default: 0 }) },
+  { name: "schema_model_output", base: "feed_gbdt", code: "schema", pointer: `${GBDT_MODEL}/output`, description: "a model expression whose output is neither raw nor transformed", fault: (p) => set(p, `${GBDT_MODEL}/output`, "probability") },
+  { name: "schema_model_without_output", base: "feed_gbdt", code: "schema", pointer: GBDT_MODEL, description: "a model expression without its output", fault: (p) => del(p, `${GBDT_MODEL}/output`) },
   { name: "schema_regex_pattern_and_param", base: "feed", code: "schema", pointer: FEED_REGEX, description: "a regex with both a pattern and a param", fault: (p) => set(p, `${FEED_REGEX}/pattern`, "spam") },
 
   // Rule 1: origin.
@@ -197,6 +201,13 @@ const CASES: CaseSpec[] = [
   { name: "param_undeclared_count", base: "blend", code: "param_undeclared", pointer: "/nodes/14/params/k/param", description: "topk's k from the registry's result_size, which the plan does not declare", fault: (p) => del(p, "/params/result_size") },
   { name: "type_mismatch_count_param", base: "feed", code: "type_mismatch", pointer: "/nodes/6/params/k/param", description: "topk's k from a float param", fault: (p) => set(p, "/nodes/6/params/k", { param: "like_weight" }) },
   { name: "type_mismatch_vm_assign", base: "feed", code: "type_mismatch", pointer: "/nodes/4/params/expr", description: "vm assigns a string expression to a float key", fault: (p) => set(p, "/exprs/e0", key("title")) },
+
+  // Rules 4 and 5: models.
+  { name: "model_unknown_in_expr", base: "feed_gbdt", code: "model_unknown", pointer: `${GBDT_MODEL}/model`, description: "a model expression names a model the registry does not have", fault: (p) => set(p, `${GBDT_MODEL}/model`, "no_such_model") },
+  { name: "model_unknown_in_models", base: "feed_gbdt", code: "model_unknown", pointer: "/models/no_such_model", description: "models lists a model the registry does not have (with feed_ctr's sha256)", fault: (p) => set(p, "/models/no_such_model", get(p, "/models/feed_ctr")) },
+  { name: "model_unlisted", base: "feed_gbdt", code: "model_unlisted", pointer: `${GBDT_MODEL}/model`, description: "an expression scores feed_ctr, but the artifact has no models member", fault: (p) => del(p, "/models") },
+  { name: "unused_model", base: "feed_gbdt", code: "unused_model", pointer: "/models/feed_ctr", description: "models lists feed_ctr, but the vm's expression is the key ctr", fault: (p) => set(p, GBDT_MODEL, key("ctr")) },
+  { name: "key_not_available_model_feature", base: "feed_gbdt", code: "key_not_available", pointer: `${GBDT_MODEL}/model`, description: "features does not fetch ctr, the key of feed_ctr's feature ctr, which the vm's model expression reads", fault: (p) => set(p, "/nodes/3/params/keys", ["author_id", "age_hours", "likes", "title"]) },
 
   // Rule 7: safe integers.
   { name: "unsafe_integer_fixed_source", base: "blend", code: "unsafe_integer", pointer: "/nodes/7/params/ids/1", description: "a fixed_source id of 2^53", fault: (p) => set(p, "/nodes/7/params/ids/1", SAFE_PLUS_ONE) },

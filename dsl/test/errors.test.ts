@@ -4,6 +4,11 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { DEFAULT_REGISTRY_DIR } from "../src/compiler/paths.js";
+import { loadRegistry } from "../src/compiler/registry.js";
 import { expectError, planWith, positionOf } from "./helpers.js";
 
 /** A plan whose build returns `expr`, after the feed's usual sources. */
@@ -70,6 +75,15 @@ test("type error: vm into a read-only key or from the wrong type", async () => {
   await expectError(feedWith(`return m.topk("title", 10);`), /Argument of type '"title"' is not assignable to parameter of type 'NumericKey'/, `topk("title"`);
 });
 
+test("type error: a model the registry does not have", async () => {
+  const source = feedWith(`return m.vm("final_score", E.model("ctr_model"));`);
+  const d = await expectError(source, /Argument of type '"ctr_model"' is not assignable to parameter of type '"feed_ctr"'/, `"ctr_model"`);
+  assert.equal(d.col, positionOf(source, `"ctr_model"`).col);
+  assert.match(d.hint ?? "", /E.model takes the name of a model in the registry \(registry\/models.toml\)/);
+  await expectError(feedWith(`return m.vm("final_score", E.model("feed_ctr", { output: "margin" }));`), /Type '"margin"' is not assignable to type 'ModelOutput/, `output: "margin"`);
+  await expectError(feedWith(`return m.vm("likes", E.model("feed_ctr"));`), /Argument of type '"likes"' is not assignable to parameter of type 'WritableKey'/, `vm("likes"`);
+});
+
 test("type error: host APIs do not exist for plans", async () => {
   const d = await expectError(planWith(`    process.exit(1);\n    return ctx.viewer();`), /Cannot find name 'process'/, "process.exit");
   assert.match(d.hint ?? "", /plans run in a sandbox without host APIs/);
@@ -130,6 +144,26 @@ test("validation: a key no upstream node provides", async () => {
   const d = await expectError(source, /predicate p0: key "likes" is not available at node "filter": no node upstream fetches or computes it/, "m.filter");
   assert.match(d.hint ?? "", /fetch it with fetchFeatures/);
   await expectError(planWith(`    return ctx.viewer().follow({ fanout: 3 }).media({ fanout: 3 }).topk("final_score", 5);`), /topk: key "final_score" is not available/, "topk");
+});
+
+test("validation: a model the registry lacks (types bypassed), or whose feature keys are not fetched, at the node", async () => {
+  await expectError(feedWith(`return m.vm("final_score", E.model("ctr_model" as any));`), /expression e0: unknown model "ctr_model": it is not in the registry/, "m.vm(");
+  const source = planWith(`    const m = ctx.viewer().follow({ fanout: 3 }).media({ fanout: 3 }).fetchFeatures("media_features", ["likes", "age_hours"]);
+    return m.filter(E.model("feed_ctr", { output: "raw" }).gt(0));`);
+  const d = await expectError(source, /predicate p0: model "feed_ctr" reads its feature "ctr" from key "ctr", which is not available at node "filter"/, "m.filter");
+  assert.match(d.hint ?? "", /fetch it with fetchFeatures/);
+});
+
+test("compile error: a model file rankc cannot read, named with the E.model call that uses it", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-registry-"));
+  cpSync(DEFAULT_REGISTRY_DIR, dir, { recursive: true });
+  rmSync(path.join(dir, "models", "feed_ctr.txt"));
+  const source = feedWith(`const score = E.coalesce(Key.ctr, 0).add(E.model("feed_ctr"));
+    return m.vm("final_score", score).topk("final_score", 5);`);
+  const d = await expectError(source, /model "feed_ctr": cannot read its file .*models\/feed_ctr\.txt: no such file/, `E.model("feed_ctr")`, { registry: loadRegistry(dir) });
+  assert.equal(d.col, positionOf(source, `model("feed_ctr")`).col);
+  assert.ok(d.message.includes(path.join(dir, "models", "feed_ctr.txt")), d.message);
+  assert.match(d.hint ?? "", /registry model "feed_ctr" names the file models\/feed_ctr\.txt, relative to the registry directory/);
 });
 
 test("validation: a node no output uses", async () => {

@@ -95,7 +95,7 @@ export function smallPlan(dir: string, name: string, fanout = 2): string {
   return file;
 }
 
-export type StoreIndexJson = { registry_digest: string; plans: Array<{ name: string; path: string; digest: string }> };
+export type StoreIndexJson = { registry_digest: string; plans: Array<{ name: string; path: string; digest: string }>; models?: Array<{ name: string; path: string; sha256: string }> };
 /** The index.json of the store in `store`. */
 export const readIndex = (store: string): StoreIndexJson => JSON.parse(readFileSync(path.join(store, "index.json"), "utf8"));
 /** The plan names of the store in `store`, as its index lists them. */

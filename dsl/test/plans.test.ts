@@ -8,14 +8,14 @@ import { explainPlan } from "../src/compiler/explain.js";
 import { REPO_DIR } from "../src/compiler/paths.js";
 import { buildStore, findPlanFiles } from "../src/compiler/store.js";
 import { checkPlan, checkSchema, planDigest } from "../src/compiler/validate.js";
-import { canonicalJson } from "../src/compiler/canonical.js";
+import { canonicalJson, sha256Hex } from "../src/compiler/canonical.js";
 import { registry } from "./helpers.js";
 
 const PLANS_DIR = path.join(REPO_DIR, "plans");
 const GOLDEN_DIR = path.join(REPO_DIR, "dsl", "test", "golden");
-const EXAMPLES = ["blend", "feed", "feed_fresh", "reels", "timeouts"];
+const EXAMPLES = ["blend", "feed", "feed_fresh", "feed_gbdt", "reels", "timeouts"];
 
-test("plans/ holds the five example plans", () => {
+test("plans/ holds the six example plans", () => {
   assert.deepEqual(findPlanFiles(PLANS_DIR).map((f) => path.basename(f, ".plan.ts")), EXAMPLES);
 });
 
@@ -50,7 +50,7 @@ test("artifacts are key-sorted with a digest of their canonical JSON without the
   assert.equal(digest, (await import("../src/compiler/canonical.js")).sha256Hex(canonicalJson(rest)));
 });
 
-test("a plan store build writes each artifact and index.json", async () => {
+test("a plan store build writes each artifact, the model files its plans use, and index.json", async () => {
   const out = mkdtempSync(path.join(os.tmpdir(), "rankc-store-"));
   const { index } = await buildStore(findPlanFiles(PLANS_DIR), out, { registry });
   const onDisk = JSON.parse(readFileSync(path.join(out, "index.json"), "utf8"));
@@ -61,6 +61,23 @@ test("a plan store build writes each artifact and index.json", async () => {
     assert.ok(existsSync(path.join(out, p.path)));
     assert.equal(JSON.parse(readFileSync(path.join(out, p.path), "utf8")).digest, p.digest);
   }
+  // feed_gbdt scores with feed_ctr: its file is copied byte for byte, listed with its sha256.
+  const model = readFileSync(path.join(REPO_DIR, "registry", "models", "feed_ctr.txt"));
+  assert.deepEqual(onDisk.models, [{ name: "feed_ctr", path: "models/feed_ctr.txt", sha256: sha256Hex(model) }]);
+  assert.ok(readFileSync(path.join(out, "models", "feed_ctr.txt")).equals(model));
+  assert.deepEqual(Object.keys(onDisk), ["models", "plans", "registry_digest", "schema_version"]);
+});
+
+test("feed_gbdt lists the model its expression uses with the sha256 of the model's file", async () => {
+  const c = await compilePlanFile(path.join(PLANS_DIR, "feed_gbdt.plan.ts"), { registry });
+  assert.deepEqual(c.plan.exprs["e0"], { op: "model", model: "feed_ctr", output: "transformed" });
+  assert.deepEqual(c.plan.models, { feed_ctr: sha256Hex(readFileSync(path.join(REPO_DIR, "registry", "models", "feed_ctr.txt"))) });
+  // The model file is one of the files the plan is built from (a watching build recompiles when it changes).
+  assert.ok(c.sources.includes(path.join(REPO_DIR, "registry", "models", "feed_ctr.txt")));
+  assert.match(explainPlan(c.plan, c.analysis), /^e0 = model\(feed_ctr, transformed\)\n[\s\S]*^models: feed_ctr \(sha256 [0-9a-f]{16}\)$/m);
+  // Plans without models have no models member (their digests are as before models existed).
+  const feed = await compilePlanFile(path.join(PLANS_DIR, "feed.plan.ts"), { registry });
+  assert.equal(Object.hasOwn(feed.plan, "models"), false);
 });
 
 test("explain prints the feed DAG with rows and Redis commands from fanouts", async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -11,7 +11,7 @@ import { DEFAULT_REGISTRY_DIR, GENERATED_REGISTRY } from "../src/compiler/paths.
 import { loadRegistry, registryDigest, type Registry } from "../src/compiler/registry.js";
 import { registry } from "./helpers.js";
 
-test("the registry defines the keys, params, endpoints and key schemas plans rely on", () => {
+test("the registry defines the keys, params, endpoints, key schemas and models plans rely on", () => {
   for (const k of ["id", "country", "author_id", "age_hours", "likes", "ctr", "model_score_1", "model_score_2", "final_score", "title"]) {
     assert.ok(registry.keys.has(k), `key ${k}`);
   }
@@ -27,9 +27,10 @@ test("the registry defines the keys, params, endpoints and key schemas plans rel
 
 test("the registry digest is sha256 of the canonical JSON of the merged TOML tables", () => {
   const merged: Record<string, unknown> = {};
-  for (const f of ["endpoints.toml", "key_schemas.toml", "keys.toml", "params.toml"]) {
+  for (const f of ["endpoints.toml", "key_schemas.toml", "keys.toml", "models.toml", "params.toml"]) {
     Object.assign(merged, parseToml(readFileSync(path.join(DEFAULT_REGISTRY_DIR, f), "utf8")));
   }
+  assert.deepEqual(Object.keys(merged).sort(), ["endpoints", "key_schemas", "keys", "models", "params"]);
   assert.equal(registry.digest, sha256Hex(canonicalJson(merged)));
   assert.match(registry.digest, /^[0-9a-f]{64}$/);
 });
@@ -108,6 +109,118 @@ test("registry mistakes are named with the entry and line", () => {
   assert.match(e.message, /registry table "keys" is also defined in/);
   e = loadEdited("params.toml", (t) => t + "\n[extras]\nx = 1\n");
   assert.match(e.message, /unknown registry table "extras"/);
+});
+
+test("the models table: each model's format, file and features, in the model's order", () => {
+  assert.deepEqual([...registry.models.keys()], ["feed_ctr"]);
+  const m = registry.models.get("feed_ctr");
+  assert.equal(m?.format, "lightgbm");
+  assert.equal(m?.file, "models/feed_ctr.txt");
+  // (smol-toml's tables have no prototype: compare their fields)
+  assert.deepEqual(m?.features.map((f) => ({ ...f })), [
+    { name: "ctr", key: "ctr" },
+    { name: "likes", key: "likes" },
+    { name: "age_hours", key: "age_hours" },
+  ]);
+  assert.equal(registry.models.get("constructor"), undefined);
+});
+
+test("a registry without models has no models member and keeps the digest it had before models existed", () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-registry-"));
+  cpSync(DEFAULT_REGISTRY_DIR, dir, { recursive: true });
+  rmSync(path.join(dir, "models.toml"));
+  const plain = loadRegistry(dir);
+  assert.equal(Object.hasOwn(plain.data, "models"), false);
+  assert.equal(plain.models.size, 0);
+  // The digest of registry/ before models.toml was added (the goldens' registry_digest until then).
+  assert.equal(plain.digest, "4a1cc074e0d1792171ecee571066ff999623c64679ada84406763e2ea25192f5");
+  assert.match(generateRegistryModule(plain), /export const MODELS = \{\n\} as const;\n$/);
+});
+
+test("the whole models table is in the registry digest, categorical and file included", () => {
+  const edits: Array<[string, string]> = [
+    ['doc = "Click probability', 'doc = "The click probability'],
+    ['file = "models/feed_ctr.txt"', 'file = "models/other.txt"'],
+    ['{ name = "likes", key = "likes" }', '{ name = "likes", key = "likes", categorical = false }'],
+    ['{ name = "likes", key = "likes" }', '{ name = "n_likes", key = "likes" }'],
+  ];
+  const digests = new Set([registry.digest]);
+  for (const [from, to] of edits) digests.add(loadRegistry(editedCopy("models.toml", (t) => t.replace(from, to))).digest);
+  assert.equal(digests.size, edits.length + 1);
+});
+
+test("model mistakes are named with the model, the feature and its line", () => {
+  const text = readFileSync(path.join(DEFAULT_REGISTRY_DIR, "models.toml"), "utf8");
+  const lineOf = (needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
+  const header = lineOf("[models.feed_ctr]");
+  const likes = lineOf('{ name = "likes"');
+  const cases: Array<[(t: string) => string, RegExp, number]> = [
+    // The model's members: exactly format, file, features and doc.
+    [(t) => t.replace('format = "lightgbm"', 'format = "lightgbm"\nversion = 4'), /model "feed_ctr": unknown field "version" \(allowed: format, file, features, doc\)/, header],
+    [(t) => t.replace(/\ndoc = .*\n/, "\n"), /model "feed_ctr": missing field "doc"/, header],
+    [(t) => t.replace('format = "lightgbm"', 'format = "onnx"'), /model "feed_ctr": format must be one of lightgbm, xgboost, got "onnx"/, header],
+    [(t) => t.replace('doc = "Click', 'doc = 1 # "Click'), /model "feed_ctr": doc must be a string/, header],
+    // The name.
+    [(t) => t.replace("[models.feed_ctr]", "[models.FeedCtr]"), /model name "FeedCtr" must be lower_snake_case and at most 64 characters/, header],
+    [(t) => t.replace("[models.feed_ctr]", `[models.${"m".repeat(65)}]`), /model name "m{65}" must be lower_snake_case and at most 64 characters/, header],
+    // The file: inside the registry directory, with the format's ending.
+    [(t) => t.replace('file = "models/feed_ctr.txt"', 'file = "../feed_ctr.txt"'), /model "feed_ctr": file must be a path relative to the registry directory that stays inside it \(no empty, "\." or "\.\." segment\), got "\.\.\/feed_ctr\.txt"/, header],
+    [(t) => t.replace('file = "models/feed_ctr.txt"', 'file = "/srv/models/feed_ctr.txt"'), /model "feed_ctr": file must be a path relative/, header],
+    [(t) => t.replace('file = "models/feed_ctr.txt"', 'file = "models//feed_ctr.txt"'), /model "feed_ctr": file must be a path relative/, header],
+    [(t) => t.replace('file = "models/feed_ctr.txt"', 'file = "./models/feed_ctr.txt"'), /model "feed_ctr": file must be a path relative/, header],
+    [(t) => t.replace('file = "models/feed_ctr.txt"', 'file = ""'), /model "feed_ctr": file must be a path relative/, header],
+    [(t) => t.replace('file = "models/feed_ctr.txt"', "file = 7"), /model "feed_ctr": file must be a path relative .*, got 7/, header],
+    [(t) => t.replace('format = "lightgbm"', 'format = "xgboost"'), /model "feed_ctr": a xgboost model's file ends in \.json, got "models\/feed_ctr\.txt"/, header],
+    [(t) => t.replace('file = "models/feed_ctr.txt"', 'file = "models/feed_ctr.json"'), /model "feed_ctr": a lightgbm model's file ends in \.txt, got "models\/feed_ctr\.json"/, header],
+    // The features: 1 to 10000 tables of exactly name and key, and optionally categorical.
+    [(t) => t.replace(/features = \[[\s\S]*?\n\]/, "features = []"), /model "feed_ctr": features must be a list of 1 to 10000 tables/, header],
+    [(t) => t.replace(/features = \[[\s\S]*?\n\]/, `features = [${Array.from({ length: 10_001 }, (_, i) => `{ name = "f${i}", key = "ctr" }`).join(", ")}]`), /model "feed_ctr": features must be a list of 1 to 10000 tables/, header],
+    [(t) => t.replace(/features = \[[\s\S]*?\n\]/, 'features = "ctr likes"'), /model "feed_ctr": features must be a list/, header],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '"likes"'), /model "feed_ctr": features\[1\] must be a table/, header],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "likes", key = "likes", weight = 2 }'), /model "feed_ctr": features\[1\] \("likes"\): unknown field "weight" \(allowed: name, key, categorical\)/, header],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "likes" }'), /model "feed_ctr": features\[1\] \("likes"\): missing field "key"/, header],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ key = "likes" }'), /model "feed_ctr": features\[1\]: missing field "name"/, header],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "", key = "likes" }'), /model "feed_ctr": features\[1\] \(""\): name must be a string of 1 to 256 bytes without control characters, got ""/, likes],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "like\\tcount", key = "likes" }'), /features\[1\] \("like\\tcount"\): name must be a string of 1 to 256 bytes without control characters, got "like\\tcount"/, likes],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', `{ name = "${"é".repeat(129)}", key = "likes" }`), /features\[1\] \("é+"\): name must be a string of 1 to 256 bytes/, likes],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', "{ name = 3, key = \"likes\" }"), /model "feed_ctr": features\[1\]: name must be a string of 1 to 256 bytes without control characters, got 3/, header],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "ctr", key = "likes" }'), /model "feed_ctr": features\[1\] \("ctr"\): the model has two features named "ctr"/, likes],
+    // The keys: registry keys a tree reads as numbers, ints for a categorical feature.
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "likes", key = "shares" }'), /model "feed_ctr": features\[1\] \("likes"\): key "shares" is not a registry key/, likes],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "likes", key = "title" }'), /features\[1\] \("likes"\): a numerical feature's key must be an int, float or bool key, but "title" is a string/, likes],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "likes", key = "ctr", categorical = true }'), /features\[1\] \("likes"\): a categorical feature's key must be an int key, but "ctr" is a float/, likes],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "likes", key = "verified", categorical = true }'), /features\[1\] \("likes"\): a categorical feature's key must be an int key, but "verified" is a bool/, likes],
+    [(t) => t.replace('{ name = "likes", key = "likes" }', '{ name = "likes", key = "likes", categorical = "yes" }'), /features\[1\] \("likes"\): categorical must be true or false, got "yes"/, likes],
+  ];
+  for (const [edit, expected, line] of cases) {
+    const e = loadEdited("models.toml", edit);
+    assert.match(e.message, expected);
+    assert.equal(e.diagnostics.length, 1, e.message);
+    const d = e.diagnostics[0];
+    assert.ok(d?.file.endsWith("models.toml"), e.message);
+    assert.equal(d?.line, line, e.message);
+  }
+});
+
+test("the models table: a table of models, in one file", () => {
+  let e = loadEdited("models.toml", (t) => t.replace(/\[models\.feed_ctr\][\s\S]*/, "models = [1, 2]\n"));
+  assert.match(e.message, /models\.toml: error: "models" must be a table of models \(\[models\.<name>\]\)/);
+  e = loadEdited("models.toml", (t) => t.replace(/\[models\.feed_ctr\][\s\S]*/, "[models]\nfeed_ctr = 1\n"));
+  assert.match(e.message, /model "feed_ctr" must be a table/);
+  e = loadEdited("params.toml", (t) => `${t}\n[models.other]\nformat = "lightgbm"\nfile = "models/other.txt"\nfeatures = [{ name = "ctr", key = "ctr" }]\ndoc = ""\n`);
+  assert.match(e.message, /registry table "models" is also defined in .*models\.toml; each table lives in one file/);
+});
+
+test("valid models: categorical int features, bool and int keys as numbers, XGBoost files, models in array-of-tables form", () => {
+  const dir = editedCopy("models.toml", (t) =>
+    t.replace('{ name = "likes", key = "likes" }', '{ name = "likes", key = "likes", categorical = true }').replace('{ name = "age_hours", key = "age_hours" }', '{ name = "age_hours", key = "verified", categorical = false }') +
+      '\n[models.ranker_xgb]\nformat = "xgboost"\nfile = "models/xgb/ranker.json"\ndoc = "A ranker."\n\n[[models.ranker_xgb.features]]\nname = "f0"\nkey = "author_id"\ncategorical = true\n',
+  );
+  const reg = loadRegistry(dir);
+  assert.deepEqual([...reg.models.keys()], ["feed_ctr", "ranker_xgb"]);
+  assert.equal(reg.models.get("feed_ctr")?.features[1]?.categorical, true);
+  assert.deepEqual({ ...reg.models.get("ranker_xgb")?.features[0] }, { name: "f0", key: "author_id", categorical: true });
+  assert.match(generateRegistryModule(reg), /  ranker_xgb: \{ format: "xgboost", keys: \["author_id"\] \},\n/);
 });
 
 /** registry/key_schemas.toml with `line` added to the "user" key schema. */

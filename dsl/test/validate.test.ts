@@ -11,7 +11,7 @@ import { Registry, type RegistryData } from "../src/compiler/registry.js";
 import { checkPlan, planDigest } from "../src/compiler/validate.js";
 import { registry } from "./helpers.js";
 
-const golden = (): PlanJson => JSON.parse(readFileSync(path.join(REPO_DIR, "dsl", "test", "golden", "feed.json"), "utf8")) as PlanJson;
+const golden = (name = "feed"): PlanJson => JSON.parse(readFileSync(path.join(REPO_DIR, "dsl", "test", "golden", `${name}.json`), "utf8")) as PlanJson;
 
 /** Edits a copy of the feed artifact, re-digests it, and returns the issues. */
 function issuesAfter(edit: (p: PlanJson) => void, redigest = true): string[] {
@@ -21,12 +21,13 @@ function issuesAfter(edit: (p: PlanJson) => void, redigest = true): string[] {
   return checkPlan(p, registry, { checkDigest: true }).issues.map((i) => `${i.node}: ${i.message}`);
 }
 
-/** Edits a copy of the feed artifact, re-digests it, and returns each issue's code and pointer. */
-function problemsAfter(edit: (p: PlanJson) => void): string[] {
-  const p = golden();
+/** Edits a copy of the feed artifact (or another golden), re-digests it, and returns each issue's code and pointer. */
+function problemsAfter(edit: (p: PlanJson) => void, base = "feed", reg: Registry = registry): string[] {
+  const p = golden(base);
+  if (reg !== registry) p.registry_digest = reg.digest;
   edit(p);
   p.digest = planDigest(p);
-  return checkPlan(p, registry, { checkDigest: true }).issues.map((i) => `${i.code} ${i.pointer}`);
+  return checkPlan(p, reg, { checkDigest: true }).issues.map((i) => `${i.code} ${i.pointer}`);
 }
 
 /** The issues of the feed artifact against a copy of the registry changed by `edit`. */
@@ -126,6 +127,85 @@ test("every problem has a code and the JSON pointer of the offending field", () 
     "key_not_available /nodes/6/params/by",
   ]);
   assert.deepEqual(problemsAfter((p) => (p.budgets.max_rows_per_node = 999)), ["budget_rows /nodes/2", "budget_rows /nodes/3", "budget_rows /nodes/4", "budget_rows /nodes/5"]);
+});
+
+test("a model expression names a registry model whose feature keys are available at the node", () => {
+  const gbdt = (edit: (p: PlanJson) => void) => problemsAfter(edit, "feed_gbdt");
+  const model = (name: string, output = "transformed") => ({ op: "model", model: name, output }) as never;
+  assert.deepEqual(gbdt(() => {}), []);
+  const issues = checkPlan(golden("feed_gbdt"), registry, { checkDigest: true });
+  assert.equal(issues.analysis?.cost.get("score")?.rows, 1000);
+  // An unknown model: model_unknown at its `model`, at the node that evaluates it (and feed_ctr is listed but unused).
+  const unknown = golden("feed_gbdt");
+  unknown.exprs["e0"] = model("shoe_model");
+  unknown.digest = planDigest(unknown);
+  const found = checkPlan(unknown, registry, { checkDigest: true }).issues;
+  assert.deepEqual(found.map((i) => `${i.code} ${i.pointer} ${i.node}`), ["model_unknown /exprs/e0/model score", "unused_model /models/feed_ctr $plan"]);
+  assert.match(found[0]?.message ?? "", /expression e0: unknown model "shoe_model": it is not in the registry/);
+  // Inside a tree, the pointer is the model node's: an operand, a predicate's operand, an if's predicate.
+  assert.deepEqual(gbdt((p) => (p.exprs["e0"] = { op: "add", args: [model("nope"), { op: "key", key: "ctr" }] } as never)), ["model_unknown /exprs/e0/args/0/model", "unused_model /models/feed_ctr"]);
+  assert.deepEqual(gbdt((p) => (p.preds["p0"] = { op: "gt", args: [model("nope"), { op: "const", type: "float", value: 0.5 }] } as never)), ["model_unknown /preds/p0/args/0/model"]);
+  // Each feature key missing at the node's input: key_not_available at the model's `model`, naming feature and key.
+  const fetched = (keys: string[]) => (p: PlanJson) => ((p.nodes[3]?.params as { keys: string[] }).keys = keys);
+  assert.deepEqual(gbdt(fetched(["author_id", "age_hours", "likes", "title"])), ["key_not_available /exprs/e0/model"]);
+  assert.deepEqual(gbdt(fetched(["author_id", "age_hours", "title"])), ["key_not_available /exprs/e0/model", "key_not_available /exprs/e0/model"]);
+  const messages = (() => {
+    const p = golden("feed_gbdt");
+    fetched(["author_id", "ctr", "title"])(p);
+    p.digest = planDigest(p);
+    return checkPlan(p, registry, { checkDigest: true }).issues.map((i) => i.message);
+  })();
+  assert.deepEqual(messages, [
+    'expression e0: model "feed_ctr" reads its feature "likes" from key "likes", which is not available at node "score": no node upstream fetches or computes it',
+    'expression e0: model "feed_ctr" reads its feature "age_hours" from key "age_hours", which is not available at node "score": no node upstream fetches or computes it',
+  ]);
+  // A feature whose name is not its key's: the message names both.
+  const data = JSON.parse(JSON.stringify(registry.data)) as RegistryData;
+  (data.models?.["feed_ctr"]?.features[0] as { name: string }).name = "click_rate";
+  const renamed = new Registry(data);
+  const p = golden("feed_gbdt");
+  p.registry_digest = renamed.digest;
+  fetched(["author_id", "age_hours", "likes", "title"])(p);
+  p.digest = planDigest(p);
+  assert.match(checkPlan(p, renamed, { checkDigest: true }).issues.map((i) => i.message).join("\n"), /model "feed_ctr" reads its feature "click_rate" from key "ctr", which is not available/);
+});
+
+test("the artifact's models names exactly the registry models its trees use", () => {
+  const gbdt = (edit: (p: PlanJson) => void) => problemsAfter(edit, "feed_gbdt");
+  const model = (output = "transformed") => ({ op: "model", model: "feed_ctr", output }) as never;
+  const sha = golden("feed_gbdt").models?.["feed_ctr"] as string;
+  // A model used in a predicate (and in an if's predicate) counts as used: valid when listed.
+  assert.deepEqual(gbdt((p) => (p.preds["p0"] = { op: "gt", args: [model("raw"), { op: "const", type: "float", value: 0 }] } as never)), []);
+  assert.deepEqual(gbdt((p) => (p.exprs["e0"] = { op: "if", pred: { op: "is_null", arg: model() }, args: [{ op: "key", key: "ctr" }, { op: "null" }] } as never)), []);
+  // Not listed: model_unlisted at each model expression of a registry model.
+  assert.deepEqual(gbdt((p) => delete p.models), ["model_unlisted /exprs/e0/model"]);
+  assert.deepEqual(gbdt((p) => (p.models = {})), ["model_unlisted /exprs/e0/model"]);
+  assert.deepEqual(
+    gbdt((p) => {
+      delete p.models;
+      p.preds["p0"] = { op: "not", args: [{ op: "is_null", arg: { op: "mul", args: [model("raw"), model()] } }] } as never;
+    }),
+    ["model_unlisted /exprs/e0/model", "model_unlisted /preds/p0/args/0/arg/args/0/model", "model_unlisted /preds/p0/args/0/arg/args/1/model"],
+  );
+  const unlisted = golden("feed_gbdt");
+  delete unlisted.models;
+  unlisted.digest = planDigest(unlisted);
+  const issue = checkPlan(unlisted, registry, { checkDigest: true }).issues[0];
+  assert.equal(issue?.node, "score");
+  assert.match(issue?.message ?? "", /expression e0: model "feed_ctr" is not in the plan's models/);
+  // Listed but used by no tree: unused_model; listed but not a registry model: model_unknown.
+  assert.deepEqual(gbdt((p) => (p.exprs["e0"] = { op: "key", key: "ctr" })), ["unused_model /models/feed_ctr"]);
+  assert.deepEqual(gbdt((p) => ((p.models as Record<string, string>)["shoe_model"] = sha)), ["model_unknown /models/shoe_model"]);
+  assert.deepEqual(problemsAfter((p) => (p.models = { feed_ctr: sha })), ["unused_model /models/feed_ctr"]);
+  assert.deepEqual(problemsAfter((p) => (p.models = { constructor: sha })), ["model_unknown /models/constructor"]);
+  // The sha256 values are the plan store's to check: any value passes here.
+  assert.deepEqual(gbdt((p) => ((p.models as Record<string, string>)["feed_ctr"] = "0".repeat(64))), []);
+  assert.deepEqual(gbdt((p) => ((p.models as Record<string, string>)["feed_ctr"] = "XYZ")), ["schema /models/feed_ctr"]);
+  assert.deepEqual(gbdt((p) => ((p.exprs["e0"] as { output: string }).output = "margin")), ["schema /exprs/e0/output"]);
+  // A registry without models: every model expression is unknown.
+  const data = JSON.parse(JSON.stringify(registry.data)) as RegistryData;
+  delete data.models;
+  assert.deepEqual(problemsAfter(() => {}, "feed_gbdt", new Registry(data)), ["model_unknown /exprs/e0/model", "model_unknown /models/feed_ctr"]);
 });
 
 test("schema problems point at the offending value, the unknown member, or the object missing a member", () => {

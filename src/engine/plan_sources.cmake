@@ -14,6 +14,7 @@ set(RANKD_ENGINE_PLAN_SOURCES
   json/value.cpp
   models/lightgbm_text_reader.cpp
   models/model_reading.cpp
+  models/quick_scorer.cpp
   models/tree_model.cpp
   models/xgboost_json_reader.cpp
   ops/op_table.cpp
@@ -32,6 +33,7 @@ set(RANKD_ENGINE_PLAN_SOURCES
   store/file_reader.cpp
   store/load_error.cpp
   store/plan_store.cpp
+  store/store_models.cpp
   store/surfaces.cpp
   store/surfaces_loader.cpp
   values/value.cpp
@@ -46,6 +48,7 @@ set(RANKD_ENGINE_VM_SOURCES
   vm/compile.cpp
   vm/constants.cpp
   vm/evaluate.cpp
+  vm/model_kernel.cpp
   vm/regex_cache.cpp
 )
 

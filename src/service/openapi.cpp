@@ -394,8 +394,9 @@ constexpr std::string_view kFixedSchemas = R"json(
   "trace":{"type":"array","items":{"$ref":"#/components/schemas/Trace"}}}},
 "PlanList":{"type":"object","additionalProperties":false,"required":["registry_digest","loaded_at","plans"],"properties":{
   "registry_digest":{"type":"string"},"loaded_at":{"type":"string","format":"date-time"},
-  "plans":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["name","digest","loaded_at"],"properties":{
-    "name":{"type":"string"},"digest":{"type":"string"},"loaded_at":{"type":"string","format":"date-time"}}}}}},
+  "plans":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["name","digest","loaded_at","models"],"properties":{
+    "name":{"type":"string"},"digest":{"type":"string"},"loaded_at":{"type":"string","format":"date-time"},
+    "models":{"type":"object","additionalProperties":{"type":"string"},"description":"The tree models the plan scores, each with the SHA-256 of its model file."}}}}}},
 "PlanArtifact":{"type":"object","description":"the plan's artifact as rankc wrote it: docs/plan-format.md, schema/plan.v1.schema.json"},
 "Health":{"type":"object","additionalProperties":false,"required":["status"],"properties":{"status":{"const":"serving"}}},
 "Ready":{"type":"object","additionalProperties":false,"required":["ready"],"properties":{"ready":{"const":true}}},

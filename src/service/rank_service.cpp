@@ -671,7 +671,16 @@ http::Response RankService::Plans() const {
     engine::json::AppendJsonString(body, name);
     body += ",\"digest\":";
     engine::json::AppendJsonString(body, plan->digest);
-    body += ",\"loaded_at\":\"" + loaded_at + "\"}";
+    body += ",\"loaded_at\":\"" + loaded_at + "\",\"models\":{";
+    bool first_model = true;
+    for (const auto& [model, sha256] : plan->models) {
+      if (!first_model) body += ',';
+      first_model = false;
+      engine::json::AppendJsonString(body, model);
+      body += ':';
+      engine::json::AppendJsonString(body, sha256);
+    }
+    body += "}}";
   }
   body += "]}";
   return http::Response::Text(200, std::move(body), kJson);

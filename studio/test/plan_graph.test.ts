@@ -77,6 +77,17 @@ test("expressions and predicates read as infix text", () => {
   assert.equal(summariseParams(filter, feed), "(final_score >= $min_score) and not title ~ $blocklist_regex");
 });
 
+test("a model expression reads as model(name, output), alone and inside other trees", () => {
+  const model = (output: string) => ({ op: "model", model: "feed_ctr", output });
+  assert.equal(expressionText(model("transformed")), "model(feed_ctr, transformed)");
+  assert.equal(expressionText({ op: "mul", args: [model("raw"), { op: "const", type: "float", value: 2 }] }), "model(feed_ctr, raw) * 2.0");
+  assert.equal(expressionText({ op: "gt", args: [model("transformed"), { op: "const", type: "float", value: 0.5 }] }), "model(feed_ctr, transformed) > 0.5");
+  const vm = { id: "score", op: "vm", inputs: ["features"], params: { out_key: "final_score", expr: "e0" }, on_error: "fail" as const };
+  const artifact = { name: "feed_gbdt", digest: "0".repeat(64), nodes: [vm], outputs: ["score"], exprs: { e0: model("transformed") }, models: { feed_ctr: "1".repeat(64) } };
+  assert.equal(summariseParams(vm, artifact), "final_score = model(feed_ctr, transformed)");
+  assert.deepEqual(buildPlanGraph(artifact, null).nodes[0]?.lines, ["score", "vm · final_score = model(feed_ctr, transformed)"]);
+});
+
 test("layout: every node, edge and fragment is placed; fragments enclose their nodes", () => {
   const graph = buildPlanGraph(blend, blendAnalysis);
   const layout = layoutPlanGraph(graph);

@@ -269,19 +269,36 @@ def assignment_bucket(salt, viewer_id):
     return x % 10000
 
 
+# The example plans a store holds besides PLANS: feed_gbdt scores the registry's tree model
+# (registry/models/feed_ctr.txt), which the store holds too.
+MODEL_PLANS = ["feed_gbdt"]
+MODELS = ["feed_ctr"]
+# Every plan write_store's store holds.
+STORE_PLANS = sorted(PLANS + MODEL_PLANS)
+
+
 def write_store(source, folder):
-    """The plan store of the example plans (dsl/test/golden, the artifacts rankc builds)."""
+    """The plan store of the example plans (dsl/test/golden, the artifacts rankc builds) and the
+    model one scores, as rankc build writes it."""
     store = os.path.join(folder, "plans")
-    os.makedirs(store)
+    os.makedirs(os.path.join(store, "models"))
+    models = []
+    for name in MODELS:
+        with open(os.path.join(source, "registry/models/%s.txt" % name), "rb") as f:
+            data = f.read()
+        with open(os.path.join(store, "models/%s.txt" % name), "wb") as f:
+            f.write(data)
+        models.append({"name": name, "path": "models/%s.txt" % name,
+                       "sha256": hashlib.sha256(data).hexdigest()})
     index = []
-    header = {}
-    for name in PLANS:
+    header = {"models": models}
+    for name in STORE_PLANS:
         path = os.path.join(source, "dsl/test/golden/%s.json" % name)
         shutil.copy(path, os.path.join(store, name + ".json"))
         with open(path) as f:
             plan = json.load(f)
         index.append({"digest": plan["digest"], "name": name, "path": name + ".json"})
-        header = {"registry_digest": plan["registry_digest"], "schema_version": plan["schema_version"]}
+        header.update(registry_digest=plan["registry_digest"], schema_version=plan["schema_version"])
     with open(os.path.join(store, "index.json"), "w") as f:
         json.dump(dict(header, plans=index), f)
     return store

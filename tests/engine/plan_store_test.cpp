@@ -6,8 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "json/digest.h"
 #include "plan/problem_codes.h"
 #include "plan_test_util.h"
+#include "rankd/engine/models/bound_model.h"
 #include "rankd/engine/store/plan_store.h"
 
 namespace rankd::engine {
@@ -18,7 +20,12 @@ using testing::FindProblem;
 using testing::TempDir;
 using testing::WriteFile;
 
-// A store of the goldens in `dir`, as rankc build writes one.
+// The bytes of the repository's model `name` (registry/models/<name>.txt).
+std::string ModelText(std::string_view name) {
+  return testing::ReadFile(testing::SourcePath("registry/models/" + std::string(name) + ".txt"));
+}
+
+// A store of the goldens in `dir`, as rankc build writes one, with the model they score.
 void WriteGoldenStore(const std::filesystem::path& dir) {
   json::Value::Array plans;
   for (const char* name : testing::kGoldenNames) {
@@ -30,7 +37,16 @@ void WriteGoldenStore(const std::filesystem::path& dir) {
     entry.push_back({"path", json::Value::String(std::string(name) + ".json")});
     plans.push_back(json::Value::MakeObject(std::move(entry)));
   }
+  std::filesystem::create_directories(dir / "models");
+  WriteFile(dir / "models/feed_ctr.txt", ModelText("feed_ctr"));
+  json::Value::Object model;
+  model.push_back({"name", json::Value::String("feed_ctr")});
+  model.push_back({"path", json::Value::String("models/feed_ctr.txt")});
+  model.push_back({"sha256", json::Value::String(json::Sha256Hex(ModelText("feed_ctr")))});
+  json::Value::Array models;
+  models.push_back(json::Value::MakeObject(std::move(model)));
   json::Value::Object index;
+  index.push_back({"models", json::Value::MakeArray(std::move(models))});
   index.push_back({"plans", json::Value::MakeArray(std::move(plans))});
   index.push_back({"registry_digest", json::Value::String(testing::GoldenRegistryDigest())});
   index.push_back({"schema_version", json::Value::Number(1, true)});
@@ -144,6 +160,93 @@ TEST(PlanStoreTest, ABadRegistryRefusesTheStore) {
   TempDir dir;
   WriteGoldenStore(dir.path());
   EXPECT_THROW(LoadPlanStore(dir.path(), dir / "no_registry_here"), LoadError);
+}
+
+TEST(PlanStoreModelsTest, LoadsTheModelsTheIndexListsBoundToTheirKeys) {
+  TempDir dir;
+  WriteGoldenStore(dir.path());
+  const auto store = LoadPlanStore(dir.path(), testing::SourcePath("registry"));
+  ASSERT_EQ(store->models().size(), 1u);
+  const BoundModel& model = *store->models().at("feed_ctr");
+  EXPECT_EQ(model.sha256, json::Sha256Hex(ModelText("feed_ctr")));
+  EXPECT_EQ(model.sha256, store->Find("feed_gbdt")->models.at("feed_ctr"));
+  const Registry& registry = store->registry();
+  EXPECT_EQ(model.feature_slots,
+            (std::vector<std::size_t>{*registry.KeySlot("ctr"), *registry.KeySlot("likes"),
+                                      *registry.KeySlot("age_hours")}));
+  EXPECT_EQ(model.model.trees().size(), 40u);
+}
+
+TEST(PlanStoreModelsTest, TheIndexsModelEntriesAreChecked) {
+  TempDir dir;
+  WriteGoldenStore(dir.path());
+  json::Value index = ReadIndex(dir);
+  json::Value entry = testing::At(index, "/models/0");
+  testing::At(entry, "/name") = json::Value::String("nope");
+  testing::At(index, "/models").array().push_back(entry);
+  entry.object().push_back({"size", json::Value::Number(1, true)});
+  testing::At(entry, "/name") = json::Value::String("zeta");
+  testing::At(entry, "/path") = json::Value::String("../m.txt");
+  testing::At(index, "/models").array().push_back(entry);
+  WriteIndex(dir, index);
+  const auto problems = StoreProblems(dir.path());
+  for (const auto& [code, pointer] : std::vector<std::pair<std::string_view, std::string_view>>{
+           {codes::kModelUnknown, "/models/1/name"},
+           {codes::kIndexInvalid, "/models/2/size"},
+           {codes::kIndexInvalid, "/models/2/path"}}) {
+    EXPECT_NE(FindProblem(problems, code, pointer), nullptr)
+        << code << " " << pointer << Describe(problems);
+  }
+}
+
+TEST(PlanStoreModelsTest, AModelFileMustBeTheIndexsAndTheRegistrysModel) {
+  TempDir dir;
+  WriteGoldenStore(dir.path());
+  // Another file than the index names: the index's problem, and the plan's model is not held.
+  std::string text = ModelText("feed_ctr");
+  text.replace(text.find("Tree=0"), 6, "Tree=0 ");
+  WriteFile(dir / "models/feed_ctr.txt", text);
+  auto problems = StoreProblems(dir.path());
+  EXPECT_NE(FindProblem(problems, codes::kIndexMismatch, "/models/0/sha256"), nullptr)
+      << Describe(problems);
+  const LoadProblem* plan = FindProblem(problems, codes::kModelDigestMismatch, "/models/feed_ctr");
+  ASSERT_NE(plan, nullptr) << Describe(problems);
+  EXPECT_EQ(plan->file, (dir / "feed_gbdt.json").string());
+
+  // The index names the file, but it is not a model, or not the registry's.
+  const auto with_file = [&dir](const std::string& bytes) {
+    WriteFile(dir / "models/feed_ctr.txt", bytes);
+    json::Value index = ReadIndex(dir);
+    testing::At(index, "/models/0/sha256") = json::Value::String(json::Sha256Hex(bytes));
+    WriteIndex(dir, index);
+    return StoreProblems(dir.path());
+  };
+  const std::string good = ModelText("feed_ctr");
+  problems = with_file(good.substr(0, good.size() / 2));
+  const LoadProblem* invalid = FindProblem(problems, codes::kModelInvalid, "");
+  ASSERT_NE(invalid, nullptr) << Describe(problems);
+  EXPECT_EQ(invalid->file, (dir / "models/feed_ctr.txt").string());
+  EXPECT_NE(invalid->message.find("model \"feed_ctr\": line "), std::string::npos)
+      << invalid->message;
+  std::string renamed = good;
+  renamed.replace(renamed.find("feature_names=ctr"), 17, "feature_names=CTR");
+  problems = with_file(renamed);
+  invalid = FindProblem(problems, codes::kModelInvalid, "");
+  ASSERT_NE(invalid, nullptr) << Describe(problems);
+  EXPECT_NE(invalid->message.find("the model's feature 0 is \"CTR\", but the registry's model "
+                                  "\"feed_ctr\" names it \"ctr\""),
+            std::string::npos)
+      << invalid->message;
+  // A valid model with another digest than the plan was built with.
+  std::string retrained = good;
+  const std::size_t leaf = retrained.find("leaf_value=") + 11;
+  retrained.replace(leaf, retrained.find(' ', leaf) - leaf, "0.5");
+  problems = with_file(retrained);
+  EXPECT_EQ(FindProblem(problems, codes::kModelInvalid, ""), nullptr) << Describe(problems);
+  plan = FindProblem(problems, codes::kModelDigestMismatch, "/models/feed_ctr");
+  ASSERT_NE(plan, nullptr) << Describe(problems);
+  EXPECT_NE(plan->message.find("was built with model \"feed_ctr\""), std::string::npos)
+      << plan->message;
 }
 
 // The store `rankc build` writes from plans/*.plan.ts loads as it is.

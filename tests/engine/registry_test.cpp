@@ -284,6 +284,67 @@ TEST(RegistryTest, ChecksEveryRule) {
   });
 }
 
+TEST(RegistryTest, ReadsModelsWithTheirFeaturesBoundToKeys) {
+  const auto registry = LoadRegistry(SourcePath("registry"));
+  ASSERT_EQ(registry->models().size(), 1u);
+  const ModelDef* model = registry->FindModel("feed_ctr");
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->format, models::ModelFormat::kLightGbmText);
+  EXPECT_EQ(model->file, "models/feed_ctr.txt");
+  ASSERT_EQ(model->features.size(), 3u);
+  EXPECT_EQ(model->features[1].name, "likes");
+  EXPECT_EQ(model->features[1].key, "likes");
+  EXPECT_FALSE(model->features[1].categorical);
+  EXPECT_EQ(registry->FindModel("nope"), nullptr);
+  // Without the models table a registry is what it was: the table is optional.
+  TempDir dir;
+  CopyRegistry(dir.path());
+  std::filesystem::remove(dir / "models.toml");
+  const auto without = LoadRegistry(dir.path());
+  EXPECT_TRUE(without->models().empty());
+  EXPECT_NE(without->digest(), registry->digest());
+}
+
+TEST(RegistryTest, ChecksEveryRuleOfModels) {
+  ExpectProblems({
+      {"models.toml", "format = \"lightgbm\"", "format = \"onnx\"", "/models/feed_ctr/format",
+       "format must be one of lightgbm, xgboost, got \"onnx\""},
+      {"models.toml", "format = \"lightgbm\"", "format = \"xgboost\"", "/models/feed_ctr/file",
+       "ending in .json"},
+      {"models.toml", "file = \"models/feed_ctr.txt\"", "file = \"../feed_ctr.txt\"",
+       "/models/feed_ctr/file", "a relative path inside the registry directory"},
+      {"models.toml", "doc = ", "size = 3\ndoc = ", "/models/feed_ctr/size",
+       "unknown field \"size\""},
+      {"models.toml", "[models.feed_ctr]", "[models.Feed]", "/models/Feed",
+       "must be lower_snake_case"},
+      {"models.toml", "{ name = \"likes\", key = \"likes\" }",
+       "{ name = \"ctr\", key = \"likes\" }", "/models/feed_ctr/features/1/name",
+       "feature \"ctr\" is listed twice"},
+      {"models.toml", "{ name = \"likes\", key = \"likes\" }",
+       "{ name = \"likes\", key = \"title\" }", "/models/feed_ctr/features/1/key",
+       "key \"title\" is string; a numerical feature needs an int, float or bool key"},
+      {"models.toml", "{ name = \"ctr\", key = \"ctr\" }",
+       "{ name = \"ctr\", key = \"ctr\", categorical = true }", "/models/feed_ctr/features/0/key",
+       "a categorical feature needs an int key"},
+      {"models.toml", "{ name = \"likes\", key = \"likes\" }",
+       "{ name = \"likes\", key = \"nope\" }", "/models/feed_ctr/features/1/key",
+       "key \"nope\" is not a registry key"},
+      {"models.toml", "{ name = \"likes\", key = \"likes\" }",
+       "{ name = \"likes\", key = \"likes\", categorical = 1 }",
+       "/models/feed_ctr/features/1/categorical", "categorical must be true or false"},
+      {"models.toml", "{ name = \"likes\", key = \"likes\" }", "{ name = \"\", key = \"likes\" }",
+       "/models/feed_ctr/features/1/name", "name must be the model's feature name"},
+  });
+  // A categorical feature bound to an int key is fine.
+  TempDir dir;
+  CopyRegistry(dir.path());
+  std::string text = ReadFile(dir / "models.toml");
+  text.replace(text.find("{ name = \"likes\", key = \"likes\" }"), 33,
+               "{ name = \"likes\", key = \"likes\", categorical = true }");
+  WriteFile(dir / "models.toml", text);
+  EXPECT_TRUE(LoadRegistry(dir.path())->FindModel("feed_ctr")->features[1].categorical);
+}
+
 // Each bad `cache` of a key schema names the schema, the field and the allowed range.
 TEST(RegistryTest, ChecksTheKeySchemaCache) {
   const auto cache = [](const std::string& line) { return std::string(kUserSchema) + line + "\n"; };

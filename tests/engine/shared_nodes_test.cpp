@@ -144,6 +144,25 @@ TEST_F(WorkKeyTest, IdsLabelsTimeoutsAndFailurePoliciesDoNotChangeItButParamsAnd
   }
 }
 
+TEST_F(WorkKeyTest, AModelsDigestIsPartOfTheWorkOfTheNodesScoringIt) {
+  const auto key_of = [](const Plan& plan, std::string_view id) {
+    return plan.FindNode(id)->work_key;
+  };
+  const auto gbdt = LoadPlan(testing::GoldenText("feed_gbdt"), "plan.json", *registry_);
+  json::Value other = testing::GoldenJson("feed_gbdt");
+  testing::At(other, "/models/feed_ctr") = json::Value::String(std::string(64, '0'));
+  const auto retrained = LoadPlan(testing::WithDigest(other), "plan.json", *registry_);
+  const auto feed = LoadPlan(testing::GoldenText("feed"), "plan.json", *registry_);
+  // The candidates are feed's; what the model scores is another model's work.
+  for (const std::string id : {"viewer", "follow", "media", "features"}) {
+    EXPECT_EQ(key_of(*gbdt, id), key_of(*feed, id)) << id;
+    EXPECT_EQ(key_of(*retrained, id), key_of(*gbdt, id)) << id;
+  }
+  for (const std::string id : {"score", "quality", "top"}) {
+    EXPECT_NE(key_of(*retrained, id), key_of(*gbdt, id)) << id;
+  }
+}
+
 TEST_F(WorkKeyTest, ANodeIsSharedWhenItsKeyAndTheValuesOfItsParamsAgree) {
   const auto feed = Golden("feed");
   const auto fresh = Golden("feed_fresh");

@@ -56,12 +56,11 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// A copy of the repository's registry/ in a temporary directory, to be edited by a test.
+// A copy of the repository's registry/ (its model files too) in a temporary directory, to be
+// edited by a test.
 inline void CopyRegistry(const std::filesystem::path& to) {
   std::filesystem::create_directories(to);
-  for (const auto& entry : std::filesystem::directory_iterator(SourcePath("registry"))) {
-    std::filesystem::copy_file(entry.path(), to / entry.path().filename());
-  }
+  std::filesystem::copy(SourcePath("registry"), to, std::filesystem::copy_options::recursive);
 }
 
 // The registry digest the golden artifacts were compiled against.

@@ -1,15 +1,23 @@
 // Tree models (rankd/engine/models/tree_model.h): small hand-written LightGBM and XGBoost models
 // scored row by row against the libraries' rules (missing types, default directions, categorical
 // sets, the objective's transform), and every kind of bad model refused with what and where.
-// The libraries' own predictions are the reference in tests/engine/models.
+// Random models of both libraries (trees of up to 100 leaves, every missing type, categorical
+// nodes, thresholds the rows hit) scored by the layout (models/quick_scorer.h), with either
+// kernel, against a plain walk of the trees by the same rules. The libraries' own predictions are
+// the reference in tests/engine/models.
 #include "rankd/engine/models/tree_model.h"
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "models/quick_scorer.h"
 
 namespace rankd::engine::models {
 namespace {
@@ -279,6 +287,339 @@ TEST(TreeModelTest, BadXgboostModelsAreRefusedNamingTheMember) {
   for (std::size_t cut = 0; cut + 1 < good.size(); ++cut) {
     EXPECT_FALSE(TreeModel::Parse(ModelFormat::kXgboostJson, good.substr(0, cut)).has_value());
   }
+}
+
+// The random models ---------------------------------------------------------------------------
+
+// A plain walk of the trees by docs/models.md's rules: the reference for the layout's scores.
+double WalkScore(const TreeModel& model, const std::vector<double>& row, bool transformed) {
+  constexpr double kZero = static_cast<double>(1e-35f);
+  const std::vector<std::uint32_t>& words = model.categories();
+  const auto in_set = [&](const TreeModel::Node& node, std::uint32_t category) {
+    const std::size_t word = node.category_begin + category / 32;
+    return word < node.category_end && ((words[word] >> (category % 32)) & 1u) != 0;
+  };
+  const bool lightgbm = model.format() == ModelFormat::kLightGbmText;
+  double lightgbm_sum = 0;
+  // XGBoost's float sum from the base margin: the score of a model whose trees all give 0 (the
+  // tests' XGBoost models are regressions, so that is the margin).
+  float xgboost_sum = 0;
+  for (std::size_t t = 0; t < model.trees().size(); ++t) {
+    const TreeModel::Tree& tree = model.trees()[t];
+    std::int32_t at = tree.nodes.empty() ? -1 : 0;
+    while (at >= 0) {
+      const TreeModel::Node& node = tree.nodes[static_cast<std::size_t>(at)];
+      double value = row[static_cast<std::size_t>(node.feature)];
+      bool right;
+      if (lightgbm) {
+        if (std::fabs(value) <= kZero) value = 0;
+        if (node.categorical) {
+          right = std::isnan(value) || value <= -1 || value >= 2147483648.0 ||
+                  !in_set(node, static_cast<std::uint32_t>(static_cast<std::int32_t>(value)));
+        } else {
+          if (std::isnan(value) && node.missing_type != 2) value = 0;
+          if ((node.missing_type == 1 && value == 0) ||
+              (node.missing_type == 2 && std::isnan(value))) {
+            right = !node.default_left;
+          } else {
+            right = !(value <= node.threshold);
+          }
+        }
+      } else {
+        const auto x = static_cast<float>(value);
+        if (std::isnan(x)) {
+          right = !node.default_left;
+        } else if (node.categorical) {
+          right = x >= 0 && x < 16777216.0f && in_set(node, static_cast<std::uint32_t>(x));
+        } else {
+          right = !(x < static_cast<float>(node.threshold));
+        }
+      }
+      at = right ? node.right : node.left;
+    }
+    const double leaf = tree.leaves[static_cast<std::size_t>(~at)];
+    lightgbm_sum += leaf;
+    xgboost_sum += static_cast<float>(leaf);
+  }
+  if (!lightgbm) return static_cast<double>(xgboost_sum);
+  return transformed && model.transform() == OutputTransform::kSigmoid
+             ? 1.0 / (1.0 + std::exp(-lightgbm_sum))
+             : lightgbm_sum;
+}
+
+// Thresholds the rows hit, with both signs (LightGBM's missing type None scores NaN as 0, which
+// goes right of a negative threshold only).
+constexpr double kThresholds[] = {-2.5, -1.0, -1e-37, 0.0, 1e-30, 0.5, 1.0, 2.25, 7.0};
+
+// A random binary tree of `leaves` leaves in LightGBM's numbering (nodes in preorder, leaves as
+// reached): its nodes' (left, right) children.
+void RandomShape(std::mt19937& random, std::size_t leaves, std::vector<std::int32_t>& left,
+                 std::vector<std::int32_t>& right, std::int32_t& next_leaf) {
+  const auto build = [&](auto& self, std::size_t count) -> std::int32_t {
+    if (count == 1) return ~next_leaf++;
+    const auto at = static_cast<std::int32_t>(left.size());
+    left.push_back(0);
+    right.push_back(0);
+    const std::size_t left_count = std::uniform_int_distribution<std::size_t>(1, count - 1)(random);
+    const std::int32_t l = self(self, left_count);
+    const std::int32_t r = self(self, count - left_count);
+    left[static_cast<std::size_t>(at)] = l;
+    right[static_cast<std::size_t>(at)] = r;
+    return at;
+  };
+  build(build, leaves);
+}
+
+template <class T>
+std::string Join(const std::vector<T>& values) {
+  std::string out;
+  for (const T& v : values) {
+    if (!out.empty()) out += ' ';
+    out += std::to_string(v);
+  }
+  return out;
+}
+
+// A LightGBM model over 3 features of trees of the given leaf counts: random missing types and
+// default sides, a categorical node now and then.
+std::string RandomLightGbmModel(std::mt19937& random, const std::vector<std::size_t>& leaf_counts) {
+  std::string text =
+      "tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\nlabel_index=0\n"
+      "max_feature_idx=2\nobjective=binary sigmoid:1\nfeature_names=a b c\n"
+      "feature_infos=none none none\n\n";
+  for (std::size_t t = 0; t < leaf_counts.size(); ++t) {
+    std::vector<std::int32_t> left, right;
+    std::int32_t next_leaf = 0;
+    RandomShape(random, leaf_counts[t], left, right, next_leaf);
+    std::vector<int> feature, decision;
+    std::vector<std::string> threshold;
+    std::vector<std::uint32_t> boundaries = {0}, words;
+    for (std::size_t n = 0; n < left.size(); ++n) {
+      feature.push_back(static_cast<int>(random() % 3));
+      if (random() % 8 == 0) {  // categorical: categories 0-40 in a set of two words
+        decision.push_back(1);
+        threshold.push_back(std::to_string(boundaries.size() - 1));
+        words.push_back(static_cast<std::uint32_t>(random()));
+        words.push_back(static_cast<std::uint32_t>(random() % 512));
+        boundaries.push_back(static_cast<std::uint32_t>(words.size()));
+      } else {
+        decision.push_back(static_cast<int>((random() % 3) << 2 | (random() % 2) << 1));
+        char number[32];
+        std::snprintf(number, sizeof number, "%.17g", kThresholds[random() % 9]);
+        threshold.push_back(number);
+      }
+    }
+    std::vector<double> leaf_values;
+    for (std::int32_t k = 0; k < next_leaf; ++k) {
+      leaf_values.push_back(std::ldexp(static_cast<double>(random() % 2001) - 1000, -10));
+    }
+    std::string leaves_text;
+    for (const double v : leaf_values) {
+      char number[32];
+      std::snprintf(number, sizeof number, "%.17g", v);
+      leaves_text += (leaves_text.empty() ? "" : " ") + std::string(number);
+    }
+    std::string thresholds_text;
+    for (const std::string& w : threshold)
+      thresholds_text += (thresholds_text.empty() ? "" : " ") + w;
+    text += "Tree=" + std::to_string(t) + "\nnum_leaves=" + std::to_string(leaf_counts[t]) +
+            "\nnum_cat=" + std::to_string(boundaries.size() - 1) + "\n";
+    if (!left.empty()) {
+      text += "split_feature=" + Join(feature) + "\nthreshold=" + thresholds_text +
+              "\ndecision_type=" + Join(decision) + "\nleft_child=" + Join(left) +
+              "\nright_child=" + Join(right) + "\n";
+      if (boundaries.size() > 1) {
+        text += "cat_boundaries=" + Join(boundaries) + "\ncat_threshold=" + Join(words) + "\n";
+      }
+    }
+    text += "leaf_value=" + leaves_text + "\nis_linear=0\nshrinkage=1\n\n";
+  }
+  return text + "end of trees\n";
+}
+
+// An XGBoost regression over 3 features of trees of the given leaf counts: random default
+// children, a categorical node now and then.
+std::string RandomXgboostModel(std::mt19937& random, const std::vector<std::size_t>& leaf_counts) {
+  std::string trees;
+  for (const std::size_t leaves : leaf_counts) {
+    std::vector<std::int32_t> left, right;
+    std::int32_t next_leaf = 0;
+    RandomShape(random, leaves, left, right, next_leaf);
+    // XGBoost's arrays hold nodes and leaves alike: leaf k after the nodes.
+    const std::size_t nodes = left.size();
+    const auto id = [&](std::int32_t child) {
+      return child >= 0 ? child : static_cast<std::int32_t>(nodes) + ~child;
+    };
+    std::vector<int> lefts, rights, features, defaults, types, cat_nodes, segments, sizes, cats;
+    std::vector<std::string> conditions;
+    for (std::size_t n = 0; n < nodes + leaves; ++n) {
+      const bool leaf = n >= nodes;
+      lefts.push_back(leaf ? -1 : id(left[n]));
+      rights.push_back(leaf ? -1 : id(right[n]));
+      features.push_back(leaf ? 0 : static_cast<int>(random() % 3));
+      defaults.push_back(static_cast<int>(random() % 2));
+      const bool categorical = !leaf && random() % 8 == 0;
+      types.push_back(categorical ? 1 : 0);
+      char number[32];
+      if (leaf) {
+        std::snprintf(number, sizeof number, "%.9g",
+                      std::ldexp(static_cast<double>(random() % 2001) - 1000, -10));
+      } else {
+        std::snprintf(number, sizeof number, "%.9g",
+                      static_cast<double>(static_cast<float>(kThresholds[random() % 9])));
+      }
+      conditions.push_back(categorical ? "0" : number);
+      if (categorical) {
+        cat_nodes.push_back(static_cast<int>(n));
+        segments.push_back(static_cast<int>(cats.size()));
+        sizes.push_back(3);
+        for (int c = 0; c < 3; ++c) cats.push_back(static_cast<int>(random() % 41));
+      }
+    }
+    std::string conditions_text;
+    for (const std::string& c : conditions)
+      conditions_text += (conditions_text.empty() ? "" : ", ") + c;
+    const auto list = [](const std::vector<int>& values) {
+      std::string out;
+      for (const int v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+      return "[" + out + "]";
+    };
+    if (!trees.empty()) trees += ",";
+    trees += R"({"left_children": )" + list(lefts) + R"(, "right_children": )" + list(rights) +
+             R"(, "split_indices": )" + list(features) + R"(, "default_left": )" + list(defaults) +
+             R"(, "split_type": )" + list(types) + R"(, "split_conditions": [)" + conditions_text +
+             R"(], "categories_nodes": )" + list(cat_nodes) + R"(, "categories_segments": )" +
+             list(segments) + R"(, "categories_sizes": )" + list(sizes) + R"(, "categories": )" +
+             list(cats) + "}";
+  }
+  return R"({"learner": {"feature_names": ["a", "b", "c"],
+    "gradient_booster": {"name": "gbtree", "model": {"trees": [)" +
+         trees + R"(]}},
+    "learner_model_param": {"base_score": "0", "num_feature": "3"},
+    "objective": {"name": "reg:squarederror"}}})";
+}
+
+// Rows of values at and beside the thresholds, zeros of both signs and within LightGBM's zero
+// threshold, NaN, infinities and categories in and out of the sets.
+std::vector<std::vector<double>> RandomRows(std::mt19937& random, std::size_t count) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> rows(count, std::vector<double>(3));
+  for (std::vector<double>& row : rows) {
+    for (double& value : row) {
+      const double threshold = kThresholds[random() % 9];
+      switch (random() % 10) {
+        case 0:
+          value = kNaN;
+          break;
+        case 1:
+          value = std::nextafter(threshold, -kInf);
+          break;
+        case 2:
+          value = std::nextafter(threshold, kInf);
+          break;
+        case 3:
+          value = std::nextafter(static_cast<double>(static_cast<float>(threshold)), kInf);
+          break;
+        case 4: {
+          constexpr double kOdd[] = {0.0, -0.0, 1e-36, -1e-36, 1e-40, kInf, -kInf, -1.0, 3e9, 40.0};
+          value = kOdd[random() % 10];
+          break;
+        }
+        case 5:
+          value = static_cast<double>(random() % 42);
+          break;
+        case 6:
+          value = std::ldexp(static_cast<double>(random() % 4001) - 2000, -8);
+          break;
+        default:
+          value = threshold;
+      }
+    }
+  }
+  return rows;
+}
+
+// The layout's scores of `rows`, with either kernel, and the walk's.
+void ExpectScoresAsWalked(const TreeModel& model, const std::vector<std::vector<double>>& rows) {
+  for (const bool avx2 : {true, false}) {
+    QuickScorer::UseAvx2ForTesting(avx2);
+    for (const bool transformed : {false, true}) {
+      const std::vector<double> scores = Score(model, rows, transformed);
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        const double walked = WalkScore(model, rows[r], transformed);
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(scores[r]), std::bit_cast<std::uint64_t>(walked))
+            << "row " << r << " of " << rows.size() << " (" << rows[r][0] << ", " << rows[r][1]
+            << ", " << rows[r][2] << "): " << scores[r] << " != " << walked
+            << (avx2 ? "" : ", portable kernel");
+      }
+    }
+  }
+  QuickScorer::UseAvx2ForTesting(true);
+}
+
+TEST(TreeModelTest, RandomLightGbmModelsScoreAsTheirTreesWalk) {
+  std::mt19937 random(28);
+  // Trees of 1 to 100 leaves: those of more than 64 are walked, beside the others' bitvectors.
+  const std::vector<std::size_t> leaf_counts = {1, 2, 3, 7, 15, 31, 63, 64, 65, 100, 5, 64, 17};
+  for (int round = 0; round < 8; ++round) {
+    const TreeModel model =
+        Load(ModelFormat::kLightGbmText, RandomLightGbmModel(random, leaf_counts));
+    ASSERT_EQ(model.trees().size(), leaf_counts.size());
+    // Row counts around the 8-row passes.
+    for (const std::size_t count : {1, 7, 8, 9, 63, 200}) {
+      ExpectScoresAsWalked(model, RandomRows(random, count));
+    }
+  }
+}
+
+TEST(TreeModelTest, RandomXgboostModelsScoreAsTheirTreesWalk) {
+  std::mt19937 random(29);
+  const std::vector<std::size_t> leaf_counts = {1, 2, 3, 8, 16, 33, 64, 65, 120, 4, 64};
+  for (int round = 0; round < 8; ++round) {
+    const TreeModel model =
+        Load(ModelFormat::kXgboostJson, RandomXgboostModel(random, leaf_counts));
+    ASSERT_EQ(model.trees().size(), leaf_counts.size());
+    for (const std::size_t count : {1, 7, 8, 9, 63, 200}) {
+      ExpectScoresAsWalked(model, RandomRows(random, count));
+    }
+  }
+}
+
+TEST(TreeModelTest, AllMissingRowsTakeTheDefaultSidesEverywhere) {
+  std::mt19937 random(30);
+  const TreeModel lightgbm =
+      Load(ModelFormat::kLightGbmText, RandomLightGbmModel(random, {63, 100, 8}));
+  const TreeModel xgboost = Load(ModelFormat::kXgboostJson, RandomXgboostModel(random, {64, 90}));
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::vector<double>> rows(11, std::vector<double>(3, kNaN));
+  ExpectScoresAsWalked(lightgbm, rows);
+  ExpectScoresAsWalked(xgboost, rows);
+}
+
+TEST(TreeModelTest, ScoresWithTheCallersScratch) {
+  std::mt19937 random(31);
+  const TreeModel model =
+      Load(ModelFormat::kLightGbmText, RandomLightGbmModel(random, {63, 100, 8, 1}));
+  // A fixed size for the model: a 64-bit bitvector per tree of <= 64 leaves and row of a pass of
+  // 8, and the exit leaf (32 bits) of each row of a block of 128 per walked tree.
+  constexpr std::size_t kScratch = 3 * 8 * 8 + 1 * 128 * 4;
+  EXPECT_EQ(model.ScoreScratchBytes(), kScratch);
+  const std::vector<std::vector<double>> rows = RandomRows(random, 21);
+  std::vector<double> columns(rows.size() * 3);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    for (std::size_t j = 0; j < 3; ++j) columns[j * rows.size() + r] = rows[r][j];
+  }
+  alignas(16) std::byte scratch[kScratch];
+  std::vector<double> out(rows.size());
+  model.Score(columns, rows.size(), true, out, scratch);
+  EXPECT_EQ(out, Score(model, rows, true));
+  for (std::size_t r = 0; r < rows.size(); ++r) EXPECT_EQ(out[r], WalkScore(model, rows[r], true));
+  // A default-constructed model scores 0.
+  const TreeModel empty;
+  EXPECT_EQ(empty.ScoreScratchBytes(), 0u);
+  empty.Score(columns, rows.size(), true, out, {});
+  EXPECT_EQ(out, std::vector<double>(rows.size(), 0.0));
 }
 
 }  // namespace

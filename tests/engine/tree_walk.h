@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/models/bound_model.h"
 #include "rankd/engine/plan/plan.h"
 #include "rankd/engine/registry/registry.h"
 #include "rankd/engine/vm/program.h"
@@ -27,8 +29,8 @@ class TreeWalk {
   static constexpr int kFalse = 0, kNull = 1, kTrue = 2;
 
   TreeWalk(const Registry& registry, const std::vector<PlanParam>& params,
-           const ParamBinding& binding, const CandidateSet& rows)
-      : registry_(registry), params_(params), binding_(binding), rows_(rows) {}
+           const ParamBinding& binding, const CandidateSet& rows, const ModelSet* models = nullptr)
+      : registry_(registry), params_(params), binding_(binding), rows_(rows), models_(models) {}
 
   // The type of an expression; nullopt for the null literal (and operators of null types).
   std::optional<ValueType> TypeOf(const Expr& e) const {
@@ -135,6 +137,22 @@ class TreeWalk {
       }
       case ExprOp::kIf:
         return As(Eval(e.args[Truth(*e.cond, row) == kTrue ? 0 : 1], row), TypeOf(e));
+      case ExprOp::kModel: {
+        // One row scored alone (the model's own exactness is the libraries': docs/models.md);
+        // a feature's key read as the registry binds it, a null one missing (NaN).
+        const BoundModel& bound = *models_->at(e.name);
+        std::vector<double> features;
+        for (const std::size_t slot : bound.feature_slots) {
+          const Column* c = rows_.column(slot);
+          const Scalar v = c == nullptr ? Scalar{} : c->Get(row);
+          const std::optional<double> x =
+              std::holds_alternative<bool>(v) ? (std::get<bool>(v) ? 1.0 : 0.0) : Number(v);
+          features.push_back(x ? *x : std::nan(""));
+        }
+        double score = 0;
+        bound.model.Score(features, 1, e.transformed, std::span<double>(&score, 1));
+        return Finite(score);
+      }
     }
     throw std::logic_error("unknown expression");
   }
@@ -270,6 +288,7 @@ class TreeWalk {
   const std::vector<PlanParam>& params_;
   const ParamBinding& binding_;
   const CandidateSet& rows_;
+  const ModelSet* models_;
   mutable std::map<std::string, std::unique_ptr<re2::RE2>> regexes_;
 };
 

@@ -46,7 +46,9 @@ class SplitMix64 {
 template <class Source>
 class Generator {
  public:
-  explicit Generator(Source source) : rng_(std::move(source)) {}
+  // `models`: expressions may score test_models.h's model "m".
+  explicit Generator(Source source, bool models = false)
+      : rng_(std::move(source)), models_(models) {}
 
   int Pick(int n) { return static_cast<int>(rng_() % static_cast<std::uint64_t>(n)); }
   bool Chance(int percent) { return Pick(100) < percent; }
@@ -111,6 +113,13 @@ class Generator {
     }
   }
   Expr NumericLeaf() {
+    if (models_ && Chance(8)) {
+      Expr e;
+      e.op = ExprOp::kModel;
+      e.name = "m";
+      e.transformed = Chance(50);
+      return e;
+    }
     switch (Pick(9)) {
       case 0:
         return X::Key("i1");
@@ -262,6 +271,7 @@ class Generator {
 
  private:
   Source rng_;
+  bool models_ = false;
 };
 
 inline bool SameValue(const Scalar& a, const Scalar& b) {
@@ -291,14 +301,15 @@ inline std::string Show(const Scalar& v) {
 template <class Source>
 std::optional<std::string> RunCase(Generator<Source>& shape, Generator<Source>& data,
                                    std::size_t rows, const Registry& registry,
-                                   const std::vector<PlanParam>& params) {
+                                   const std::vector<PlanParam>& params,
+                                   const ModelSet* models = nullptr) {
   Arena arena;
   CandidateSet* set = data.Rows(arena, registry, rows);
   const ParamBinding binding = data.Binding(params);
-  const TreeWalk reference(registry, params, binding, *set);
+  const TreeWalk reference(registry, params, binding, *set, models);
   if (shape.Chance(60)) {
     const Expr e = shape.Chance(80) ? shape.Numeric(4) : shape.StringExpr(3);
-    const std::shared_ptr<const Program> program = CompileExpr(e, registry, params);
+    const std::shared_ptr<const Program> program = CompileExpr(e, registry, params, models);
     const ValueType type = ResultType(*program);
     const Column* out = EvaluateExpr(*program, *set, binding, type, arena);
     for (std::size_t i = 0; i < set->size(); ++i) {
@@ -312,7 +323,7 @@ std::optional<std::string> RunCase(Generator<Source>& shape, Generator<Source>& 
     return std::nullopt;
   }
   const Pred p = shape.Predicate(4);
-  const std::shared_ptr<const Program> program = CompilePred(p, registry, params);
+  const std::shared_ptr<const Program> program = CompilePred(p, registry, params, models);
   const Selection kept = EvaluateFilter(*program, *set, binding, arena);
   std::vector<std::uint32_t> want;
   for (std::size_t i = 0; i < set->size(); ++i) {

@@ -50,6 +50,10 @@ class DemoTest(unittest.TestCase):
         out = r.stdout
         self.assertRegex(out, r"rank  media\s+author\s+score\s+title\n\s+1  \d+ ")
         self.assertRegex(out, r"total [\d.]+ ms, \d+ Redis commands in \d+ round trips")
+        # feed_gbdt's model beside feed's expression: ten ranks, the model's scores probabilities.
+        model = re.findall(r"^\s+(\d+)  \d+\s+-?[\d.]+\s+\d+\s+(0\.\d+)\s*$", out, re.M)
+        self.assertEqual([int(rank) for rank, _ in model], list(range(1, 11)), out)
+        self.assertIn("of the model's top 10 are in feed's top 10", out)
         self.assertIn('"node": "slow_ranker", "reason": "timeout"', out)
         variants = re.findall(r"variant (control|fresh)\s+\(plan (feed|feed_fresh)\s*\)", out)
         self.assertEqual(len(variants), 4, out)
@@ -72,7 +76,7 @@ class DemoTest(unittest.TestCase):
                               r"[\d.]+ ms, 0 not 200")
         self.assertIn('rankd_requests_total{plan="feed",status="200",code=""}', out)
         # The studio's URL, checked by fetching the page while the server was up.
-        self.assertRegex(out, r"http://127\.0\.0\.1:\d+/studio: 5 plans to see, run, explain, "
+        self.assertRegex(out, r"http://127\.0\.0\.1:\d+/studio: 6 plans to see, run, explain, "
                               r"trace and compare \(page \d+ bytes; `make serve` leaves it up\)")
         self.assertIn("demo: stopped rankd serve and redis-server", out)
         for pid in self.pids(out):

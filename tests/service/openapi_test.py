@@ -31,7 +31,7 @@ from openapi_spec_validator import validate as validate_openapi
 from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import PLANS  # noqa: E402
+from run_fixture import STORE_PLANS  # noqa: E402
 import serve_fixture  # noqa: E402
 from serve_fixture import SharedServer, local_address, server_on_own_redis  # noqa: E402
 
@@ -89,8 +89,8 @@ class DocumentTest(DocumentCheck):
     def test_each_plan_is_described_with_its_params_and_outputs(self):
         schemas = self.doc["components"]["schemas"]
         self.assertEqual([r["$ref"].rsplit("/", 1)[1] for r in schemas["RankRequest"]["oneOf"]],
-                         ["RankRequest." + p for p in sorted(PLANS)])
-        for name in PLANS:
+                         ["RankRequest." + p for p in sorted(STORE_PLANS)])
+        for name in STORE_PLANS:
             with self.subTest(plan=name):
                 _, _, text = self.server.request("GET", "/plans/" + name)
                 artifact = json.loads(text)
@@ -121,7 +121,7 @@ class DocumentTest(DocumentCheck):
         self.assertNotIn("format", feed["min_score"])
 
     def test_real_answers_conform_to_the_document(self):
-        for name in PLANS:
+        for name in STORE_PLANS:
             with self.subTest(plan=name):
                 text = self.assertConforms("/rank", "post", json.dumps(
                     {"plan": name, "viewer_id": 1, "explain": True}))
@@ -213,7 +213,7 @@ class DocumentTest(DocumentCheck):
         ranked = {s.labels["plan"] for f in text_string_to_metric_families(text)
                   if f.name == "rankd_requests" for s in f.samples
                   if s.labels.get("status") == "200" and s.value > 0}
-        self.assertEqual(ranked, set(PLANS), "schemathesis ranked with every plan")
+        self.assertEqual(ranked, set(STORE_PLANS), "schemathesis ranked with every plan")
 
 
 class ReloadDocumentTest(DocumentCheck):

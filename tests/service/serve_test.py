@@ -27,7 +27,7 @@ import unittest
 from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, PLANS, dataset,  # noqa: E402
+from run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, STORE_PLANS, dataset,  # noqa: E402
                          example_requests, redis_with_dataset, slow_store, without_timings,
                          write_plan_variant, write_store)
 import serve_fixture  # noqa: E402
@@ -183,7 +183,12 @@ class ServeTest(SharedServer):
         self.assertEqual({p["name"]: p["digest"] for p in listing["plans"]},
                          {p["name"]: p["digest"] for p in index["plans"]})
         self.assertRegex(listing["plans"][0]["loaded_at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-        for name in PLANS:
+        # Each plan names the models it scores with their files' digests (those the index lists).
+        models = {p["name"]: p["models"] for p in listing["plans"]}
+        self.assertEqual(models["feed"], {})
+        self.assertEqual(models["feed_gbdt"], {m["name"]: m["sha256"] for m in index["models"]})
+        self.assertEqual(set(models["feed_gbdt"]), {"feed_ctr"})
+        for name in STORE_PLANS:
             status, _, text = self.server.request("GET", "/plans/" + name)
             self.assertEqual(status, 200)
             with open(os.path.join(self.store, name + ".json")) as f:
@@ -558,7 +563,7 @@ class ServeFaultTest(OwnServer):
             f.write(good)
         time.sleep(1.1)  # loaded_at has a resolution of one second
         self.server.proc.send_signal(signal.SIGHUP)
-        self.assertIn("5 plans", self.server.wait_event("reloaded")["message"])
+        self.assertIn("%d plans" % len(STORE_PLANS), self.server.wait_event("reloaded")["message"])
         _, metrics = samples(self.server.request("GET", "/metrics")[2])
         self.assertEqual(metrics[("rankd_plan_store_reloads_total", ())], 1)
         self.assertEqual(metrics[("rankd_plan_store_reload_failures_total", ())], 1)
@@ -626,7 +631,8 @@ class ServeFaultTest(OwnServer):
         status, content_type, text = self.server.request("POST", "/admin/reload?dry_run=1")
         self.assertEqual((status, content_type), (200, "application/json"), text)
         diff = json.loads(text)
-        self.assertEqual(diff["message"], "4 plans, registry " + before["registry_digest"])
+        self.assertEqual(diff["message"], "%d plans, registry %s" % (len(STORE_PLANS) - 1,
+                                                                     before["registry_digest"]))
         del diff["message"]
         self.assertEqual(diff, {
             "loaded": True, "dry_run": True, "added": ["timeouts_two"],
@@ -690,7 +696,7 @@ class ServeFaultTest(OwnServer):
         self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
         self.assertEqual(sorted(p["name"] for p in json.loads(
             self.server.request("GET", "/plans")[2])["plans"]),
-            ["blend", "feed", "feed_fresh", "timeouts"])
+            ["blend", "feed", "feed_fresh", "feed_gbdt", "timeouts"])
         # Asked for, it is removed.
         status, _, text = self.server.request("POST", "/admin/reload?allow_removals=1")
         self.assertEqual(status, 200, text)

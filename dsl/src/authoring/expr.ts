@@ -6,9 +6,9 @@
 // Every builder returns a new immutable object holding its JSON tree.
 
 import { KEYS, PARAMS } from "../generated/registry.js";
-import type { CompareOp, ExprJson, NumType, PredJson, ValueType } from "./json.js";
-import { PlanError } from "./loc.js";
-import type { KeyName, KeyType, ParamName, ParamType } from "./registry-types.js";
+import type { CompareOp, ExprJson, ModelOutput, NumType, PredJson, ValueType } from "./json.js";
+import { PlanError, captureFrames } from "./loc.js";
+import type { KeyName, KeyType, ModelName, ParamName, ParamType } from "./registry-types.js";
 
 /** Base of every expression. `T` is the value type, checked by TypeScript only. */
 export abstract class Expr<T extends ValueType> {
@@ -347,6 +347,24 @@ export function paramRef<P extends ParamName>(name: P): ExprOf<ParamType<P>> {
   return makeExpr({ op: "param", name }, spec.type) as ExprOf<ParamType<P>>;
 }
 
+/**
+ * Where each model was first named by E.model while this plan built: the call's
+ * stack frames, so the compiler can point at it (it reports a model file it
+ * cannot read there).
+ */
+const modelCalls = new Map<string, Array<[number, number]>>();
+
+/** The stack frames of the first E.model call naming each model. */
+export function modelCallSites(): ReadonlyMap<string, Array<[number, number]>> {
+  return modelCalls;
+}
+
+/** What `E.model` accepts besides the model's name. */
+export interface ModelOptions {
+  /** "transformed" (default): the objective's transform of the margin, as the libraries' predict gives it; "raw": the margin. */
+  output?: ModelOutput;
+}
+
 type NumOf<A> = A extends NumExpr<infer T> ? T : "float";
 type CommonNum<Args extends readonly unknown[]> = "float" extends NumOf<Args[number]> ? "float" : "int";
 
@@ -402,6 +420,20 @@ export const E = Object.freeze({
       { op: "clamp", args: [numeric("E.clamp", a).json, numeric("E.clamp", lo).json, numeric("E.clamp", hi).json] },
       "float",
     );
+  },
+  /**
+   * The score of a registry tree model (registry/models.toml) for each row, from
+   * the row's values of the model's feature keys (a null is a missing value to
+   * the model); null where the score is not finite. The feature keys must be
+   * available at the node that evaluates it.
+   */
+  model(name: ModelName, opts?: ModelOptions): NumExpr<"float"> {
+    if (typeof name !== "string") throw new PlanError(`E.model needs the name of a model in registry/models.toml, got ${describe(name)}`);
+    if (opts !== undefined && (opts === null || typeof opts !== "object")) throw new PlanError(`E.model options must be an object such as { output: "raw" }, got ${describe(opts)}`);
+    const output = opts?.output ?? "transformed";
+    if (output !== "raw" && output !== "transformed") throw new PlanError(`E.model output must be "raw" or "transformed", got ${describe(output)}`);
+    if (!modelCalls.has(name)) modelCalls.set(name, captureFrames());
+    return new NumExpr({ op: "model", model: name, output }, "float");
   },
   /** The first operand that is not null. */
   coalesce<const Args extends readonly [AnyExpr | number | string | boolean, ...(AnyExpr | number | string | boolean)[]]>(

@@ -1,7 +1,7 @@
 // The plan authoring API: what `*.plan.ts` files import from "@rankd/dsl".
 
 export { E, Key, Pred, NumExpr, StrExpr, BoolExpr, Expr } from "./expr.js";
-export type { AssignableTo, ExprOf, KeyRefs, NumLike, StrLike, BoolLike } from "./expr.js";
+export type { AssignableTo, ExprOf, KeyRefs, ModelOptions, NumLike, StrLike, BoolLike } from "./expr.js";
 export {
   Candidates,
   DEFAULT_BUDGETS,
@@ -16,6 +16,7 @@ export type {
   HashSchema,
   KeyName,
   ListSchema,
+  ModelName,
   NumericKey,
   ParamDecls,
   ParamName,

@@ -15,7 +15,11 @@ export type ExprJson =
   | { op: "min" | "max" | "coalesce"; args: ExprJson[] }
   | { op: "neg" | "abs" | "log1p" | "exp"; args: [ExprJson] }
   | { op: "clamp"; args: [ExprJson, ExprJson, ExprJson] }
-  | { op: "if"; pred: PredJson; args: [ExprJson, ExprJson] };
+  | { op: "if"; pred: PredJson; args: [ExprJson, ExprJson] }
+  | { op: "model"; model: string; output: ModelOutput };
+
+/** Which score a `model` expression gives: the margin, or the objective's transform of it. */
+export type ModelOutput = "raw" | "transformed";
 
 export type CompareOp = "eq" | "ne" | "lt" | "le" | "gt" | "ge";
 
@@ -64,6 +68,8 @@ export interface PlanJson {
   exprs: Record<string, ExprJson>;
   preds: Record<string, PredJson>;
   budgets: BudgetsJson;
+  /** The registry models the plan's expressions use, each with the sha256 of its file; added by the compiler, only when a model is used. */
+  models?: Record<string, string>;
   registry_digest?: string;
   digest?: string;
   built_by?: string;
@@ -72,7 +78,8 @@ export interface PlanJson {
 /**
  * Where each part of a plan was written: raw stack frames (line, column in the
  * bundle) that the compiler maps back to the plan's source. Keys are node ids,
- * or "$plan" for the definePlan call.
+ * "$plan" for the definePlan call, or modelSite(name) for the first
+ * E.model call naming a model.
  */
 export type LocTable = Record<string, Array<[number, number]>>;
 

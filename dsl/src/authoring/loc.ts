@@ -13,6 +13,14 @@ export function captureFrames(): Array<[number, number]> {
   return parseFrames(stack);
 }
 
+/**
+ * The key, in a plan's location table (LocTable), of the first E.model call
+ * naming `model`; never a node id, which starts with a letter.
+ */
+export function modelSite(model: string): string {
+  return `$model:${model}`;
+}
+
 export function parseFrames(stack: string): Array<[number, number]> {
   const frames: Array<[number, number]> = [];
   for (const line of stack.split("\n")) {

@@ -6,9 +6,9 @@
 // plan reads as a chain: viewer -> follow -> media -> ... -> topk.
 
 import { PARAMS } from "../generated/registry.js";
-import { Expr, NumExpr, Pred, describe, paramRef, type AssignableTo, type ExprOf } from "./expr.js";
+import { Expr, NumExpr, Pred, describe, modelCallSites, paramRef, type AssignableTo, type ExprOf } from "./expr.js";
 import type { BudgetsJson, BuildOutput, ExprJson, LocTable, NodeJson, OnError, ParamDeclJson, PlanJson, PredJson, ValueType } from "./json.js";
-import { PlanError, captureFrames } from "./loc.js";
+import { PlanError, captureFrames, modelSite } from "./loc.js";
 import type {
   HashSchema,
   KeyName,
@@ -373,6 +373,7 @@ export function materialize(moduleExports: unknown): BuildOutput {
     }
   }
   for (const [id, frames] of Object.entries(builder.locs)) locs[id] = frames;
+  for (const [model, frames] of modelCallSites()) locs[modelSite(model)] = frames;
   const budgets: BudgetsJson = { ...DEFAULT_BUDGETS, ...(spec.budgets ?? {}) };
   const plan: PlanJson = {
     schema_version: 1,

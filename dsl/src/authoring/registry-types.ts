@@ -1,8 +1,8 @@
 // Types derived from the generated registry module, so that the TypeScript
-// checker rejects an unknown key or param, a string key in arithmetic, a key
-// of the wrong type, or a key schema of the wrong kind.
+// checker rejects an unknown key, param or model, a string key in arithmetic,
+// a key of the wrong type, or a key schema of the wrong kind.
 
-import { KEYS, KEY_SCHEMAS, PARAMS } from "../generated/registry.js";
+import { KEYS, KEY_SCHEMAS, MODELS, PARAMS } from "../generated/registry.js";
 
 export type KeyName = keyof typeof KEYS;
 export type KeyType<K extends KeyName> = (typeof KEYS)[K]["type"];
@@ -42,3 +42,6 @@ export type ListSchema = {
 
 /** The keys a hash schema yields. */
 export type SchemaKey<S extends HashSchema> = (typeof KEY_SCHEMAS)[S]["yields"][number];
+
+/** The registry's tree models, scored with `E.model(name)`. */
+export type ModelName = keyof typeof MODELS;

@@ -24,7 +24,8 @@ const USAGE = `usage:
   rankc [build] <plan.ts|dir>... [--out DIR] [--prune] [--watch [--reload URL]]
                                                compile plans; a directory compiles its *.plan.ts
                                                (default --out: <dir>/build), writing <name>.json
-                                               for each plan and index.json, and copies its
+                                               for each plan and index.json, copies the model
+                                               files its plans use into DIR/models/ and its
                                                surfaces.toml; a store already in DIR keeps its
                                                other plans and surfaces (--prune removes them);
                                                --watch builds again on every save, and --reload
@@ -150,6 +151,7 @@ async function main(argv: string[]): Promise<number> {
     const dir = path.resolve(a.store);
     const { index, change } = (await store()).removePlans(dir, a.files);
     console.log(`removed ${list(change.removed)}`);
+    if (change.modelsRemoved.length) console.log(`removed model${change.modelsRemoved.length === 1 ? "" : "s"} ${list(change.modelsRemoved)}`);
     console.log(`wrote ${path.relative(process.cwd(), path.join(dir, "index.json"))} (${plural(index.plans.length)})`);
     return 0;
   }
@@ -229,8 +231,15 @@ async function main(argv: string[]): Promise<number> {
         for (const p of plans) {
           console.log(`${path.relative(process.cwd(), p.file)} -> ${path.relative(process.cwd(), path.join(outDir, p.plan.name + ".json"))}  digest ${p.plan.digest}`);
         }
+        const { modelFile } = await import("../compiler/models.js");
+        for (const name of change.modelsWritten) {
+          const model = registry.models.get(name);
+          const copy = index.models?.find((m) => m.name === name);
+          if (model && copy) console.log(`${path.relative(process.cwd(), modelFile(registry, model))} -> ${path.relative(process.cwd(), path.join(outDir, copy.path))}  sha256 ${copy.sha256}`);
+        }
         if (change.kept.length) console.log(`kept ${list(change.kept)}`);
         if (change.removed.length) console.log(`removed ${list(change.removed)}`);
+        if (change.modelsRemoved.length) console.log(`removed model${change.modelsRemoved.length === 1 ? "" : "s"} ${list(change.modelsRemoved)}`);
         console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "index.json"))} (${plural(index.plans.length)})`);
         if (change.surfaces === "written") console.log(`${path.relative(process.cwd(), surfaces as string)} -> ${path.relative(process.cwd(), path.join(outDir, SURFACES_FILE))}`);
         if (change.surfaces === "removed") console.log(`removed ${SURFACES_FILE}`);

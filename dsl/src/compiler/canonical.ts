@@ -19,8 +19,9 @@ export function prettyJson(value: unknown): string {
   return JSON.stringify(JSON.parse(canonicalJson(value)), null, 2) + "\n";
 }
 
-export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+/** sha256 (64 lowercase hex digits) of a text's UTF-8 bytes, or of bytes. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(typeof data === "string" ? Buffer.from(data, "utf8") : data).digest("hex");
 }
 
 function write(v: unknown, path: string): string {

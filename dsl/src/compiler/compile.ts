@@ -3,8 +3,9 @@
 //   1. type-check the plan with the TypeScript compiler API (strict);
 //   2. bundle it with the authoring runtime (esbuild);
 //   3. run the bundle in the QuickJS sandbox, which returns the plan's JSON;
-//   4. add registry_digest and built_by, compute the digest, and check the
-//      plan against the JSON Schema and the validation rules;
+//   4. add the sha256 of each registry model its expressions use (`models`),
+//      registry_digest and built_by, compute the digest, and check the plan
+//      against the JSON Schema and the validation rules;
 //   5. write it as key-sorted JSON.
 //
 // Every failure is a CompileError whose diagnostics point at file:line:col.
@@ -12,11 +13,12 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import type { BuildOutput, LocTable, PlanJson } from "../authoring/json.js";
-import { parseFrames } from "../authoring/loc.js";
+import { modelSite, parseFrames } from "../authoring/loc.js";
 import { BUNDLE_NAME, OUTPUT_GLOBAL, bundlePlan, type Bundle } from "./bundle.js";
 import { prettyJson } from "./canonical.js";
 import { CompileError, type Diagnostic, type SourcePos } from "./errors.js";
 import { generateRegistryModule } from "./gentypes.js";
+import { fileSha256, modelFile, modelRefs, usedModels } from "./models.js";
 import { BUILT_BY, isDslSource } from "./paths.js";
 import type { Registry } from "./registry.js";
 import { DEFAULT_LIMITS, prepareSandbox, runInSandbox, type SandboxLimits } from "./sandbox.js";
@@ -44,7 +46,7 @@ export interface CompiledPlan {
   /** The artifact as written to disk: key-sorted, two-space indented, final newline. */
   json: string;
   analysis: PlanAnalysis;
-  /** Absolute paths of the files it was built from: its own, the modules it imports, the authoring API's. */
+  /** Absolute paths of the files it was built from: its own, the modules it imports, the authoring API's, the model files it uses. */
   sources: string[];
 }
 
@@ -87,6 +89,16 @@ export async function compilePlanFile(file: string, opts: CompileOptions): Promi
   const locs: LocTable = out && typeof out === "object" && out.locs && typeof out.locs === "object" ? out.locs : {};
   const plan = { ...(out?.plan ?? {}) } as PlanJson;
   delete plan.digest;
+  delete plan.models;
+  const models = modelDigests(plan, opts.registry, (name) => {
+    // The first E.model call naming the model; else the first node whose tree uses it.
+    const site = Object.hasOwn(locs, modelSite(name)) ? locs[modelSite(name)] : undefined;
+    const ref = modelRefs(plan).find((r) => r.model === name);
+    const user = ref && (Array.isArray(plan.nodes) ? plan.nodes : []).find((n) => n.params?.[ref.table === "exprs" ? "expr" : "pred"] === ref.id);
+    const frames = site ?? (user && Object.hasOwn(locs, user.id) ? locs[user.id] : undefined);
+    return locate(Array.isArray(frames) ? frames : []);
+  });
+  if (Object.keys(models.sha256).length) plan.models = models.sha256;
   plan.registry_digest = opts.registry.digest;
   plan.built_by = BUILT_BY;
   plan.digest = planDigest(plan);
@@ -102,8 +114,34 @@ export async function compilePlanFile(file: string, opts: CompileOptions): Promi
       }),
     );
   }
-  const sources = [...new Set(bundle.sources.filter((f) => path.isAbsolute(f) && !STDIN_SOURCE.test(f)))];
+  const sources = [...new Set([...bundle.sources.filter((f) => path.isAbsolute(f) && !STDIN_SOURCE.test(f)), ...models.files])];
   return { file: abs, plan, json: prettyJson(plan), analysis, sources };
+}
+
+/**
+ * The sha256 of the file of each registry model the plan's trees use, by name,
+ * and those files (absolute). A model the registry lacks is left to the
+ * validator (model_unknown); a file that cannot be read is an error at `where`
+ * the plan names the model.
+ */
+function modelDigests(plan: PlanJson, reg: Registry, where: (model: string) => SourcePos): { sha256: Record<string, string>; files: string[] } {
+  const sha256: Record<string, string> = {};
+  const files: string[] = [];
+  const errors: Diagnostic[] = [];
+  for (const name of usedModels(plan)) {
+    const model = reg.models.get(name);
+    if (!model) continue;
+    const file = path.resolve(modelFile(reg, model));
+    try {
+      sha256[name] = fileSha256(file);
+      files.push(file);
+    } catch (e) {
+      const reason = (e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message;
+      errors.push({ ...where(name), message: `model "${name}": cannot read its file ${file}: ${reason}`, hint: `registry model "${name}" names the file ${model.file}, relative to the registry directory` });
+    }
+  }
+  if (errors.length) throw new CompileError(errors);
+  return { sha256, files };
 }
 
 /** Maps sandbox stack frames to the first position in the plan author's own files. */

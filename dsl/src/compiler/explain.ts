@@ -48,6 +48,8 @@ export function explainPlan(plan: PlanJson, a: PlanAnalysis): string {
   s += `\noutputs: ${plan.outputs.join(", ")}\n`;
   for (const [id, e] of Object.entries(plan.exprs)) s += `${id} = ${renderExpr(e)}\n`;
   for (const [id, p] of Object.entries(plan.preds)) s += `${id} = ${renderPred(p)}\n`;
+  const models = Object.entries(plan.models ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (models.length) s += `models: ${models.map(([name, sha]) => `${name} (sha256 ${sha.slice(0, 16)})`).join(", ")}\n`;
   s += `\nstatic cost per request (worst case from fanouts):\n`;
   s += `  max rows per node:  ${a.max_rows} (${a.max_rows_node})  budget ${plan.budgets.max_rows_per_node}\n`;
   s += `  redis commands:     ${a.redis_commands}  budget ${plan.budgets.max_redis_commands}\n`;
@@ -81,6 +83,8 @@ export function renderExpr(e: unknown): string {
       return `-${args[0]}`;
     case "if":
       return `if(${renderPred(x["pred"])}, ${args.join(", ")})`;
+    case "model":
+      return `model(${x["model"]}, ${x["output"]})`;
     default:
       return `${x["op"]}(${args.join(", ")})`;
   }

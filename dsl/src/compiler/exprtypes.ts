@@ -1,7 +1,8 @@
 // Type-checks the expression and predicate trees of a plan (docs/plan-format.md,
 // "Expressions" and "Predicates") at the node that uses them: the keys they
-// read must be available at that node's input and the params they read
-// declared by the plan.
+// read (a `model` expression's feature keys too) must be available at that
+// node's input, the params they read declared by the plan, and the models
+// they score registry models.
 
 import type { ExprJson, PlanJson, PredJson, ValueType } from "../authoring/json.js";
 import { pointerTo, withArticle, type IssueCode, type Report } from "./issues.js";
@@ -138,7 +139,29 @@ export function exprType(e: ExprJson, c: TypeContext, at: TreeSite): Ty | undefi
       if (types.some((t) => t === undefined)) return undefined;
       return common(types as Ty[], e.op, c, at);
     }
+    case "model":
+      return modelType(e, c, at);
   }
+}
+
+/**
+ * A `model` expression is a float: it names a registry model, and every one
+ * of the model's feature keys is available at the node (each missing key is
+ * a key_not_available at the expression's `model`). Undefined after
+ * reporting an unknown model.
+ */
+function modelType(e: Extract<ExprJson, { op: "model" }>, c: TypeContext, at: TreeSite): Ty | undefined {
+  const pointer = pointerTo(at.pointer, "model");
+  const model = c.reg.models.get(e.model);
+  if (!model) {
+    report(c, "model_unknown", pointer, `${at.where}: unknown model "${e.model}": it is not in the registry`);
+    return undefined;
+  }
+  for (const f of model.features) {
+    if (c.available.has(f.key)) continue;
+    report(c, "key_not_available", pointer, `${at.where}: model "${e.model}" reads its feature "${f.name}" from key "${f.key}", which is not available at node "${c.node}": no node upstream fetches or computes it`, "fetch it with fetchFeatures(...) or compute it with vm(...) before this node");
+  }
+  return "float";
 }
 
 function common(types: Ty[], op: string, c: TypeContext, at: TreeSite): Ty | undefined {

@@ -1,5 +1,5 @@
 // Generates dsl/src/generated/registry.ts: the registry as `as const` data,
-// from which the authoring API derives its key, param and schema types.
+// from which the authoring API derives its key, param, schema and model types.
 
 import type { Registry } from "./registry.js";
 
@@ -34,6 +34,13 @@ export function generateRegistryModule(reg: Registry): string {
     s += `  ${k.name}: { type: ${lit(k.type)}, template: ${lit(k.template)}, yields: [${k.yields.map(lit).join(", ")}] },\n`;
   }
   s += "} as const;\n\n";
-  s += `export const ENDPOINTS = [${Object.keys(d.endpoints).sort().map(lit).join(", ")}] as const;\n`;
+  s += `export const ENDPOINTS = [${Object.keys(d.endpoints).sort().map(lit).join(", ")}] as const;\n\n`;
+  s += "export const MODELS = {\n";
+  for (const [name, m] of Object.entries(d.models ?? {})) {
+    const features = m.features.map((f) => (f.name === f.key ? f.name : `${f.name} = ${f.key}`) + (f.categorical ? " (categorical)" : "")).join(", ");
+    s += doc(`${m.doc} (${m.format} ${m.file}; features ${features})`, "  ");
+    s += `  ${name}: { format: ${lit(m.format)}, keys: [${m.features.map((f) => lit(f.key)).join(", ")}] },\n`;
+  }
+  s += "} as const;\n";
   return s;
 }

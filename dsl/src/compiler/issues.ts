@@ -37,6 +37,9 @@ export const ISSUE_CODES = [
   "regex_invalid",
   "budget_rows",
   "budget_commands",
+  "model_unknown",
+  "model_unlisted",
+  "unused_model",
 ] as const;
 
 export type IssueCode = (typeof ISSUE_CODES)[number];

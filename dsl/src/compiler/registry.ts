@@ -1,8 +1,10 @@
-// The registry: keys, params, Redis endpoints and key schemas, read from
-// registry/*.toml. Each top-level table (keys, params, endpoints, key_schemas)
-// lives in exactly one file; the parsed tables merged into one object are the
-// registry, and its digest is sha256 of that object's canonical JSON without
-// the key schemas' `cache` members.
+// The registry: keys, params, Redis endpoints, key schemas and tree models,
+// read from registry/*.toml. Each top-level table (keys, params, endpoints,
+// key_schemas, models) lives in exactly one file; `models` is optional, the
+// others required. The parsed tables merged into one object are the registry
+// (with a `models` member only when a file has that table, so registries
+// without models keep their digests), and its digest is sha256 of that
+// object's canonical JSON without the key schemas' `cache` members.
 
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
@@ -10,10 +12,13 @@ import { parse as parseToml, TomlError } from "smol-toml";
 import type { ValueType } from "../authoring/json.js";
 import { canonicalJson, sha256Hex } from "./canonical.js";
 import { CompileError, type SourcePos } from "./errors.js";
+import { withArticle } from "./issues.js";
 
 export const VALUE_TYPES: readonly ValueType[] = ["int", "float", "string", "bool"];
 export const ENVIRONMENTS = ["dev", "test", "prod"] as const;
-export const SECTIONS = ["keys", "params", "endpoints", "key_schemas"] as const;
+export const SECTIONS = ["keys", "params", "endpoints", "key_schemas", "models"] as const;
+/** The tables a registry may lack. */
+const OPTIONAL_SECTIONS: readonly string[] = ["models"];
 const NAME = /^[a-z][a-z0-9_]*$/;
 const HOST_PORT = /^[A-Za-z0-9.\-]+:\d{1,5}$/;
 
@@ -71,11 +76,41 @@ export interface KeySchema {
   cache?: KeySchemaCache;
 }
 
+export type ModelFormat = "lightgbm" | "xgboost";
+
+/** The file name ending each model format's file has, in the registry and in a plan store. */
+export const MODEL_EXTENSIONS: Readonly<Record<ModelFormat, string>> = { lightgbm: ".txt", xgboost: ".json" };
+/** The most features a model may declare. */
+const MAX_MODEL_FEATURES = 10_000;
+/** The longest model name and model feature name (UTF-8 bytes for a feature name). */
+export const MAX_MODEL_NAME = 64;
+const MAX_FEATURE_NAME_BYTES = 256;
+
+/** One feature of a model: the model's name for it and the registry key that gives its value. */
+export interface ModelFeature {
+  name: string;
+  key: string;
+  /** Absent is false: the key's value is a number to the model. */
+  categorical?: boolean;
+}
+
+/** A tree model plans score with `E.model(name)` (`[models.<name>]`). */
+export interface RegistryModel {
+  format: ModelFormat;
+  /** The model file, relative to the registry directory. */
+  file: string;
+  /** The model's features in the model's order. */
+  features: ModelFeature[];
+  doc: string;
+}
+
 export interface RegistryData {
   keys: RegistryKey[];
   params: RegistryParam[];
   endpoints: Record<string, Record<(typeof ENVIRONMENTS)[number], EndpointEnv>>;
   key_schemas: KeySchema[];
+  /** Present only when a registry file has the `models` table. */
+  models?: Record<string, RegistryModel>;
 }
 
 /** A loaded and checked registry with lookups by name. */
@@ -85,6 +120,8 @@ export class Registry {
   readonly keys: ReadonlyMap<string, RegistryKey>;
   readonly params: ReadonlyMap<string, RegistryParam>;
   readonly schemas: ReadonlyMap<string, KeySchema>;
+  /** The models by name (empty when the registry has no `models` table). */
+  readonly models: ReadonlyMap<string, RegistryModel>;
   /** The directory it was read from, or "" when built from data. */
   readonly dir: string;
 
@@ -95,6 +132,7 @@ export class Registry {
     this.keys = new Map(data.keys.map((k) => [k.name, k]));
     this.params = new Map(data.params.map((p) => [p.name, p]));
     this.schemas = new Map(data.key_schemas.map((s) => [s.name, s]));
+    this.models = new Map(Object.entries(data.models ?? {}));
   }
 }
 
@@ -146,14 +184,14 @@ export function loadRegistry(dir: string): Registry {
     }
   }
   for (const section of SECTIONS) {
-    if (!Object.hasOwn(merged, section)) throw new CompileError([{ file: dir, message: `the registry has no "${section}" table` }]);
+    if (!Object.hasOwn(merged, section) && !OPTIONAL_SECTIONS.includes(section)) throw new CompileError([{ file: dir, message: `the registry has no "${section}" table` }]);
   }
   const errors = checkRegistry(merged);
   if (errors.length) {
     throw new CompileError(
       errors.map((e) => {
         const src = sources.get(e.section);
-        const pos = src && e.near ? findLine(src.file, src.text, e.near) : undefined;
+        const pos = src && e.near ? findLine(src.file, src.text, e.near, e.after, e.nth) ?? (e.after ? findLine(src.file, src.text, e.after) : undefined) : undefined;
         return { ...(pos ?? { file: src?.file ?? dir }), message: e.message };
       }),
     );
@@ -161,11 +199,15 @@ export function loadRegistry(dir: string): Registry {
   return new Registry(merged as unknown as RegistryData, dir);
 }
 
-function findLine(file: string, text: string, needle: string): SourcePos | undefined {
+/** The `nth` (default first) line holding `needle`, at or after the first line holding `after` when given. */
+function findLine(file: string, text: string, needle: string, after?: string, nth = 1): SourcePos | undefined {
   const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
+  const from = after === undefined ? 0 : lines.findIndex((l) => l.includes(after));
+  if (from < 0) return undefined;
+  let seen = 0;
+  for (let i = from; i < lines.length; i++) {
     const col = (lines[i] ?? "").indexOf(needle);
-    if (col >= 0) return { file, line: i + 1, col: col + 1 };
+    if (col >= 0 && ++seen === nth) return { file, line: i + 1, col: col + 1 };
   }
   return undefined;
 }
@@ -175,9 +217,15 @@ interface RegistryIssue {
   message: string;
   /** Text to look for in the file to point at a line. */
   near?: string;
+  /** Look for `near` from the first line holding this text on (and point there when `near` is not found). */
+  after?: string;
+  /** Point at the nth line holding `near` (default 1). */
+  nth?: number;
 }
 
 type Obj = Record<string, unknown>;
+/** Reports the fields of `o` not in `allowed` and those of `required` it lacks. */
+type FieldsCheck = (section: string, where: string, o: Obj, allowed: string[], required: string[], near?: string) => void;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** Checks parsed registry tables; returns every problem found. */
@@ -185,7 +233,7 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
   const out: RegistryIssue[] = [];
   const keyNames = new Map<string, ValueType>();
 
-  const fields = (section: string, where: string, o: Obj, allowed: string[], required: string[], near?: string) => {
+  const fields: FieldsCheck = (section, where, o, allowed, required, near) => {
     for (const f of Object.keys(o)) {
       if (!allowed.includes(f)) out.push({ section, message: `${where}: unknown field "${f}" (allowed: ${allowed.join(", ")})`, near: near ?? f });
     }
@@ -384,7 +432,108 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
       out.push({ section: "key_schemas", message: `${where}: type must be "hash" or "list", got ${JSON.stringify(s["type"])}`, near });
     }
   }
+
+  // models (optional)
+  if (Object.hasOwn(reg, "models")) checkModels(reg["models"], keyNames, out, fields);
   return out;
+}
+
+/** Control characters (C0 and DEL), which a model's feature name may not hold. */
+const CONTROL_CHAR = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Checks the `models` table: a table of models, each with exactly format, file,
+ * features and doc; its file inside the registry directory with its format's
+ * ending; 1 to MAX_MODEL_FEATURES features, each exactly name and key (and
+ * optionally categorical), names unique, keys registry keys of a type the
+ * model can read (int, float or bool; int for a categorical feature).
+ */
+function checkModels(
+  models: unknown,
+  keyTypes: ReadonlyMap<string, ValueType>,
+  out: RegistryIssue[],
+  fields: FieldsCheck,
+): void {
+  const section = "models";
+  if (!isObj(models)) {
+    out.push({ section, message: `"models" must be a table of models ([models.<name>])` });
+    return;
+  }
+  const members = ["format", "file", "features", "doc"];
+  for (const [name, m] of Object.entries(models)) {
+    const where = `model "${name}"`;
+    const near = `[models.${name}`;
+    if (!NAME.test(name) || name.length > MAX_MODEL_NAME) {
+      out.push({ section, message: `model name "${name}" must be lower_snake_case and at most ${MAX_MODEL_NAME} characters`, near });
+    }
+    if (!isObj(m)) {
+      out.push({ section, message: `${where} must be a table`, near });
+      continue;
+    }
+    fields(section, where, m, members, members, near);
+    if (Object.hasOwn(m, "doc") && typeof m["doc"] !== "string") out.push({ section, message: `${where}: doc must be a string`, near });
+    const format = m["format"];
+    const known = typeof format === "string" && Object.hasOwn(MODEL_EXTENSIONS, format);
+    if (Object.hasOwn(m, "format") && !known) {
+      out.push({ section, message: `${where}: format must be one of ${Object.keys(MODEL_EXTENSIONS).join(", ")}, got ${JSON.stringify(format)}`, near });
+    }
+    if (Object.hasOwn(m, "file")) {
+      const file = m["file"];
+      if (typeof file !== "string" || !isRelativeInside(file)) {
+        out.push({ section, message: `${where}: file must be a path relative to the registry directory that stays inside it (no empty, "." or ".." segment), got ${JSON.stringify(file)}`, near });
+      } else if (known && !file.endsWith(MODEL_EXTENSIONS[format as ModelFormat])) {
+        out.push({ section, message: `${where}: a ${format} model's file ends in ${MODEL_EXTENSIONS[format as ModelFormat]}, got ${JSON.stringify(file)}`, near });
+      }
+    }
+    if (Object.hasOwn(m, "features")) checkModelFeatures(where, near, m["features"], keyTypes, out, fields);
+  }
+}
+
+function checkModelFeatures(
+  where: string,
+  near: string,
+  features: unknown,
+  keyTypes: ReadonlyMap<string, ValueType>,
+  out: RegistryIssue[],
+  fields: FieldsCheck,
+): void {
+  const section = "models";
+  if (!Array.isArray(features) || features.length < 1 || features.length > MAX_MODEL_FEATURES) {
+    out.push({ section, message: `${where}: features must be a list of 1 to ${MAX_MODEL_FEATURES} tables { name = ..., key = ... }`, near });
+    return;
+  }
+  /** How many features so far have each name: the line of the nth `name = "<name>"` is the feature's. */
+  const seen = new Map<string, number>();
+  features.forEach((f: unknown, j: number) => {
+    const at = `${where}: features[${j}]`;
+    if (!isObj(f)) {
+      out.push({ section, message: `${at} must be a table { name = ..., key = ... }`, near });
+      return;
+    }
+    const name = f["name"];
+    const nth = typeof name === "string" ? (seen.get(name) ?? 0) + 1 : 1;
+    if (typeof name === "string") seen.set(name, nth);
+    const fwhere = typeof name === "string" ? `${at} (${JSON.stringify(name)})` : at;
+    const fnear = typeof name === "string" ? `name = ${JSON.stringify(name)}` : near;
+    const issue = (message: string) => out.push({ section, message: `${fwhere}: ${message}`, near: fnear, after: near, nth });
+    fields(section, fwhere, f, ["name", "key", "categorical"], ["name", "key"], near);
+    if (typeof name !== "string" || name === "" || utf8Bytes(name) > MAX_FEATURE_NAME_BYTES || CONTROL_CHAR.test(name)) {
+      if (Object.hasOwn(f, "name")) issue(`name must be a string of 1 to ${MAX_FEATURE_NAME_BYTES} bytes without control characters, got ${JSON.stringify(name)}`);
+    } else if (nth > 1) issue(`the model has two features named "${name}"`);
+    const categorical = f["categorical"];
+    if (Object.hasOwn(f, "categorical") && typeof categorical !== "boolean") issue(`categorical must be true or false, got ${JSON.stringify(categorical)}`);
+    const key = f["key"];
+    if (!Object.hasOwn(f, "key")) return;
+    const type = typeof key === "string" ? keyTypes.get(key) : undefined;
+    if (type === undefined) issue(`key ${JSON.stringify(key)} is not a registry key`);
+    else if (categorical === true && type !== "int") issue(`a categorical feature's key must be an int key, but "${key as string}" is ${withArticle(type)}`);
+    else if (categorical !== true && type === "string") issue(`a numerical feature's key must be an int, float or bool key, but "${key as string}" is a string`);
+  });
+}
+
+/** A relative path that stays inside its directory: no empty, "." or ".." segment, not absolute, no NUL. */
+export function isRelativeInside(p: string): boolean {
+  return p !== "" && !p.startsWith("/") && !p.includes("\0") && p.split("/").every((s) => s !== "" && s !== "." && s !== "..");
 }
 
 /** Why `v` is not a value of type `t`, or undefined when it is. */

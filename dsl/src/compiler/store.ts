@@ -1,5 +1,7 @@
 // The plan store: a directory of artifacts named <plan name>.json plus an
-// index.json listing each plan's name, path (relative to the index) and digest.
+// index.json listing each plan's name, path (relative to the index) and digest,
+// and, when the store's plans use tree models, each model's name, path and
+// sha256: the files under models/, copies of the registry's model files.
 //
 // Building into a directory that already holds a store adds or replaces the
 // built plans and keeps the others; pruning or removing plans is explicit.
@@ -9,13 +11,15 @@
 // the plans' directory, and no build or removal leaves one naming a plan the
 // store lacks.
 
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
-import { prettyJson } from "./canonical.js";
+import { prettyJson, sha256Hex } from "./canonical.js";
 import { compilePlanFile, type CompileOptions, type CompiledPlan } from "./compile.js";
 import { CompileError, type Diagnostic } from "./errors.js";
+import { modelFile, storeModelPath } from "./models.js";
 import { checkSurfacePlans, readSurfacesFile, SURFACES_FILE, type SurfacesFile } from "./surfaces.js";
 import type { CompiledPlanCache } from "./plan_cache.js";
+import { isRelativeInside, MAX_MODEL_NAME, type Registry } from "./registry.js";
 
 export const INDEX_FILE = "index.json";
 
@@ -25,10 +29,19 @@ export interface StoreEntry {
   digest: string;
 }
 
+/** A model file of the store: a registry model's name, its copy's path (relative to the index) and that copy's sha256. */
+export interface StoreModel {
+  name: string;
+  path: string;
+  sha256: string;
+}
+
 export interface StoreIndex {
   schema_version: 1;
   registry_digest: string;
   plans: StoreEntry[];
+  /** The models the store's plans use, sorted by name; present only when there is one. */
+  models?: StoreModel[];
 }
 
 /** What a build or a removal did to a store, by plan name (each list sorted). */
@@ -43,6 +56,10 @@ export interface StoreChange {
   removed: string[];
   /** What happened to the store's surfaces.toml. */
   surfaces: "written" | "kept" | "removed" | "none";
+  /** Models whose file the build wrote into the store (a file already there with the same bytes is not), by name. */
+  modelsWritten: string[];
+  /** Models the store listed and no longer does (their files deleted), by name. */
+  modelsRemoved: string[];
 }
 
 /** The `*.plan.ts` files of a directory (not recursive), sorted. */
@@ -53,7 +70,7 @@ export function findPlanFiles(dir: string): string[] {
     .map((n) => path.join(dir, n));
 }
 
-const byName = (a: StoreEntry, b: StoreEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export function buildIndex(plans: CompiledPlan[], registryDigest: string): StoreIndex {
   return {
@@ -65,11 +82,10 @@ export function buildIndex(plans: CompiledPlan[], registryDigest: string): Store
 
 const DIGEST = /^[0-9a-f]{64}$/;
 const PLAN_NAME = /^[a-z][a-z0-9_]*$/;
+/** The members an index has, and the one it may have. */
+const INDEX_MEMBERS = "plans, registry_digest, schema_version";
+const OPTIONAL_INDEX_MEMBER = "models";
 
-/** A path the engine accepts in an index: relative, staying in the store's directory. */
-function isStorePath(p: string): boolean {
-  return p !== "" && !p.startsWith("/") && p.split("/").every((s) => s !== "" && s !== "." && s !== "..");
-}
 
 /**
  * The index of the store in `dir`, or undefined when `dir` has no index.json.
@@ -91,7 +107,9 @@ export function readStoreIndex(dir: string): StoreIndex | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("the index must be a JSON object");
   const index = value as Record<string, unknown>;
   const members = Object.keys(index).sort().join(", ");
-  if (members !== "plans, registry_digest, schema_version") fail(`the index must have exactly plans, registry_digest and schema_version; it has ${members || "no members"}`);
+  if (Object.keys(index).filter((m) => m !== OPTIONAL_INDEX_MEMBER).sort().join(", ") !== INDEX_MEMBERS) {
+    fail(`the index must have exactly plans, registry_digest and schema_version, and may have models; it has ${members || "no members"}`);
+  }
   if (index.schema_version !== 1) fail(`schema_version must be 1, got ${JSON.stringify(index.schema_version)}`);
   if (typeof index.registry_digest !== "string" || !DIGEST.test(index.registry_digest)) fail("registry_digest must be 64 lowercase hex digits");
   if (!Array.isArray(index.plans)) return fail("plans must be an array");
@@ -104,19 +122,40 @@ export function readStoreIndex(dir: string): StoreIndex | undefined {
     if (typeof e.name !== "string" || !PLAN_NAME.test(e.name)) fail(`${at}.name must be a plan name (^[a-z][a-z0-9_]*$)`);
     if (seen.has(e.name as string)) fail(`plan "${e.name as string}" is listed twice`);
     seen.add(e.name as string);
-    if (typeof e.path !== "string" || !isStorePath(e.path)) fail(`${at}.path must be a relative path inside the store directory`);
+    if (typeof e.path !== "string" || !isRelativeInside(e.path)) fail(`${at}.path must be a relative path inside the store directory`);
     if (typeof e.digest !== "string" || !DIGEST.test(e.digest)) fail(`${at}.digest must be 64 lowercase hex digits`);
     return { name: e.name as string, path: e.path as string, digest: e.digest as string };
   });
-  return { schema_version: 1, registry_digest: index.registry_digest as string, plans };
+  const read: StoreIndex = { schema_version: 1, registry_digest: index.registry_digest as string, plans };
+  if (Object.hasOwn(index, OPTIONAL_INDEX_MEMBER)) read.models = readStoreModels(index.models, fail);
+  return read;
 }
 
-/** Replaces `file` with `text` whole: a reader sees the old content or the new, never part. */
-export function writeFileAtomic(file: string, text: string): void {
+/** An index's `models`: entries of exactly name, path and sha256, names in strictly increasing order. */
+function readStoreModels(value: unknown, fail: (message: string) => never): StoreModel[] {
+  if (!Array.isArray(value)) return fail("models must be an array");
+  let previous: string | undefined;
+  return value.map((entry: unknown, k: number): StoreModel => {
+    const at = `models[${k}]`;
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return fail(`${at} must be an object`);
+    const e = entry as Record<string, unknown>;
+    if (Object.keys(e).sort().join(",") !== "name,path,sha256") fail(`${at} must have exactly name, path and sha256`);
+    if (typeof e.name !== "string" || !PLAN_NAME.test(e.name) || e.name.length > MAX_MODEL_NAME) fail(`${at}.name must be a model name (^[a-z][a-z0-9_]*$, at most ${MAX_MODEL_NAME} characters)`);
+    if (previous !== undefined && (e.name as string) <= previous) fail(`${at}.name "${e.name as string}" is not after "${previous}": models are listed once each, sorted by name`);
+    previous = e.name as string;
+    if (typeof e.path !== "string" || !isRelativeInside(e.path)) fail(`${at}.path must be a relative path inside the store directory`);
+    if (typeof e.sha256 !== "string" || !DIGEST.test(e.sha256)) fail(`${at}.sha256 must be 64 lowercase hex digits`);
+    return { name: e.name as string, path: e.path as string, sha256: e.sha256 as string };
+  });
+}
+
+/** Replaces `file` with `text` (or bytes) whole: a reader sees the old content or the new, never part. */
+export function writeFileAtomic(file: string, text: string | Uint8Array): void {
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
   const fd = openSync(temp, "w");
   try {
-    writeSync(fd, text);
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -135,7 +174,26 @@ function deleteArtifacts(dir: string, gone: StoreEntry[], index: StoreIndex): vo
   for (const e of gone) if (!used.has(e.path)) rmSync(path.join(dir, e.path), { force: true });
 }
 
-function change(before: StoreIndex | undefined, after: StoreIndex, built: Set<string>, surfaces: StoreChange["surfaces"]): StoreChange {
+/**
+ * Deletes the model files `before` listed that `after` does not (the files the
+ * index no longer names), then models/ when that leaves it empty; returns
+ * their names.
+ */
+function deleteModels(dir: string, before: StoreIndex | undefined, after: StoreIndex): string[] {
+  const listed = after.models ?? [];
+  const gone = (before?.models ?? []).filter((m) => !listed.some((n) => n.path === m.path));
+  for (const m of gone) rmSync(path.join(dir, m.path), { force: true });
+  if (gone.length) {
+    try {
+      rmdirSync(path.join(dir, MODELS_DIR));
+    } catch {
+      // not empty (or never there): kept
+    }
+  }
+  return (before?.models ?? []).filter((m) => !listed.some((n) => n.name === m.name)).map((m) => m.name);
+}
+
+function change(before: StoreIndex | undefined, after: StoreIndex, built: Set<string>, surfaces: StoreChange["surfaces"], modelsWritten: string[], modelsRemoved: string[]): StoreChange {
   const had = new Set(before?.plans.map((p) => p.name) ?? []);
   const has = new Set(after.plans.map((p) => p.name));
   const names = after.plans.map((p) => p.name);
@@ -145,7 +203,113 @@ function change(before: StoreIndex | undefined, after: StoreIndex, built: Set<st
     kept: names.filter((n) => !built.has(n)),
     removed: [...had].filter((n) => !has.has(n)).sort(),
     surfaces,
+    modelsWritten,
+    modelsRemoved,
   };
+}
+
+/** The directory of a store's model files (storeModelPath). */
+const MODELS_DIR = "models";
+
+/** The `models` of a plan artifact in the store: the models it uses with their sha256, by name. */
+function artifactModels(dir: string, entry: StoreEntry): Record<string, string> {
+  const file = path.join(dir, entry.path);
+  try {
+    const value = JSON.parse(readFileSync(file, "utf8")) as { models?: unknown };
+    const models = value?.models ?? {};
+    if (typeof models !== "object" || models === null || Array.isArray(models) || !Object.values(models).every((v) => typeof v === "string")) throw new Error("its models member is not an object of sha256 values");
+    return models as Record<string, string>;
+  } catch (e) {
+    throw new CompileError([{ file, message: `cannot read the models plan "${entry.name}" uses: ${(e as Error).message}`, hint: `rebuild plan "${entry.name}", or remove it from the store` }]);
+  }
+}
+
+/** One model file a build writes into the store. */
+interface ModelWrite {
+  name: string;
+  target: string;
+  bytes: Buffer;
+}
+
+/**
+ * The models of a store made of the `built` plans and the `kept` entries of
+ * the store in `dir`: the index's `models` (the union of what the plans use,
+ * sorted by name) and the files to write. A model a built plan uses is copied
+ * from the registry's file, which must still have the sha256 the plan was
+ * compiled with; a model only kept plans use keeps the store's copy, or is
+ * copied from the registry when that has the bytes they were built with.
+ * Plans that disagree on a model's sha256 refuse the build, naming the kept
+ * plan to rebuild. Nothing is written here.
+ */
+function storeModels(dir: string, built: CompiledPlan[], kept: StoreEntry[], reg: Registry): { models: StoreModel[]; writes: ModelWrite[] } {
+  const uses = new Map<string, Array<{ plan: string; sha256: string; built: boolean }>>();
+  const use = (model: string, plan: string, sha256: string, isBuilt: boolean) => {
+    const list = uses.get(model) ?? [];
+    list.push({ plan, sha256, built: isBuilt });
+    uses.set(model, list);
+  };
+  for (const p of built) for (const [m, sha] of Object.entries(p.plan.models ?? {})) use(m, p.plan.name, sha, true);
+  for (const e of kept) for (const [m, sha] of Object.entries(artifactModels(dir, e))) use(m, e.name, sha, false);
+
+  const index = path.join(dir, INDEX_FILE);
+  const errors: Diagnostic[] = [];
+  const models: StoreModel[] = [];
+  const writes: ModelWrite[] = [];
+  const short = (sha: string) => sha.slice(0, 12);
+  for (const name of [...uses.keys()].sort()) {
+    const list = uses.get(name) as Array<{ plan: string; sha256: string; built: boolean }>;
+    const model = reg.models.get(name);
+    if (!model) {
+      errors.push({ file: index, message: `plan "${list[0]?.plan}" uses model "${name}", which is not in the registry`, hint: "build that plan too, or pass --prune" });
+      continue;
+    }
+    const source = modelFile(reg, model);
+    const fromBuilt = list.filter((u) => u.built);
+    const want = (fromBuilt[0] ?? list[0])?.sha256 as string;
+    const odd = list.find((u) => u.sha256 !== want);
+    if (odd && !odd.built && fromBuilt.length) {
+      errors.push({
+        file: index,
+        message: `plan "${odd.plan}" in the store uses model "${name}" with sha256 ${short(odd.sha256)}, but this build copies ${source} with sha256 ${short(want)}; the store's plans must use one version of a model`,
+        hint: `build plan "${odd.plan}" too (rebuild it with this model), or pass --prune`,
+      });
+      continue;
+    }
+    if (odd) {
+      const first = list.find((u) => u.sha256 === want)?.plan;
+      errors.push({ file: index, message: `plans "${first}" and "${odd.plan}" use model "${name}" with different sha256 (${short(want)} and ${short(odd.sha256)})`, hint: odd.built ? `${source} changed during the build; build again` : `rebuild those plans` });
+      continue;
+    }
+    const rel = storeModelPath(name, model);
+    const target = path.join(dir, rel);
+    models.push({ name, path: rel, sha256: want });
+    const storeCopy = readBytes(target);
+    if (!fromBuilt.length && storeCopy && sha256Hex(storeCopy) === want) continue;
+    const bytes = readBytes(source);
+    if (!bytes || sha256Hex(bytes) !== want) {
+      const users = list.map((u) => `"${u.plan}"`).join(", ");
+      errors.push({
+        file: fromBuilt.length ? source : index,
+        message: fromBuilt.length
+          ? `model "${name}": ${bytes ? "the file changed" : "the file is gone"} since plan ${users} was compiled with it (sha256 ${short(want)})`
+          : `model "${name}": plan ${users} in the store was built with sha256 ${short(want)}, but the store's ${rel} ${storeCopy ? "differs" : "is missing"} and ${source} ${bytes ? `has sha256 ${short(sha256Hex(bytes))}` : "cannot be read"}`,
+        hint: fromBuilt.length ? "build again" : `build plan ${users} too, or pass --prune`,
+      });
+      continue;
+    }
+    if (!storeCopy || !storeCopy.equals(bytes)) writes.push({ name, target, bytes });
+  }
+  if (errors.length) throw new CompileError(errors);
+  return { models, writes };
+}
+
+/** A file's bytes, or undefined when it cannot be read. */
+function readBytes(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The store's own surfaces.toml, read and checked, or undefined when it has none. */
@@ -202,7 +366,9 @@ export async function buildStore(files: string[], outDir: string, opts: BuildSto
       },
     ]);
   }
+  const { models, writes } = storeModels(outDir, plans, kept, opts.registry);
   const index: StoreIndex = { ...built, plans: [...built.plans, ...kept].sort(byName) };
+  if (models.length) index.models = models;
   const surfaces = opts.surfaces !== undefined ? readSurfacesFile(opts.surfaces) : undefined;
   if (surfaces) {
     const missing = checkSurfacePlans(surfaces, index.plans.map((p) => p.name), "the store would not have");
@@ -211,6 +377,8 @@ export async function buildStore(files: string[], outDir: string, opts: BuildSto
   const storeSurfaces = path.join(outDir, SURFACES_FILE);
   const hadSurfaces = existsSync(storeSurfaces);
   mkdirSync(outDir, { recursive: true });
+  if (writes.length) mkdirSync(path.join(outDir, MODELS_DIR), { recursive: true });
+  for (const w of writes) writeFileAtomic(w.target, w.bytes);
   for (const p of plans) writeFileAtomic(path.join(outDir, `${p.plan.name}.json`), p.json);
   // A pruned store loses its surfaces first, so no moment has them name a pruned plan.
   if (!surfaces && opts.prune && hadSurfaces) rmSync(storeSurfaces);
@@ -218,8 +386,9 @@ export async function buildStore(files: string[], outDir: string, opts: BuildSto
   if (surfaces) writeFileAtomic(storeSurfaces, surfaces.text);
   // The replaced plans' old artifacts (at another path) and the pruned ones, once no index lists them.
   deleteArtifacts(outDir, before?.plans.filter((e) => !kept.includes(e)) ?? [], index);
+  const modelsRemoved = deleteModels(outDir, before, index);
   const surfacesChange = surfaces ? "written" : !hadSurfaces ? "none" : opts.prune ? "removed" : "kept";
-  return { plans, index, change: change(before, index, new Set(seen.keys()), surfacesChange) };
+  return { plans, index, change: change(before, index, new Set(seen.keys()), surfacesChange, writes.map((w) => w.name), modelsRemoved) };
 }
 
 /**
@@ -243,6 +412,11 @@ export function removePlans(dir: string, names: string[]): { index: StoreIndex; 
   }
   const gone = new Set(names);
   const index: StoreIndex = { ...before, plans: before.plans.filter((p) => !gone.has(p.name)) };
+  // The models the remaining plans use, as the store lists them.
+  const used = new Set(before.models ? index.plans.flatMap((e) => Object.keys(artifactModels(dir, e))) : []);
+  const models = (before.models ?? []).filter((m) => used.has(m.name));
+  if (models.length) index.models = models;
+  else delete index.models;
   const surfaces = readStoreSurfaces(dir);
   if (surfaces) {
     const named = checkSurfacePlans(surfaces, index.plans.map((p) => p.name), "this removal takes out of the store; nothing was removed");
@@ -250,5 +424,6 @@ export function removePlans(dir: string, names: string[]): { index: StoreIndex; 
   }
   writeFileAtomic(file, prettyJson(index));
   deleteArtifacts(dir, before.plans.filter((p) => gone.has(p.name)), index);
-  return { index, change: change(before, index, new Set(), surfaces ? "kept" : "none") };
+  const modelsRemoved = deleteModels(dir, before, index);
+  return { index, change: change(before, index, new Set(), surfaces ? "kept" : "none", [], modelsRemoved) };
 }

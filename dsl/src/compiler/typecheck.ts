@@ -86,6 +86,9 @@ function hintFor(message: string): string | undefined {
   if (/Argument of type '"\w+"' is not assignable to parameter of type 'ParamName'/.test(message) || /parameter of type '"recency_weight"/.test(message)) {
     return "ctx.param takes the name of a param in the registry (registry/params.toml)";
   }
+  if (/Argument of type '"\w+"' is not assignable to parameter of type 'ModelName'/.test(message) || /parameter of type '"feed_ctr"/.test(message)) {
+    return "E.model takes the name of a model in the registry (registry/models.toml)";
+  }
   if (/is not assignable to parameter of type 'StrExpr'/.test(message)) return "this operation needs a string expression";
   if (/is not assignable to parameter of type '(HashSchema|ListSchema)'|parameter of type '"(user|media_features|follow|recommendation|media)"/.test(message)) {
     return "fetchFeatures reads hash key schemas and fetchList reads list key schemas (registry/key_schemas.toml)";

@@ -1,7 +1,7 @@
 // Checks a plan artifact: first its shape against schema/plan.v1.schema.json,
 // then what a schema cannot say (docs/plan-format.md, "Validation rules"):
-// references, types, key availability, the DAG, and the static cost against
-// the plan's budgets. The engine applies the same rules when it loads a plan.
+// references, types, key availability, the models it lists, the DAG, and the
+// static cost against the plan's budgets. The engine applies the same rules when it loads a plan.
 // Every problem carries a stable code and the JSON pointer of the offending
 // field (issues.ts); the engine reports the same ones.
 
@@ -11,6 +11,7 @@ import type { NodeJson, PlanJson } from "../authoring/json.js";
 import { canonicalJson, sha256Hex } from "./canonical.js";
 import { checkDeclared, exprType, keyType, paramType, predCheck, regexProblem, treeRoot, type TypeContext } from "./exprtypes.js";
 import { pointerTo, withArticle, type PlanIssue, type Report } from "./issues.js";
+import { modelRefs } from "./models.js";
 import { isParamRef, opSpec, staticParams, tableRefs, type NodeCost, type OpCheckContext, type OpSpec, type ReadSchemas } from "./ops.js";
 import { SCHEMA_PATH } from "./paths.js";
 import { utf8Bytes, valueProblem, type Registry } from "./registry.js";
@@ -117,6 +118,7 @@ export function checkPlan(value: unknown, reg: Registry, opts: CheckOptions = {}
   checkAllNodesUsed(plan, byId, add);
   const walk = checkNodes(plan, reg, order, byId, (i) => issues.push(i));
   checkTablesUsed(plan, walk, add);
+  checkModelsListed(plan, reg, add);
   const totals = checkCommandBudget(plan, order, walk.cost, add);
   if (issues.length) return { issues };
   return { issues, analysis: { order, cost: walk.cost, columns: walk.columns, ...totals } };
@@ -396,6 +398,29 @@ function checkRowBudget(plan: PlanJson, node: PlacedNode, cost: NodeCost, add: R
 function checkTablesUsed(plan: PlanJson, walk: NodeWalk, add: At): void {
   for (const eid of Object.keys(plan.exprs)) if (!walk.usedExprs.has(eid)) add("unused_expr", pointerTo("/exprs", eid), "$plan", `expression "${eid}" is not used by any node`);
   for (const pid of Object.keys(plan.preds)) if (!walk.usedPreds.has(pid)) add("unused_pred", pointerTo("/preds", pid), "$plan", `predicate "${pid}" is not used by any node`);
+}
+
+/**
+ * The artifact's `models` names exactly the registry models its trees use: a
+ * `model` expression of a registry model the member lacks is model_unlisted
+ * (at the expression's `model`), a member naming no registry model is
+ * model_unknown and one no tree uses unused_model (at /models/<name>). The
+ * sha256 values are checked against a plan store's model files, not here.
+ */
+function checkModelsListed(plan: PlanJson, reg: Registry, add: At): void {
+  const listed = plan.models ?? {};
+  const refs = modelRefs(plan);
+  for (const r of refs) {
+    if (!reg.models.has(r.model) || Object.hasOwn(listed, r.model)) continue;
+    const user = plan.nodes.find((n) => tableRefs(n, r.table === "exprs" ? "expr" : "pred").includes(r.id));
+    add("model_unlisted", pointerTo(r.pointer, "model"), user?.id ?? "$plan", `${treeRoot(r.table, r.id).where}: model "${r.model}" is not in the plan's models`, "compile the plan with rankc: it lists each model the plan uses with the sha256 of the model's file");
+  }
+  const used = new Set(refs.map((r) => r.model));
+  for (const name of Object.keys(listed)) {
+    const at = pointerTo("/models", name);
+    if (!reg.models.has(name)) add("model_unknown", at, "$plan", `models lists "${name}", which is not a model in the registry`);
+    else if (!used.has(name)) add("unused_model", at, "$plan", `models lists "${name}", but no expression uses it`);
+  }
 }
 
 /** The plan's largest node and its Redis commands in all, reporting commands over the budget. */

@@ -232,8 +232,10 @@ rt::Task<const CandidateSet*> Request::Work(NodeContext& node) {
 rt::Task<const CandidateSet*> Request::Cpu(NodeContext& node) {
   const ops::OpSpec& op = *node.node.op;
   NodeReport& report = node.report;
+  // A vm or filter weighs its rows by its program's per-row cost (a tree model's trees).
+  const std::size_t weight = node.node.program != nullptr ? RowWeight(*node.node.program) : 1;
   const bool heavy =
-      op.execution == ops::Execution::kHeavyCpu || report.rows_in > options_.offload_rows;
+      op.execution == ops::Execution::kHeavyCpu || report.rows_in * weight > options_.offload_rows;
   if (!heavy) {
     const rt::CancelToken token = co_await rt::CurrentCancelToken();
     token.ThrowIfStopRequested();

@@ -116,7 +116,8 @@ CompiledPlan::CompiledPlan(std::shared_ptr<const Plan> plan,
 }
 
 std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan,
-                                                std::shared_ptr<const Registry> registry) {
+                                                std::shared_ptr<const Registry> registry,
+                                                const ModelSet* models) {
   const Registry& reg = *registry;
   const std::vector<std::string> endpoints = EndpointOrder(reg);
   std::vector<CompiledNode> nodes;
@@ -150,12 +151,12 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
     if (ParamOfType(op, ops::ParamType::kExpr) != nullptr) {
       const auto it = plan->exprs.find(node.params.expr);
       if (it == plan->exprs.end()) Invalid(node, "no expression \"" + node.params.expr + "\"");
-      c.program = CompileExpr(it->second, reg, plan->params);
+      c.program = CompileExpr(it->second, reg, plan->params, models);
     }
     if (ParamOfType(op, ops::ParamType::kPred) != nullptr) {
       const auto it = plan->preds.find(node.params.pred);
       if (it == plan->preds.end()) Invalid(node, "no predicate \"" + node.params.pred + "\"");
-      c.program = CompilePred(it->second, reg, plan->params);
+      c.program = CompilePred(it->second, reg, plan->params, models);
     }
     c.int_param_slot = IntParamSlot(*plan, node, op);
     for (const std::string& name : node.params_read) {
@@ -202,7 +203,7 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
 CompiledPlanStore::CompiledPlanStore(std::shared_ptr<const PlanStore> store)
     : store_(std::move(store)) {
   for (const auto& [name, plan] : store_->plans()) {
-    plans_.emplace(name, CompilePlan(plan, store_->registry_ptr()));
+    plans_.emplace(name, CompilePlan(plan, store_->registry_ptr(), &store_->models()));
   }
 }
 

@@ -26,7 +26,7 @@ bool ReadsViewer(const Plan& plan) noexcept {
 std::string_view ExprOpName(ExprOp op) noexcept {
   static constexpr std::string_view kNames[] = {
       "const", "null",  "key", "param", "add", "sub",   "mul",      "div", "neg",
-      "abs",   "log1p", "exp", "min",   "max", "clamp", "coalesce", "if"};
+      "abs",   "log1p", "exp", "min",   "max", "clamp", "coalesce", "if",  "model"};
   return kNames[static_cast<std::size_t>(op)];
 }
 

@@ -6,13 +6,14 @@
 
 #include "json/canonical.h"
 #include "json/digest.h"
+#include "plan/model_exprs.h"
 #include "values/value_json.h"
 
 namespace rankd::engine {
 namespace {
 
 ExprOp ExprOpOf(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(ExprOp::kIf); ++i) {
+  for (int i = 0; i <= static_cast<int>(ExprOp::kModel); ++i) {
     if (ExprOpName(static_cast<ExprOp>(i)) == name) return static_cast<ExprOp>(i);
   }
   return ExprOp::kNull;
@@ -40,6 +41,10 @@ Expr ReadExpr(const json::Value& e) {
       break;
     case ExprOp::kParam:
       expr.name = e.Find("name")->string();
+      break;
+    case ExprOp::kModel:
+      expr.name = e.Find("model")->string();
+      expr.transformed = e.Find("output")->string() == "transformed";
       break;
     default:
       break;
@@ -101,11 +106,13 @@ void CollectParamsRead(const json::Value& value, std::set<std::string>& names) {
 // Node::work_key and Node::params_read of every node (docs/engine.md, "Shared nodes"): the
 // SHA-256 of the canonical JSON {"inputs": [the inputs' work keys], "op": OP, "params": PARAMS}
 // where PARAMS are the node's params with a vm's `expr` and a filter's `pred` replaced by the
-// tree they name; the params read are those of PARAMS and of the inputs'.
+// tree they name, each model expression in it with its model's "sha256" added; the params read
+// are those of PARAMS and of the inputs'.
 void SetWorkKeys(const json::Value& artifact, Plan& plan) {
   const json::Value::Array& nodes = artifact.Find("nodes")->array();
   const json::Value& exprs = *artifact.Find("exprs");
   const json::Value& preds = *artifact.Find("preds");
+  const json::Value* models = artifact.Find("models");
   for (const std::size_t i : plan.order) {
     Node& node = plan.nodes[i];
     const json::Value* declared = nodes[i].Find("params");
@@ -114,7 +121,15 @@ void SetWorkKeys(const json::Value& artifact, Plan& plan) {
       const json::Value* tree = nullptr;
       if (m.name == "expr" && node.op == Op::kVm) tree = exprs.Find(m.value.string());
       if (m.name == "pred" && node.op == Op::kFilter) tree = preds.Find(m.value.string());
-      if (tree != nullptr) m.value = *tree;
+      if (tree != nullptr) {
+        m.value = *tree;
+        // A node scoring another version of a model computes other rows.
+        ForEachModelExpr(m.value, [models](json::Value& model) {
+          const json::Value* sha256 =
+              models != nullptr ? models->Find(model.Find("model")->string()) : nullptr;
+          if (sha256 != nullptr) model.object().push_back(json::Member{"sha256", *sha256});
+        });
+      }
     }
     std::set<std::string> read;
     CollectParamsRead(params, read);
@@ -162,6 +177,9 @@ Plan BuildPlan(const json::Value& artifact, PlanAnalysis analysis, std::string f
     plan.exprs.emplace(e.name, ReadExpr(e.value));
   for (const json::Member& p : artifact.Find("preds")->object())
     plan.preds.emplace(p.name, ReadPred(p.value));
+  if (const json::Value* models = artifact.Find("models"); models != nullptr) {
+    for (const json::Member& m : models->object()) plan.models.emplace(m.name, m.value.string());
+  }
   const json::Value& budgets = *artifact.Find("budgets");
   plan.budgets.max_rows_per_node =
       static_cast<std::int64_t>(budgets.Find("max_rows_per_node")->number());

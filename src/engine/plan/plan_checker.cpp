@@ -9,6 +9,7 @@
 #include "json/digest.h"
 #include "json/number_format.h"
 #include "json/pointer.h"
+#include "plan/model_exprs.h"
 #include "plan/problem_codes.h"
 #include "plan/regex.h"
 #include "plan/tree_types.h"
@@ -500,8 +501,26 @@ class PlanChecker {
     }
   }
 
-  // Rule 5: every entry of exprs and preds is used by some node.
+  // Rule 5: every entry of exprs and preds is used by some node, and `models` lists registry
+  // models the expressions score.
   void CheckTablesUsed() {
+    if (const json::Value* models = artifact_.Find("models"); models != nullptr) {
+      std::set<std::string> scored;
+      const auto collect = [&scored](const json::Value& model) {
+        scored.insert(model.Find("model")->string());
+      };
+      ForEachModelExpr(*artifact_.Find("exprs"), collect);
+      ForEachModelExpr(*artifact_.Find("preds"), collect);
+      for (const json::Member& m : models->object()) {
+        if (registry_.FindModel(m.name) == nullptr) {
+          Add(codes::kModelUnknown, json::PointerTo("/models", m.name), kPlanNode,
+              "model \"" + m.name + "\" is not in the registry");
+        } else if (scored.count(m.name) == 0) {
+          Add(codes::kUnusedModel, json::PointerTo("/models", m.name), kPlanNode,
+              "model \"" + m.name + "\" is listed but no expression scores it");
+        }
+      }
+    }
     for (const json::Member& e : artifact_.Find("exprs")->object()) {
       if (used_exprs.count(e.name) == 0) {
         Add(codes::kUnusedExpr, json::PointerTo("/exprs", e.name), kPlanNode,

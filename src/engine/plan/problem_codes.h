@@ -43,6 +43,9 @@ inline constexpr std::string_view kExprTooDeep = "expr_too_deep";
 inline constexpr std::string_view kRegexInvalid = "regex_invalid";
 inline constexpr std::string_view kBudgetRows = "budget_rows";
 inline constexpr std::string_view kBudgetCommands = "budget_commands";
+inline constexpr std::string_view kModelUnknown = "model_unknown";
+inline constexpr std::string_view kModelUnlisted = "model_unlisted";
+inline constexpr std::string_view kUnusedModel = "unused_model";
 
 // Files and JSON text.
 inline constexpr std::string_view kFileUnreadable = "file_unreadable";
@@ -57,5 +60,8 @@ inline constexpr std::string_view kRegistryInvalid = "registry_invalid";
 inline constexpr std::string_view kIndexInvalid = "index_invalid";
 inline constexpr std::string_view kIndexMismatch = "index_mismatch";
 inline constexpr std::string_view kSurfacesInvalid = "surfaces_invalid";
+// A model file of the store, and an artifact's model digest against the store's file.
+inline constexpr std::string_view kModelInvalid = "model_invalid";
+inline constexpr std::string_view kModelDigestMismatch = "model_digest_mismatch";
 
 }  // namespace rankd::engine::codes

@@ -121,6 +121,36 @@ std::optional<ValueType> KeyType(std::string_view key, std::string_view where, T
   return k->type;
 }
 
+// A model expression: a registry model, listed in the artifact's `models`, whose feature keys are
+// all available at the node; its score is a float.
+std::optional<TreeType> ModelType(const json::Value& e, TreeContext& c, const TreeSite& at) {
+  const std::string& name = StringAt(e, "model");
+  const std::string pointer = json::PointerTo(at.pointer, "model");
+  const ModelDef* model = c.registry.FindModel(name);
+  if (model == nullptr) {
+    c.problems.Add(codes::kModelUnknown, pointer, c.node,
+                   at.where + ": unknown model \"" + name + "\": it is not in the registry");
+    return std::nullopt;
+  }
+  bool ok = true;
+  for (const ModelFeature& f : model->features) {
+    if (c.available.count(f.key) != 0) continue;
+    c.problems.Add(codes::kKeyNotAvailable, pointer, c.node,
+                   at.where + ": model \"" + name + "\" reads feature \"" + f.name +
+                       "\" from key \"" + f.key + "\", which is not available at node \"" +
+                       std::string(c.node) + "\" (fetch it with fetchFeatures(...) first)");
+    ok = false;
+  }
+  const json::Value* listed = c.plan.Find("models");
+  if (listed == nullptr || listed->Find(name) == nullptr) {
+    c.problems.Add(codes::kModelUnlisted, pointer, c.node,
+                   at.where + ": model \"" + name +
+                       "\" is not listed in the plan's models (rebuild the plan with rankc)");
+    ok = false;
+  }
+  return ok ? std::optional<TreeType>(TreeType::kFloat) : std::nullopt;
+}
+
 std::optional<TreeType> ExprType(const json::Value& e, TreeContext& c, const TreeSite& at) {
   if (TooDeep(at, c)) return std::nullopt;
   const std::string& op = StringAt(e, "op");
@@ -140,6 +170,7 @@ std::optional<TreeType> ExprType(const json::Value& e, TreeContext& c, const Tre
     if (!t) return std::nullopt;
     return TreeTypeOf(*t);
   }
+  if (op == "model") return ModelType(e, c, at);
   if (op == "param") {
     const std::string& name = StringAt(e, "name");
     const std::string pointer = json::PointerTo(at.pointer, "name");

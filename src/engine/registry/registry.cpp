@@ -24,11 +24,12 @@ std::string KeySchema::KeyFor(std::int64_t id) const {
 
 Registry::Registry(std::vector<KeyDef> keys, std::vector<ParamDef> params,
                    std::vector<EndpointDef> endpoints, std::vector<KeySchema> key_schemas,
-                   std::string digest)
+                   std::string digest, std::vector<ModelDef> models)
     : keys_(std::move(keys)),
       params_(std::move(params)),
       endpoints_(std::move(endpoints)),
       key_schemas_(std::move(key_schemas)),
+      models_(std::move(models)),
       digest_(std::move(digest)) {
   for (std::size_t slot = 0; slot < keys_.size(); ++slot)
     key_slots_.emplace(keys_[slot].name, slot);
@@ -58,6 +59,10 @@ const EndpointDef* Registry::FindEndpoint(std::string_view name) const {
 
 const KeySchema* Registry::FindKeySchema(std::string_view name) const {
   return FindByName(key_schemas_, name, &KeySchema::name);
+}
+
+const ModelDef* Registry::FindModel(std::string_view name) const {
+  return FindByName(models_, name, &ModelDef::name);
 }
 
 }  // namespace rankd::engine

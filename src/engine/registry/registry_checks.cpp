@@ -11,6 +11,7 @@
 #include "json/canonical.h"
 #include "json/number_format.h"
 #include "json/pointer.h"
+#include "rankd/engine/models/tree_model.h"
 #include "rankd/engine/registry/registry.h"
 #include "values/value_json.h"
 
@@ -75,6 +76,7 @@ class Checker {
     CheckParams();
     CheckEndpoints();
     CheckKeySchemas();
+    if (reg_.Find("models") != nullptr) CheckModels();
     return std::move(out_);
   }
 
@@ -418,6 +420,118 @@ class Checker {
     }
   }
 
+  // `[models.<name>]`: a tree model's format, file and features, each feature bound to a key a
+  // model can read (docs/plan-format.md, "The registry"; docs/models.md).
+  void CheckModels() {
+    const Value* models = reg_.Find("models");
+    if (!models->is_object()) {
+      Issue("models", "/models", "\"models\" must be a table of models ([models.<name>])");
+      return;
+    }
+    static constexpr std::string_view kFields[] = {"format", "file", "features", "doc"};
+    static constexpr std::string_view kFormats[] = {"lightgbm", "xgboost"};
+    for (const json::Member& model : models->object()) {
+      const std::string pointer = json::PointerTo("/models", model.name);
+      const std::string where = "model \"" + model.name + "\"";
+      if (!IsRegistryName(model.name) || model.name.size() > 64) {
+        Issue("models", pointer,
+              "model name \"" + model.name + "\" must be lower_snake_case (at most 64)");
+      }
+      if (!model.value.is_object()) {
+        Issue("models", pointer, where + " must be a table");
+        continue;
+      }
+      const Value& m = model.value;
+      Fields("models", where, m, pointer, kFields, kFields);
+      String("models", where, m, pointer, "doc");
+      const Value* format = m.Find("format");
+      const bool format_ok = IsString(format) && Contains(kFormats, format->string());
+      if (!format_ok) {
+        Issue("models", FieldPointer(m, pointer, "format"),
+              where + ": format must be one of " + Join(kFormats) + ", got " + Show(format));
+      }
+      const Value* file = m.Find("file");
+      const std::string_view extension =
+          format_ok && format->string() == "xgboost" ? ".json" : ".txt";
+      if (!IsString(file) || !IsRelativePathInside(file->string()) ||
+          (format_ok && !file->string().ends_with(extension))) {
+        Issue("models", FieldPointer(m, pointer, "file"),
+              where + ": file must be a relative path inside the registry directory" +
+                  (format_ok ? " ending in " + std::string(extension) : std::string()) + ", got " +
+                  Show(file));
+      }
+      CheckModelFeatures(where, m, pointer);
+    }
+  }
+
+  void CheckModelFeatures(const std::string& where, const Value& model,
+                          const std::string& model_pointer) {
+    const Value* features = model.Find("features");
+    if (features == nullptr) return;  // Fields reported it
+    const std::string pointer = json::PointerTo(model_pointer, "features");
+    const std::size_t max_features = models::ModelLimits{}.max_features;
+    if (!features->is_array() || features->array().empty() ||
+        features->array().size() > max_features) {
+      Issue("models", pointer,
+            where + ": features must be a list of 1 to " + std::to_string(max_features) +
+                " tables { name = ..., key = ... }");
+      return;
+    }
+    static constexpr std::string_view kAllowed[] = {"name", "key", "categorical"};
+    static constexpr std::string_view kRequired[] = {"name", "key"};
+    std::set<std::string> seen;
+    for (std::size_t j = 0; j < features->array().size(); ++j) {
+      const Value& f = features->array()[j];
+      const std::string f_pointer = json::PointerTo(pointer, j);
+      const std::string f_where = where + ", feature " + std::to_string(j);
+      if (!f.is_object()) {
+        Issue("models", f_pointer, f_where + " must be a table { name = ..., key = ... }");
+        continue;
+      }
+      Fields("models", f_where, f, f_pointer, kAllowed, kRequired);
+      const Value* name = f.Find("name");
+      if (!IsString(name) || !IsFeatureName(name->string())) {
+        Issue("models", FieldPointer(f, f_pointer, "name"),
+              f_where +
+                  ": name must be the model's feature name (1 to 256 bytes, no control "
+                  "characters), got " +
+                  Show(name));
+      } else if (!seen.insert(name->string()).second) {
+        Issue("models", json::PointerTo(f_pointer, "name"),
+              where + ": feature \"" + name->string() + "\" is listed twice");
+      }
+      const Value* categorical = f.Find("categorical");
+      if (categorical != nullptr && !categorical->is_bool()) {
+        Issue("models", json::PointerTo(f_pointer, "categorical"),
+              f_where + ": categorical must be true or false");
+      }
+      const bool is_categorical =
+          categorical != nullptr && categorical->is_bool() && categorical->bool_value();
+      const Value* key = f.Find("key");
+      if (!IsString(key)) {
+        Issue("models", FieldPointer(f, f_pointer, "key"), f_where + ": key must be a key name");
+        continue;
+      }
+      const auto type = key_types_.find(key->string());
+      if (type == key_types_.end()) {
+        Issue("models", json::PointerTo(f_pointer, "key"),
+              f_where + ": key \"" + key->string() + "\" is not a registry key");
+      } else if (is_categorical ? type->second != "int" : type->second == "string") {
+        Issue("models", json::PointerTo(f_pointer, "key"),
+              f_where + ": key \"" + key->string() + "\" is " + type->second + "; a " +
+                  (is_categorical ? "categorical feature needs an int key"
+                                  : "numerical feature needs an int, float or bool key"));
+      }
+    }
+  }
+
+  // A feature name as LightGBM and XGBoost keep it: 1 to 256 bytes, no control characters.
+  static bool IsFeatureName(std::string_view name) {
+    return !name.empty() && name.size() <= 256 &&
+           std::none_of(name.begin(), name.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  }
+
   // A key schema's `cache = { ttl_ms, max_mb }`: both fields, each an integer in its range.
   void CheckCache(const std::string& schema_where, const Value& cache, const std::string& pointer) {
     if (!cache.is_object()) {
@@ -467,6 +581,19 @@ bool IsRegistryName(std::string_view name) noexcept {
   return std::all_of(name.begin() + 1, name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
   });
+}
+
+bool IsRelativePathInside(std::string_view path) noexcept {
+  if (path.empty() || path.front() == '/' || path.find('\0') != std::string_view::npos)
+    return false;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view segment = path.substr(start, end - start);
+    if (segment.empty() || segment == "." || segment == "..") return false;
+    start = end + 1;
+  }
+  return true;
 }
 
 }  // namespace rankd::engine

@@ -5,7 +5,9 @@
 // Plain function; no thread affinity.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "json/value.h"
@@ -13,15 +15,20 @@
 namespace rankd::engine {
 
 struct RegistryIssue {
-  std::string section;  // "keys", "params", "endpoints" or "key_schemas": the file it is in
+  std::string section;  // "keys", "params", "endpoints", "key_schemas" or "models": its file
   std::string pointer;  // JSON pointer of the field, in the registry object and in that file
   std::string message;
 };
 
-// Every problem of `registry`, an object holding the four tables.
+// Every problem of `registry`, an object holding the four tables and optionally `models`.
 std::vector<RegistryIssue> CheckRegistry(const json::Value& registry);
 
 // Whether `name` is a registry name, `^[a-z][a-z0-9_]*$`.
 bool IsRegistryName(std::string_view name) noexcept;
+
+// Whether `path` is a relative path that stays inside its directory: not empty, not absolute, no
+// NUL, no empty, "." or ".." segment (a store's artifact and model paths, a registry's model
+// files).
+bool IsRelativePathInside(std::string_view path) noexcept;
 
 }  // namespace rankd::engine

@@ -19,8 +19,10 @@
 namespace rankd::engine {
 namespace {
 
+// The tables a registry must have, and the one it may have.
 constexpr std::array<std::string_view, 4> kSections = {"keys", "params", "endpoints",
                                                        "key_schemas"};
+constexpr std::string_view kOptionalSection = "models";
 
 LoadProblem Invalid(std::string file, std::string pointer, std::string message) {
   return LoadProblem{std::move(file), std::string(codes::kRegistryInvalid), std::move(pointer), "",
@@ -100,9 +102,29 @@ std::shared_ptr<const Registry> Build(const json::Value& reg) {
     }
     schemas.push_back(std::move(schema));
   }
-  return std::make_shared<const Registry>(std::move(keys), std::move(params), std::move(endpoints),
-                                          std::move(schemas),
-                                          json::Sha256Hex(json::CanonicalJson(DigestedPart(reg))));
+  std::vector<ModelDef> models;
+  if (const json::Value* table = reg.Find("models"); table != nullptr) {
+    for (const json::Member& m : table->object()) {
+      ModelDef model;
+      model.name = m.name;
+      model.format = m.value.Find("format")->string() == "xgboost"
+                         ? models::ModelFormat::kXgboostJson
+                         : models::ModelFormat::kLightGbmText;
+      model.file = m.value.Find("file")->string();
+      for (const json::Value& f : m.value.Find("features")->array()) {
+        const json::Value* categorical = f.Find("categorical");
+        model.features.push_back(ModelFeature{f.Find("name")->string(), f.Find("key")->string(),
+                                              categorical != nullptr && categorical->bool_value()});
+      }
+      model.doc = m.value.Find("doc")->string();
+      models.push_back(std::move(model));
+    }
+    std::sort(models.begin(), models.end(),
+              [](const ModelDef& a, const ModelDef& b) { return a.name < b.name; });
+  }
+  return std::make_shared<const Registry>(
+      std::move(keys), std::move(params), std::move(endpoints), std::move(schemas),
+      json::Sha256Hex(json::CanonicalJson(DigestedPart(reg))), std::move(models));
 }
 
 }  // namespace
@@ -136,11 +158,12 @@ std::shared_ptr<const Registry> LoadRegistry(const std::filesystem::path& dir) {
     TomlDocument document = ReadToml(*text, file, codes::kRegistryInvalid, problems);
     for (json::Member& table : document.value.object()) {
       const std::string pointer = "/" + table.name;
-      if (std::find(kSections.begin(), kSections.end(), table.name) == kSections.end()) {
+      if (std::find(kSections.begin(), kSections.end(), table.name) == kSections.end() &&
+          table.name != kOptionalSection) {
         problems.push_back(
             Invalid(file, pointer,
                     "unknown registry table \"" + table.name +
-                        "\" (expected one of keys, params, endpoints, key_schemas)"));
+                        "\" (expected one of keys, params, endpoints, key_schemas, models)"));
       } else if (const auto prev = section_files.find(table.name); prev != section_files.end()) {
         problems.push_back(Invalid(file, pointer,
                                    "registry table \"" + table.name + "\" is also defined in " +

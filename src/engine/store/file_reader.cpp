@@ -10,7 +10,7 @@
 namespace rankd::engine {
 
 std::optional<std::string> ReadFileText(const std::filesystem::path& path,
-                                        std::vector<LoadProblem>& problems) {
+                                        std::vector<LoadProblem>& problems, std::size_t max_bytes) {
   const auto problem = [&](std::string_view code, std::string message) {
     problems.push_back(LoadProblem{path.string(), std::string(code), "", "", std::move(message)});
     return std::nullopt;
@@ -29,10 +29,9 @@ std::optional<std::string> ReadFileText(const std::filesystem::path& path,
   char buffer[64 * 1024];
   while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
     text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) {
-      return problem(
-          codes::kFileTooLarge,
-          "the file is larger than " + std::to_string(kMaxFileBytes / (1024 * 1024)) + " MiB");
+    if (text.size() > max_bytes) {
+      return problem(codes::kFileTooLarge, "the file is larger than " +
+                                               std::to_string(max_bytes / (1024 * 1024)) + " MiB");
     }
   }
   if (in.bad()) return problem(codes::kFileUnreadable, "reading the file failed");

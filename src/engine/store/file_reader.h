@@ -20,8 +20,9 @@ namespace rankd::engine {
 inline constexpr std::size_t kMaxFileBytes = 16 * 1024 * 1024;
 
 // The contents of `path`, or nullopt after appending a file_unreadable or file_too_large problem
-// naming `path`.
+// naming `path`. `max_bytes`: the bound (a store's model files have their own: docs/models.md).
 std::optional<std::string> ReadFileText(const std::filesystem::path& path,
-                                        std::vector<LoadProblem>& problems);
+                                        std::vector<LoadProblem>& problems,
+                                        std::size_t max_bytes = kMaxFileBytes);
 
 }  // namespace rankd::engine

@@ -15,6 +15,7 @@
 #include "plan/problem_sink.h"
 #include "registry/registry_checks.h"
 #include "store/file_reader.h"
+#include "store/store_models.h"
 #include "store/surfaces_loader.h"
 
 namespace rankd::engine {
@@ -37,25 +38,15 @@ bool IsDigest(const json::Value* v) {
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-// A relative path that stays inside the store directory: no empty, "." or ".." segment.
-bool IsStorePath(const std::string& path) {
-  if (path.empty() || path.front() == '/' || path.find('\0') != std::string::npos) return false;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    const std::size_t end = std::min(path.find('/', start), path.size());
-    const std::string_view segment(path.data() + start, end - start);
-    if (segment.empty() || segment == "." || segment == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
-// Reports a member outside `allowed` and a missing one; true when the object has exactly them.
+// Reports a member outside `allowed` (and `optional`) and a missing one of `allowed`; true when the
+// object has exactly them.
 bool HasExactly(const json::Value& object, const std::string& pointer,
-                std::initializer_list<std::string_view> allowed, ProblemSink& index) {
+                std::initializer_list<std::string_view> allowed, ProblemSink& index,
+                std::initializer_list<std::string_view> optional = {}) {
   bool ok = true;
   for (const json::Member& m : object.object()) {
-    if (std::find(allowed.begin(), allowed.end(), m.name) == allowed.end()) {
+    if (std::find(allowed.begin(), allowed.end(), m.name) == allowed.end() &&
+        std::find(optional.begin(), optional.end(), m.name) == optional.end()) {
       index.Add(codes::kIndexInvalid, json::PointerTo(pointer, m.name), "",
                 "unknown member \"" + m.name + "\"");
       ok = false;
@@ -70,15 +61,93 @@ bool HasExactly(const json::Value& object, const std::string& pointer,
   return ok;
 }
 
+// An entry's name after the one before it (`previous`, the largest so far, which it updates):
+// reports one listed twice or out of order (`what`: "plan" or "model"); true when in order.
+bool InOrder(const std::string& name, std::string& previous, std::string_view what,
+             const std::string& pointer, ProblemSink& index) {
+  const bool in_order = previous.empty() || name > previous;
+  if (!in_order) {
+    index.Add(codes::kIndexInvalid, pointer, "",
+              name == previous ? std::string(what) + " \"" + previous + "\" is listed twice"
+                               : std::string(what) + "s must be sorted by name: \"" + name +
+                                     "\" comes after \"" + previous + "\"");
+  }
+  previous = std::max(previous, name);
+  return in_order;
+}
+
+// An entry's `path` (inside the store) and its digest member `digest_name` (64 lowercase hex
+// digits), each when present; reports what is wrong, true when neither is.
+bool PathAndDigestValid(const json::Value& entry, std::string_view digest_name,
+                        const std::string& pointer, ProblemSink& index) {
+  bool ok = true;
+  const json::Value* path = entry.Find("path");
+  if (path != nullptr && (!path->is_string() || !IsRelativePathInside(path->string()))) {
+    index.Add(codes::kIndexInvalid, pointer + "/path", "",
+              "path must be a relative path inside the store directory (no \"..\", \".\" or "
+              "empty segments)");
+    ok = false;
+  }
+  const json::Value* digest = entry.Find(digest_name);
+  if (digest != nullptr && !IsDigest(digest)) {
+    index.Add(codes::kIndexInvalid, json::PointerTo(pointer, digest_name), "",
+              std::string(digest_name) + " must be 64 lowercase hex digits");
+    ok = false;
+  }
+  return ok;
+}
+
+// The well-formed entries of index.json's `models`, reporting every problem of them.
+std::vector<ModelEntry> CheckModelEntries(const json::Value& models, const Registry& registry,
+                                          ProblemSink& index) {
+  std::vector<ModelEntry> entries;
+  if (!models.is_array()) {
+    index.Add(codes::kIndexInvalid, "/models", "", "models must be an array");
+    return entries;
+  }
+  std::string previous;
+  for (std::size_t k = 0; k < models.array().size(); ++k) {
+    const json::Value& entry = models.array()[k];
+    const std::string pointer = "/models/" + std::to_string(k);
+    if (!entry.is_object()) {
+      index.Add(codes::kIndexInvalid, pointer, "", "a model entry must be an object");
+      continue;
+    }
+    bool ok = HasExactly(entry, pointer, {"name", "path", "sha256"}, index);
+    const json::Value* name = entry.Find("name");
+    const json::Value* path = entry.Find("path");
+    const json::Value* sha256 = entry.Find("sha256");
+    if (name != nullptr &&
+        (!name->is_string() || !IsRegistryName(name->string()) || name->string().size() > 64)) {
+      index.Add(codes::kIndexInvalid, pointer + "/name", "",
+                "name must be a model name (^[a-z][a-z0-9_]*$, at most 64)");
+      ok = false;
+    } else if (name != nullptr) {
+      if (!InOrder(name->string(), previous, "model", pointer + "/name", index)) {
+        ok = false;
+      } else if (registry.FindModel(name->string()) == nullptr) {
+        index.Add(codes::kModelUnknown, pointer + "/name", "",
+                  "model \"" + name->string() + "\" is not in the registry");
+        ok = false;
+      }
+    }
+    ok = PathAndDigestValid(entry, "sha256", pointer, index) && ok;
+    if (ok) entries.push_back(ModelEntry{k, name->string(), path->string(), sha256->string()});
+  }
+  return entries;
+}
+
 // The well-formed entries of index.json, reporting every problem of the index itself.
 std::vector<IndexEntry> CheckIndex(const json::Value& index_json, const Registry& registry,
-                                   ProblemSink& index) {
+                                   ProblemSink& index, std::vector<ModelEntry>& model_entries) {
   std::vector<IndexEntry> entries;
   if (!index_json.is_object()) {
     index.Add(codes::kIndexInvalid, "", "", "the index must be a JSON object");
     return entries;
   }
-  HasExactly(index_json, "", {"schema_version", "registry_digest", "plans"}, index);
+  HasExactly(index_json, "", {"schema_version", "registry_digest", "plans"}, index, {"models"});
+  if (const json::Value* models = index_json.Find("models"); models != nullptr)
+    model_entries = CheckModelEntries(*models, registry, index);
   const json::Value* version = index_json.Find("schema_version");
   if (version != nullptr && !(version->is_number() && version->number() == 1)) {
     index.Add(codes::kIndexInvalid, "/schema_version", "", "schema_version must be 1");
@@ -116,27 +185,11 @@ std::vector<IndexEntry> CheckIndex(const json::Value& index_json, const Registry
       index.Add(codes::kIndexInvalid, pointer + "/name", "",
                 "name must be a plan name (^[a-z][a-z0-9_]*$, at most 64)");
       ok = false;
-    } else if (name != nullptr) {
-      if (!previous.empty() && name->string() <= previous) {
-        index.Add(codes::kIndexInvalid, pointer + "/name", "",
-                  name->string() == previous ? "plan \"" + previous + "\" is listed twice"
-                                             : "plans must be sorted by name: \"" + name->string() +
-                                                   "\" comes after \"" + previous + "\"");
-        ok = false;
-      }
-      previous = std::max(previous, name->string());
-    }
-    if (path != nullptr && (!path->is_string() || !IsStorePath(path->string()))) {
-      index.Add(codes::kIndexInvalid, pointer + "/path", "",
-                "path must be a relative path inside the store directory (no \"..\", \".\" or "
-                "empty segments)");
+    } else if (name != nullptr &&
+               !InOrder(name->string(), previous, "plan", pointer + "/name", index)) {
       ok = false;
     }
-    if (digest != nullptr && !IsDigest(digest)) {
-      index.Add(codes::kIndexInvalid, pointer + "/digest", "",
-                "digest must be 64 lowercase hex digits");
-      ok = false;
-    }
+    ok = PathAndDigestValid(entry, "digest", pointer, index) && ok;
     if (ok) entries.push_back(IndexEntry{k, name->string(), path->string(), digest->string()});
   }
   return entries;
@@ -150,11 +203,13 @@ void Append(std::vector<LoadProblem>& to, std::vector<LoadProblem> from) {
 
 PlanStore::PlanStore(std::shared_ptr<const Registry> registry,
                      std::map<std::string, std::shared_ptr<const Plan>> plans,
-                     std::chrono::system_clock::time_point loaded_at, Surfaces surfaces)
+                     std::chrono::system_clock::time_point loaded_at, Surfaces surfaces,
+                     ModelSet models)
     : registry_(std::move(registry)),
       plans_(std::move(plans)),
       loaded_at_(loaded_at),
-      surfaces_(std::move(surfaces)) {}
+      surfaces_(std::move(surfaces)),
+      models_(std::move(models)) {}
 
 std::shared_ptr<const Plan> PlanStore::Find(std::string_view name) const {
   const auto it = plans_.find(std::string(name));
@@ -180,7 +235,9 @@ std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plan
               "invalid JSON " + std::move(index_json.error().message));
     throw LoadError(index.Take());
   }
-  const std::vector<IndexEntry> entries = CheckIndex(*index_json, *registry, index);
+  std::vector<ModelEntry> model_entries;
+  const std::vector<IndexEntry> entries = CheckIndex(*index_json, *registry, index, model_entries);
+  ModelSet models = LoadStoreModels(plans_dir, model_entries, *registry, index, problems);
 
   std::map<std::string, std::shared_ptr<const Plan>> plans;
   for (const IndexEntry& entry : entries) {
@@ -189,6 +246,7 @@ std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plan
     if (!text) continue;
     ProblemSink sink(path.string());
     std::shared_ptr<const Plan> plan = LoadPlanText(*text, *registry, PlanCheckOptions{}, sink);
+    if (plan != nullptr) CheckPlanModels(*plan, models, sink);
     Append(problems, sink.Take());
     if (plan == nullptr) continue;
     const std::string pointer = "/plans/" + std::to_string(entry.position);
@@ -224,7 +282,8 @@ std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plan
   Append(all, std::move(problems));
   if (!all.empty()) throw LoadError(std::move(all));
   return std::make_shared<const PlanStore>(std::move(registry), std::move(plans),
-                                           std::chrono::system_clock::now(), std::move(surfaces));
+                                           std::chrono::system_clock::now(), std::move(surfaces),
+                                           std::move(models));
 }
 
 }  // namespace rankd::engine

@@ -9,6 +9,7 @@
 // folded value is bit-identical to an evaluated one.
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -78,8 +79,9 @@ ValueType TypeOf(RegKind k) {
 
 class Compiler {
  public:
-  Compiler(const Registry& registry, const std::vector<PlanParam>& params, Program& out)
-      : registry_(registry), params_(params), p_(out) {}
+  Compiler(const Registry& registry, const std::vector<PlanParam>& params, const ModelSet* models,
+           Program& out)
+      : registry_(registry), params_(params), models_(models), p_(out) {}
 
   // The register holding the expression's value; its kind follows the expression's type (the
   // null literal: a float constant flagged as null-typed).
@@ -124,9 +126,11 @@ class Compiler {
   std::uint16_t RegexTest(const engine::Pred& p, int depth);
   std::uint16_t Logic(PredOp op, std::uint16_t a, std::uint16_t b);
   std::uint16_t ParamReg(const std::string& name);
+  std::uint16_t ModelScore(const engine::Expr& e);
 
   const Registry& registry_;
   const std::vector<PlanParam>& params_;
+  const ModelSet* models_;
   Program& p_;
   std::vector<bool> null_typed_;
 };
@@ -168,6 +172,21 @@ std::uint16_t Compiler::ParamReg(const std::string& name) {
     }
   }
   Invalid("param \"" + name + "\" is not declared");
+}
+
+// A model's score: one instruction, never folded (it reads the rows' keys).
+std::uint16_t Compiler::ModelScore(const engine::Expr& e) {
+  const auto it = models_ != nullptr ? models_->find(e.name) : ModelSet::const_iterator{};
+  if (models_ == nullptr || it == models_->end()) Invalid("model \"" + e.name + "\" is not loaded");
+  std::uint32_t index = 0;
+  while (index < p_.models.size() && p_.models[index] != it->second) ++index;
+  if (index == p_.models.size()) p_.models.push_back(it->second);
+  p_.model_feature_columns = std::max(p_.model_feature_columns, it->second->feature_slots.size());
+  p_.model_scratch_bytes = std::max(p_.model_scratch_bytes, it->second->model.ScoreScratchBytes());
+  const std::uint16_t dst = NewReg(RegKind::kFloat, RegSource::kComputed);
+  p_.code.push_back(
+      Instr{&vm::ScoreModel, dst, static_cast<std::uint16_t>(e.transformed ? 1 : 0), 0, index});
+  return dst;
 }
 
 std::uint16_t Compiler::Arithmetic(ExprOp op, std::uint16_t a, std::uint16_t b) {
@@ -406,6 +425,8 @@ std::uint16_t Compiler::Expr(const engine::Expr& e, int depth) {
     case ExprOp::kCoalesce:
     case ExprOp::kIf:
       return Choose(e, depth);
+    case ExprOp::kModel:
+      return ModelScore(e);
   }
   Invalid("unknown expression operator");
 }
@@ -617,23 +638,25 @@ std::uint16_t Compiler::Pred(const engine::Pred& p, int depth) {
 }  // namespace
 
 std::shared_ptr<const Program> CompileExpr(const Expr& expr, const Registry& registry,
-                                           const std::vector<PlanParam>& params) {
+                                           const std::vector<PlanParam>& params,
+                                           const ModelSet* models) {
   auto program = std::make_shared<Program>();
-  Compiler compiler(registry, params, *program);
+  Compiler compiler(registry, params, models, *program);
   program->result = compiler.Expr(expr);
   program->result_type = TypeOf(program->regs[program->result].kind);
   return program;
 }
 
 std::shared_ptr<const Program> CompilePred(const Pred& pred, const Registry& registry,
-                                           const std::vector<PlanParam>& params) {
+                                           const std::vector<PlanParam>& params,
+                                           const ModelSet* models) {
   auto program = std::make_shared<Program>();
   program->is_predicate = true;
-  Compiler compiler(registry, params, *program);
+  Compiler compiler(registry, params, models, *program);
   program->result = compiler.Pred(pred);
   if (pred.op == PredOp::kAnd) {
     for (const engine::Pred& conjunct : pred.preds) {
-      program->conjuncts.push_back(CompilePred(conjunct, registry, params));
+      program->conjuncts.push_back(CompilePred(conjunct, registry, params, models));
     }
   }
   return program;
@@ -642,5 +665,14 @@ std::shared_ptr<const Program> CompilePred(const Pred& pred, const Registry& reg
 ValueType ResultType(const Program& program) noexcept { return program.result_type; }
 
 std::size_t InstructionCount(const Program& program) noexcept { return program.code.size(); }
+
+std::size_t RowWeight(const Program& program) noexcept {
+  std::size_t weight = 1;
+  for (const std::shared_ptr<const BoundModel>& m : program.models)
+    weight += m->model.trees().size() / kModelTreesPerRow;
+  for (const std::shared_ptr<const Program>& conjunct : program.conjuncts)
+    weight = std::max(weight, RowWeight(*conjunct));
+  return weight;
+}
 
 }  // namespace rankd::engine

@@ -46,6 +46,13 @@ class Evaluation {
       frame_.regexes = resolved;
     }
     physical_ = arena.Allocate<std::uint32_t>(batch);
+    if (program.model_feature_columns > 0)
+      frame_.model_features = arena.Allocate<double>(program.model_feature_columns * batch);
+    if (program.model_scratch_bytes > 0) {
+      // The arena aligns each allocation to 64 bytes (a model's scratch wants 16).
+      frame_.model_scratch = std::span<std::byte>(
+          arena.Allocate<std::byte>(program.model_scratch_bytes), program.model_scratch_bytes);
+    }
   }
 
   // Runs the program over logical rows [begin, begin + n) of `rows`.

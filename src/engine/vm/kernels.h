@@ -37,6 +37,13 @@ inline constexpr std::uint8_t kFalse = 0;
 inline constexpr std::uint8_t kNullTruth = 1;
 inline constexpr std::uint8_t kTrue = 2;
 
+// ---- models --------------------------------------------------------------------------------
+
+// A tree model's score (imm: its index in Program::models; a: 1 for the transformed score, 0 for
+// the raw one): the batch rows' values of the model's feature keys gathered as doubles (a null
+// is NaN, the model's missing value), scored by the model; a non-finite score is null.
+void ScoreModel(const Instr& in, Frame& f) noexcept;
+
 // ---- loads ---------------------------------------------------------------------------------
 
 // A key's column, gathered at the batch's physical rows.

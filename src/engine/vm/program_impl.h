@@ -17,11 +17,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "rankd/engine/columns/candidates.h"
+#include "rankd/engine/models/bound_model.h"
 #include "rankd/engine/vm/program.h"
 
 namespace rankd::engine::vm {
@@ -77,6 +79,10 @@ struct Frame {
   RegSlot* regs = nullptr;
   const re2::RE2* const* regexes = nullptr;  // Program::regexes, resolved for this evaluation
   const Program* program = nullptr;
+  // Scratch of a model instruction: its features for the batch, feature by feature
+  // (Program::model_feature_columns columns of kBatchRows doubles; null without models).
+  double* model_features = nullptr;
+  std::span<std::byte> model_scratch;  // the models' scoring scratch (Program::model_scratch_bytes)
 
   template <class T>
   T* values(std::uint16_t r) const noexcept {
@@ -96,6 +102,10 @@ class Program {
   std::vector<Scalar> constants;
   std::vector<vm::InSet> sets;
   std::vector<vm::RegexRef> regexes;
+  // The tree models `model` instructions score (imm indexes it), and the most features one reads.
+  std::vector<std::shared_ptr<const BoundModel>> models;
+  std::size_t model_feature_columns = 0;
+  std::size_t model_scratch_bytes = 0;  // the most a model's Score needs
   std::uint16_t result = 0;
   ValueType result_type = ValueType::kFloat;
   bool is_predicate = false;

@@ -41,6 +41,8 @@ export interface PlanArtifact {
   preds?: Record<string, unknown>;
   params?: Record<string, PlanParamDeclaration>;
   budgets?: { max_rows_per_node?: number; max_redis_commands?: number };
+  /** The tree models the plan's expressions use, each with the sha256 of its file. */
+  models?: Record<string, string>;
   [member: string]: unknown;
 }
 

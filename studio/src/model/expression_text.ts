@@ -45,6 +45,7 @@ export function expressionText(tree: unknown, nested = false): string {
     }
     case "if":
       return `if(${expressionText(tree["pred"])}, ${expressionText(args[0])}, ${expressionText(args[1])})`;
+    case "model": return `model(${String(tree["model"])}, ${String(tree["output"])})`;
     default: {
       const symbol = INFIX[op];
       if (symbol !== undefined && args.length >= 2) {

@@ -4,7 +4,8 @@ regression objectives) trained here on random data, then 100,000 rows of random 
 missing ones scored by the library (raw and transformed) and by rankd's reader and scorer
 (rankd_model_score): LightGBM's scores equal bit for bit (its arithmetic is double), XGBoost's raw
 margins too (a float sum, the same order), its probabilities within 1 ulp of float32 (the
-sigmoid's exp may round differently between libm builds).
+sigmoid's exp may round differently between libm builds). rankd scores each model twice, with its
+scorer's AVX2 kernel (where the CPU has it) and its portable one: the same bits.
 
 Runs in the test venv (scripts/setup.sh test: lightgbm, xgboost-cpu, numpy from PyPI, pinned in
 tests/service/requirements.txt).
@@ -23,7 +24,8 @@ import numpy as np
 import xgboost
 
 TOOL = None
-ROWS = 100_000
+# Not a multiple of the scorer's 8 rows per pass: the last pass is a partial one.
+ROWS = 100_003
 ZERO_THRESHOLD = float(np.float32(1e-35))  # LightGBM's kZeroThreshold (a float literal)
 
 
@@ -82,15 +84,18 @@ class ModelExactnessTest(unittest.TestCase):
         shutil.rmtree(cls.folder, ignore_errors=True)
 
     def score(self, fmt, model_path, x):
-        """rankd's (raw, transformed) scores of the rows `x`."""
+        """rankd's (raw, transformed) scores of the rows `x`, the same with either kernel."""
         rows_path = os.path.join(self.folder, "rows.f64")
         out_path = os.path.join(self.folder, "scores.f64")
         np.asfortranarray(x, dtype="<f8").T.tofile(rows_path)  # feature by feature
-        r = subprocess.run([TOOL, fmt, model_path, str(len(x)), str(x.shape[1]), rows_path,
-                            out_path], capture_output=True, text=True, timeout=120)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        out = np.fromfile(out_path, dtype="<f8")
-        return out[:len(x)], out[len(x):]
+        outs = []
+        for kernel in ([], ["portable"]):
+            r = subprocess.run([TOOL, fmt, model_path, str(len(x)), str(x.shape[1]), rows_path,
+                                out_path] + kernel, capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outs.append(np.fromfile(out_path, dtype="<f8"))
+        self.assert_equal_bits(outs[1], outs[0], os.path.basename(model_path) + " portable kernel")
+        return outs[0][:len(x)], outs[0][len(x):]
 
     def assert_equal_bits(self, ours, theirs, what):
         ours, theirs = np.asarray(ours, dtype=np.float64), np.asarray(theirs, dtype=np.float64)
@@ -129,7 +134,10 @@ class ModelExactnessTest(unittest.TestCase):
             text = f.read()
         decision_types = {int(t) for line in text.splitlines()
                           if line.startswith("decision_type=") for t in line[14:].split()}
+        leaves = [int(line[11:]) for line in text.splitlines() if line.startswith("num_leaves=")]
         shows = {"categorical": any(t & 1 for t in decision_types),
+                 "trees_over_64_leaves": any(n > 64 for n in leaves),
+                 "trees_of_2_to_64_leaves": any(1 < n <= 64 for n in leaves),
                  "missing_none": any(not t & 1 and (t >> 2) & 3 == 0 for t in decision_types),
                  "missing_zero": any(not t & 1 and (t >> 2) & 3 == 1 for t in decision_types),
                  "missing_nan": any(not t & 1 and (t >> 2) & 3 == 2 for t in decision_types),
@@ -157,6 +165,14 @@ class ModelExactnessTest(unittest.TestCase):
         self.lightgbm_case("lgb_binary_deep", {"num_leaves": 63, "min_data_in_leaf": 5}, 60,
                            features=12, seed=2)
 
+    def test_lightgbm_trees_over_and_under_64_leaves(self):
+        # Trees of more than 64 leaves are walked, the others scored by their bitvectors: one
+        # model of both (its trees shrink as the gain left falls under min_gain_to_split).
+        self.lightgbm_case("lgb_big_and_small_trees", {"num_leaves": 100, "min_data_in_leaf": 10,
+                                                       "learning_rate": 0.5,
+                                                       "min_gain_to_split": 1.0}, 30, features=8,
+                           seed=22, has=["trees_over_64_leaves", "trees_of_2_to_64_leaves"])
+
     def test_lightgbm_regression(self):
         self.lightgbm_case("lgb_regression", {"num_leaves": 31}, 40, binary=False, seed=3)
 
@@ -168,6 +184,13 @@ class ModelExactnessTest(unittest.TestCase):
                            20, seed=5, has=["missing_zero"])
         self.lightgbm_case("lgb_no_missing_in_training", {"num_leaves": 15}, 20, missing=0.0,
                            seed=6, has=["missing_none"])
+        # Many Zero- and NaN-type nodes on each of few features (each feature's zero and NaN
+        # lists are long).
+        self.lightgbm_case("lgb_zero_as_missing_deep", {"num_leaves": 63, "zero_as_missing": True,
+                                                        "min_data_in_leaf": 5}, 40, features=4,
+                           seed=23, has=["missing_zero"])
+        self.lightgbm_case("lgb_nan_missing_deep", {"num_leaves": 63, "min_data_in_leaf": 5}, 40,
+                           features=4, seed=24, has=["missing_nan"])
 
     def test_lightgbm_categorical(self):
         self.lightgbm_case("lgb_categorical", {"num_leaves": 31, "min_data_per_group": 5,
@@ -192,9 +215,9 @@ class ModelExactnessTest(unittest.TestCase):
     # XGBoost ----------------------------------------------------------------------------------
 
     def xgboost_case(self, name, params, rounds, features=6, categorical=(), binary=True,
-                     missing=0.1, seed=11):
+                     missing=0.1, seed=11, has=()):
         """A model trained with `params`, scored both ways; one trained on categorical features
-        must have categorical splits."""
+        must have categorical splits, and `has` lists what else its trees must show."""
         rng = np.random.default_rng(seed)
         # XGBoost refuses a category outside those it trains on, in training and in prediction.
         x_train = random_rows(rng, 5000, features, categorical, missing, odd=False)
@@ -212,6 +235,21 @@ class ModelExactnessTest(unittest.TestCase):
         trees = booster_json.get("gbtree", booster_json)["model"]["trees"]
         if categorical:
             self.assertTrue(any(1 in t["split_type"] for t in trees), name)
+        # Leaves a path from the root reaches (left_children -1), as rankd reads a tree.
+        leaves = []
+        for t in trees:
+            stack, count = [0], 0
+            while stack:
+                at = stack.pop()
+                if t["left_children"][at] == -1:
+                    count += 1
+                else:
+                    stack += [t["left_children"][at], t["right_children"][at]]
+            leaves.append(count)
+        shows = {"trees_over_64_leaves": any(n > 64 for n in leaves),
+                 "trees_of_2_to_64_leaves": any(1 < n <= 64 for n in leaves)}
+        for what in has:
+            self.assertTrue(shows[what], "%s: the model has no %s" % (name, what))
         thresholds = {}
         for t in trees:
             for left, f, c, kind in zip(t["left_children"], t["split_indices"],
@@ -228,8 +266,10 @@ class ModelExactnessTest(unittest.TestCase):
 
     def test_xgboost_binary_shallow_and_deep(self):
         self.xgboost_case("xgb_binary_small", {"max_depth": 3}, 10)
+        # Depth 8: trees of more than 64 leaves (walked) beside smaller ones.
         self.xgboost_case("xgb_binary_deep", {"max_depth": 8, "min_child_weight": 0.5}, 60,
-                          features=12, seed=12)
+                          features=12, seed=12,
+                          has=["trees_over_64_leaves", "trees_of_2_to_64_leaves"])
 
     def test_xgboost_regression(self):
         self.xgboost_case("xgb_regression", {"max_depth": 6}, 40, binary=False, seed=13)

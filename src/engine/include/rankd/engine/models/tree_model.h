@@ -5,8 +5,12 @@
 // from the base score), each with its missing-value rules, categorical splits and trees summed in
 // the library's order, then the objective's output transform when asked.
 //
-// Scoring is a batch at a time: rows in blocks, each tree over the whole block, so a tree's nodes
-// stay in cache while the block's rows walk it.
+// Scoring is a batch at a time with a layout built once by Parse (models/quick_scorer.h,
+// QuickScorer): per feature, the numerical nodes of every tree of at most 64 leaves sorted by
+// threshold, each clearing its left subtree's leaves from its tree's 64-bit bitvector when a row's
+// value sends it right; a tree's exit leaf is its bitvector's lowest set bit. Larger trees are
+// walked. Rows go 8 at a time through the sorted nodes, their bitvectors side by side in scratch
+// memory the caller can pass (ScoreScratchBytes()).
 //
 // Contract: Parse never throws for bad input: a malformed, truncated or oversized model is an
 // error naming the problem and where (line, or JSON member). Score reads `rows` rows of
@@ -20,14 +24,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "rankd/engine/models/model_format.h"
+
 namespace rankd::engine::models {
 
-enum class ModelFormat : std::uint8_t { kLightGbmText, kXgboostJson };
+class QuickScorer;
 
 // The objective's output transform, from the model's objective.
 enum class OutputTransform : std::uint8_t {
@@ -76,14 +83,26 @@ class TreeModel {
   std::string_view objective() const noexcept { return objective_; }
   OutputTransform transform() const noexcept { return transform_; }
 
+  // The scratch Score needs, fixed for the model whatever the number of rows: 64 bytes per tree
+  // of at most 64 leaves (a bitvector per row of a pass of 8), 512 per larger tree (the exit
+  // leaves of a block of 128 rows).
+  std::size_t ScoreScratchBytes() const noexcept;
+
   // Scores `rows` rows (see the contract above) into out[0, rows): the raw score (LightGBM's
   // raw_score=True, XGBoost's output_margin=True), or with the objective's transform applied.
+  // `scratch`: at least ScoreScratchBytes() bytes, 16-byte aligned (an arena's); Score allocates
+  // nothing.
+  void Score(std::span<const double> features, std::size_t rows, bool transformed,
+             std::span<double> out, std::span<std::byte> scratch) const;
+  // The same with scratch from the heap (ScoreScratchBytes(), each call): for tools and tests,
+  // not for a request's path.
   void Score(std::span<const double> features, std::size_t rows, bool transformed,
              std::span<double> out) const;
 
  private:
   friend class LightGbmTextReader;
   friend class XgboostJsonReader;
+  friend class QuickScorer;
 
   ModelFormat format_ = ModelFormat::kLightGbmText;
   std::vector<std::string> feature_names_;
@@ -95,6 +114,9 @@ class TreeModel {
   bool average_output_ = false;  // LightGBM's random forest: the transformed score is the mean
   float base_margin_ = 0;        // XGBoost: the base score as a margin, where the float sum starts
   std::vector<float> tree_weights_;  // XGBoost's DART: each tree's weight (empty: all 1)
+  // The scoring layout Parse builds from the trees (null for a default-constructed model, which
+  // has no trees); immutable, so copies of the model share it.
+  std::shared_ptr<const QuickScorer> scorer_;
 };
 
 }  // namespace rankd::engine::models

@@ -106,10 +106,12 @@ std::vector<KeyRef> AddedKeys(const CompiledPlan& plan, const CompiledNode& node
 // output's score. Null for a node whose op orders by no key.
 const KeyRef* OrderingKey(const CompiledNode& node) noexcept;
 
-// Compiles a validated plan against the registry it was validated against. Throws
-// std::invalid_argument for a plan that validation would not have passed.
+// Compiles a validated plan against the registry it was validated against, its `model`
+// expressions against `models` (the store's; null: none). Throws std::invalid_argument for a plan
+// that validation would not have passed.
 std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan,
-                                                std::shared_ptr<const Registry> registry);
+                                                std::shared_ptr<const Registry> registry,
+                                                const ModelSet* models = nullptr);
 
 // Every plan of a plan store, compiled: what a server or `rankd run` answers from. Made whole
 // when a store loads and replaced whole on a reload; a request keeps the one it started with.

@@ -28,6 +28,7 @@ enum class ExprOp : std::uint8_t {
   kNeg, kAbs, kLog1p, kExp,
   kMin, kMax, kClamp,
   kCoalesce, kIf,
+  kModel,
 };
 
 enum class PredOp : std::uint8_t {
@@ -44,9 +45,10 @@ struct Expr {
   ExprOp op = ExprOp::kNull;
   ValueType const_type = ValueType::kFloat;  // kConst
   Scalar value;                              // kConst (never null)
-  std::string name;                          // kKey: the key; kParam: the param
+  std::string name;                          // kKey: the key; kParam: the param; kModel: the model
   std::vector<Expr> args;                    // operators
   std::shared_ptr<const Pred> cond;          // kIf
+  bool transformed = false;                  // kModel: "transformed" (else "raw")
 };
 
 // A predicate node (docs/plan-format.md, "Predicates").
@@ -139,6 +141,9 @@ struct Plan {
   std::vector<std::string> outputs;
   std::map<std::string, Expr> exprs;
   std::map<std::string, Pred> preds;
+  // The models the plan's expressions score, by name: the SHA-256 of the model file the plan was
+  // built with (the store checks it is the file it loaded).
+  std::map<std::string, std::string> models;
   Budgets budgets;
   std::string registry_digest;
   std::string digest;

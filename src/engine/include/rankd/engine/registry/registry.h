@@ -1,5 +1,5 @@
-// Registry: the keys, params, Redis endpoints and key schemas that plans are written against,
-// loaded from `registry/*.toml` (docs/plan-format.md, "The registry"), with its digest.
+// Registry: the keys, params, Redis endpoints, key schemas and models that plans are written
+// against, loaded from `registry/*.toml` (docs/plan-format.md, "The registry"), with its digest.
 //
 // A key's index in keys() is its column slot: candidate sets and compiled plans refer to keys by
 // slot, never by name, on the request path.
@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rankd/engine/models/model_format.h"
 #include "rankd/engine/values/value.h"
 
 namespace rankd::engine {
@@ -93,16 +94,35 @@ struct KeySchema {
   std::string KeyFor(std::int64_t id) const;
 };
 
+// One feature of a registry model: the model's feature name, bound to the key whose values it
+// reads (a null value is a missing one).
+struct ModelFeature {
+  std::string name;
+  std::string key;
+  bool categorical = false;  // the key is an int holding a category
+};
+
+// A tree model a plan may score (registry `[models.<name>]`, docs/models.md). The file itself is
+// part of a plan store, loaded and checked with it (plan_store.h).
+struct ModelDef {
+  std::string name;
+  models::ModelFormat format = models::ModelFormat::kLightGbmText;
+  std::string file;                    // relative to the registry directory (rankc reads it)
+  std::vector<ModelFeature> features;  // in the model's feature order
+  std::string doc;
+};
+
 class Registry {
  public:
   Registry(std::vector<KeyDef> keys, std::vector<ParamDef> params,
            std::vector<EndpointDef> endpoints, std::vector<KeySchema> key_schemas,
-           std::string digest);
+           std::string digest, std::vector<ModelDef> models = {});
 
   const std::vector<KeyDef>& keys() const noexcept { return keys_; }
   const std::vector<ParamDef>& params() const noexcept { return params_; }
   const std::vector<EndpointDef>& endpoints() const noexcept { return endpoints_; }
   const std::vector<KeySchema>& key_schemas() const noexcept { return key_schemas_; }
+  const std::vector<ModelDef>& models() const noexcept { return models_; }  // sorted by name
   // SHA-256 of the registry object's canonical JSON without the key schemas' `cache` members,
   // 64 lowercase hex digits.
   const std::string& digest() const noexcept { return digest_; }
@@ -113,6 +133,7 @@ class Registry {
   const ParamDef* FindParam(std::string_view name) const;
   const EndpointDef* FindEndpoint(std::string_view name) const;
   const KeySchema* FindKeySchema(std::string_view name) const;
+  const ModelDef* FindModel(std::string_view name) const;
   // The slot of key `id` (every registry has it).
   std::size_t id_slot() const noexcept { return id_slot_; }
 
@@ -121,6 +142,7 @@ class Registry {
   std::vector<ParamDef> params_;
   std::vector<EndpointDef> endpoints_;
   std::vector<KeySchema> key_schemas_;
+  std::vector<ModelDef> models_;
   std::string digest_;
   std::unordered_map<std::string, std::size_t> key_slots_;
   std::size_t id_slot_ = 0;

@@ -9,7 +9,8 @@
 // pointer of the field and what is wrong, with the same problem codes rankc reports). A reload
 // builds a new store and swaps the pointer; requests keep the store they started with.
 // The store's optional surfaces.toml (docs/experiments.md) is read and checked with the rest, and
-// its problems refuse the store as any other file's do.
+// its problems refuse the store as any other file's do; so are the model files the index lists
+// (docs/models.md), each plan's models checked to be the files the store holds.
 //
 // Thread affinity: loading runs on any thread (not an event loop: it reads files); a loaded
 // store is immutable and shared by pointer across threads. Ownership: owns its plans and holds
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "rankd/engine/models/model_set.h"
 #include "rankd/engine/plan/plan.h"
 #include "rankd/engine/registry/registry.h"
 #include "rankd/engine/store/surfaces.h"
@@ -58,7 +60,8 @@ class PlanStore {
 
   PlanStore(std::shared_ptr<const Registry> registry,
             std::map<std::string, std::shared_ptr<const Plan>> plans,
-            std::chrono::system_clock::time_point loaded_at, Surfaces surfaces = {});
+            std::chrono::system_clock::time_point loaded_at, Surfaces surfaces = {},
+            ModelSet models = {});
 
   const Registry& registry() const noexcept { return *registry_; }
   const std::shared_ptr<const Registry>& registry_ptr() const noexcept { return registry_; }
@@ -71,12 +74,15 @@ class PlanStore {
   // Null when there is no such surface. Each variant's plan is a plan of this store.
   std::shared_ptr<const Surface> FindSurface(std::string_view name) const;
   const Surfaces& surfaces() const noexcept { return surfaces_; }
+  // The models index.json lists, loaded and bound to the registry's keys (docs/models.md).
+  const ModelSet& models() const noexcept { return models_; }
 
  private:
   std::shared_ptr<const Registry> registry_;
   std::map<std::string, std::shared_ptr<const Plan>> plans_;
   std::chrono::system_clock::time_point loaded_at_;
   Surfaces surfaces_;
+  ModelSet models_;
 };
 
 // Loads the plan store in `plans_dir` (its index.json, and its surfaces.toml when there is one)

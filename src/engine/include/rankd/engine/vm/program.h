@@ -31,6 +31,7 @@
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/candidates.h"
 #include "rankd/engine/columns/column.h"
+#include "rankd/engine/models/model_set.h"
 #include "rankd/engine/plan/plan.h"
 #include "rankd/engine/registry/registry.h"
 #include "rankd/engine/values/value.h"
@@ -56,18 +57,26 @@ struct ParamBinding {
 };
 
 // Compile an expression or predicate of a plan (already validated against `registry`).
-// `params` are the plan's declared params (their index is the slot ParamBinding fills).
-// Throws std::invalid_argument when the tree is not one the loader would have accepted.
+// `params` are the plan's declared params (their index is the slot ParamBinding fills); `models`
+// the store's models a `model` expression scores (null: none). Throws std::invalid_argument when
+// the tree is not one the loader would have accepted.
 std::shared_ptr<const Program> CompileExpr(const Expr& expr, const Registry& registry,
-                                           const std::vector<PlanParam>& params);
+                                           const std::vector<PlanParam>& params,
+                                           const ModelSet* models = nullptr);
 std::shared_ptr<const Program> CompilePred(const Pred& pred, const Registry& registry,
-                                           const std::vector<PlanParam>& params);
+                                           const std::vector<PlanParam>& params,
+                                           const ModelSet* models = nullptr);
 
 // The type an expression program produces (an expression of the null literal alone: kFloat,
 // all null).
 ValueType ResultType(const Program& program) noexcept;
 // Instructions and registers (explain and tests).
 std::size_t InstructionCount(const Program& program) noexcept;
+// What one row of the program costs, in rows of a plain CPU node (1 for a program without models;
+// each model adds its trees / kModelTreesPerRow): a vm or filter node over n rows weighs n times
+// this against the executor's offload_rows (docs/engine.md, "Where CPU work runs").
+inline constexpr std::size_t kModelTreesPerRow = 8;
+std::size_t RowWeight(const Program& program) noexcept;
 
 // Evaluates an expression over the logical rows of `rows`: a new column of `out_type` (the
 // expression's type, or float for an int expression) over the set's physical rows, set at the
