@@ -7,12 +7,25 @@ LightGBM model, XGBoost's inplace_predict (nthread=1) on an XGBoost model of the
 predict_type="margin"), the transform being a few percent of either. See docs/benchmarks.md,
 "Tree models".
 
-Before timing, rankd's scores of each model's 10K rows must equal the library's bit for bit.
-Then R repeats, the order rotating each repeat; each cell is the median of runs of at least
---min-ms (rankd: build-bench/bench/engine/rankd_model_bench, the same rows from a file). Tables
-show medians over repeats and the paired ratio library/rankd (> 1: rankd faster).
+A third implementation on each model: ONNX Runtime's tree-ensemble operator (one thread:
+intra_op_num_threads=1, inter_op_num_threads=1) on the model converted by onnxmltools
+(convert_lightgbm, convert_xgboost). The converters make a binary model a TreeEnsembleClassifier
+whose output is a probability; onnx_raw_model re-emits its trees, leaf weights and base value
+as a TreeEnsembleRegressor with post_transform NONE, so ONNX Runtime, too, computes the raw
+margin and nothing else. ONNX's operator works in float32 (thresholds, leaf weights, the sum and
+the input rows, converted to float32 once, outside the timing), so it is checked within
+ONNX_TOLERANCE rather than bit for bit. A model that does not convert is printed with the reason
+and recorded as "not measured".
 
-Runs in build-bench/venv (scripts/setup.sh bench: lightgbm, xgboost-cpu, numpy)."""
+Before timing, rankd's scores of each model's 10K rows must equal the library's bit for bit, and
+ONNX Runtime's raw margins of the same rows must be within ONNX_TOLERANCE of the library's. Then
+R repeats, the order rotating each repeat; each cell is the median of runs of at least --min-ms
+(rankd: build-bench/bench/engine/rankd_model_bench, the same rows from a file). Tables show
+medians over repeats and the paired ratios library/rankd and onnxruntime/rankd (> 1: rankd
+faster).
+
+Runs in build-bench/venv (scripts/setup.sh bench: lightgbm, xgboost-cpu, numpy, onnxruntime,
+onnxmltools)."""
 import argparse
 import datetime
 import json
@@ -24,7 +37,11 @@ import time
 
 import lightgbm
 import numpy as np
+import onnx
+import onnxmltools
+import onnxruntime
 import xgboost
+from onnxmltools.convert.common.data_types import FloatTensorType
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_env  # noqa: E402
@@ -37,6 +54,9 @@ FEATURES = 30
 SIZES = [1_000, 10_000, 100_000]
 # (name, trees, LightGBM num_leaves, XGBoost max_depth)
 SHAPES = [("500 trees x 63 leaves", 500, 63, 6), ("100 trees x 15 leaves", 100, 15, 4)]
+# ONNX Runtime's raw margin m of a row against the library's s: |m - s| <= ONNX_TOLERANCE *
+# (1 + |s|). float32 leaf weights summed in float32 over 500 trees stay well inside it.
+ONNX_TOLERANCE = 1e-4
 
 
 def rows(rng, n):
@@ -71,15 +91,78 @@ def library_scores(library, booster, x):
     return booster.inplace_predict(x, predict_type="margin").astype(np.float64)
 
 
-def time_library(library, booster, x, min_ms):
-    library_scores(library, booster, x)  # warm-up
+def time_call(score, min_ms):
+    """Median ns of score() over runs totalling at least min_ms (3 at least), after a warm-up."""
+    score()  # warm-up
     runs = []
     start = time.perf_counter()
     while len(runs) < 3 or (time.perf_counter() - start) * 1e3 < min_ms:
         t0 = time.perf_counter_ns()
-        library_scores(library, booster, x)
+        score()
         runs.append(time.perf_counter_ns() - t0)
     return median(runs)
+
+
+def time_library(library, booster, x, min_ms):
+    return time_call(lambda: library_scores(library, booster, x), min_ms)
+
+
+def onnx_raw_model(library, booster):
+    """The booster converted to ONNX by onnxmltools, its one tree-ensemble node re-emitted as a
+    TreeEnsembleRegressor that outputs the raw margin: the converters make a binary model a
+    TreeEnsembleClassifier with post_transform LOGISTIC (a probability); the regressor keeps its
+    nodes_* (the trees), its class_* as target_* (the leaf weights) and its base_values, with
+    post_transform NONE. Raises when the converted graph is not the expected one."""
+    types = [("input", FloatTensorType([None, FEATURES]))]
+    if library == "lightgbm":
+        converted = onnxmltools.convert_lightgbm(booster, initial_types=types, zipmap=False)
+    else:
+        converted = onnxmltools.convert_xgboost(booster, initial_types=types)
+    ensembles = [n for n in converted.graph.node if n.op_type.startswith("TreeEnsemble")]
+    if len(ensembles) != 1 or ensembles[0].op_type != "TreeEnsembleClassifier":
+        raise ValueError("expected one TreeEnsembleClassifier, got %s"
+                         % [n.op_type for n in converted.graph.node])
+    node = ensembles[0]
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    if attrs.get("post_transform") != b"LOGISTIC" or set(attrs["class_ids"]) != {0}:
+        raise ValueError("expected a binary classifier with post_transform LOGISTIC, got %s, "
+                         "class ids %s" % (attrs.get("post_transform"), set(attrs["class_ids"])))
+    regressor = onnx.helper.make_node(
+        "TreeEnsembleRegressor", [converted.graph.input[0].name], ["raw"], domain="ai.onnx.ml",
+        n_targets=1, post_transform="NONE")
+    for a in node.attribute:
+        if a.name.startswith("nodes_") or a.name.startswith("base_values"):
+            regressor.attribute.append(a)
+        elif a.name.startswith("class_"):
+            renamed = onnx.AttributeProto()
+            renamed.CopyFrom(a)
+            renamed.name = "target_" + a.name[len("class_"):]
+            regressor.attribute.append(renamed)
+    graph = onnx.helper.make_graph(
+        [regressor], "%s_raw" % library, [converted.graph.input[0]],
+        [onnx.helper.make_tensor_value_info("raw", onnx.TensorProto.FLOAT, [None, 1])])
+    model = onnx.helper.make_model(graph, opset_imports=converted.opset_import,
+                                   ir_version=converted.ir_version)
+    onnx.checker.check_model(model)
+    return model
+
+
+def onnx_session(model):
+    """ONNX Runtime's CPU session of the model on one thread."""
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    return onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                        providers=["CPUExecutionProvider"])
+
+
+def onnx_scores(session, x32):
+    return session.run(["raw"], {"input": x32})[0][:, 0]
+
+
+def time_onnx(session, x32, min_ms):
+    return time_call(lambda: onnx_scores(session, x32), min_ms)
 
 
 def time_rankd(library, path, rows_path, n, min_ms, out=None):
@@ -90,6 +173,37 @@ def time_rankd(library, path, rows_path, n, min_ms, out=None):
     if r.returncode != 0:
         sys.exit("%s failed: %s" % (" ".join(cmd), r.stderr))
     return json.loads(r.stdout)
+
+
+def measured(v, spec):
+    """`v` formatted with `spec`, or "not measured" (a model ONNX Runtime did not get)."""
+    return "not measured" if v is None else spec % v
+
+
+def onnx_equal_work(library, shape_name, booster, x, theirs):
+    """ONNX Runtime's session of the booster, after checking that its raw margins of the rows x
+    (as float32) are the library's scores `theirs` within ONNX_TOLERANCE; exits when they are
+    not. (None, why) when the model does not convert or load: that cell is not measured."""
+    try:
+        session = onnx_session(onnx_raw_model(library, booster))
+    except Exception as e:  # noqa: BLE001 -- any converter or runtime failure: not measured
+        why = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e) else "")
+        print("onnxruntime: %s %s did not convert (%s); not measured" % (
+            shape_name, library, why), flush=True)
+        return None, "not converted: " + why
+    margins = onnx_scores(session, x.astype(np.float32)).astype(np.float64)
+    excess = np.abs(margins - theirs) / (1 + np.abs(theirs))
+    bad = np.flatnonzero(~(excess <= ONNX_TOLERANCE))  # NaN is bad too
+    if len(bad):
+        i = bad[np.argmax(np.nan_to_num(excess[bad], nan=np.inf))]
+        sys.exit("%s %s: ONNX Runtime's raw margins differ from the library's beyond "
+                 "%g * (1 + |score|) on %d of %d rows (row %d: %.9g against %.9g)" % (
+                     library, shape_name, ONNX_TOLERANCE, len(bad), len(x), i, margins[i],
+                     theirs[i]))
+    check = "%d rows, max |diff| / (1 + |score|) %.2g" % (len(x), excess.max())
+    print("onnxruntime: %s %s raw margins within %g of the library's (%s)" % (
+        shape_name, library, ONNX_TOLERANCE, check), flush=True)
+    return session, check
 
 
 def main():
@@ -117,32 +231,48 @@ def main():
             theirs = library_scores(library, booster, x)
             if not np.array_equal(ours.view(np.uint64), theirs.view(np.uint64)):
                 sys.exit("%s %s: rankd's scores differ from the library's" % (library, shape[0]))
+            session, onnx_check = onnx_equal_work(library, shape[0], booster, x, theirs)
             for n in sizes:
                 x = rows(rng, n)
                 np.asfortranarray(x).T.tofile(rows_path)
-                times = {"rankd": [], library: []}
+                x32 = x.astype(np.float32)  # ONNX Runtime's input, converted outside the timing
+                impls = ["rankd", library] + (["onnxruntime"] if session else [])
+                times = {impl: [] for impl in impls}
                 for r in range(args.repeats):
-                    for impl in rotation(["rankd", library], r):
+                    for impl in rotation(impls, r):
                         if impl == "rankd":
                             times["rankd"].append(
                                 time_rankd(library, path, rows_path, n, args.min_ms)["median_ns"])
+                        elif impl == "onnxruntime":
+                            times[impl].append(time_onnx(session, x32, args.min_ms))
                         else:
                             times[library].append(time_library(library, booster, x, args.min_ms))
                 ratio, ratios = paired_ratio(times[library], times["rankd"])
                 cell = {"shape": shape[0], "library": library, "rows": n,
                         "rankd_ns_per_row": median(times["rankd"]) / n,
                         "library_ns_per_row": median(times[library]) / n,
-                        "ratio": ratio, "ratios": ratios, "load_ms": info["load_ms"]}
+                        "ratio": ratio, "ratios": ratios, "load_ms": info["load_ms"],
+                        "onnxruntime_ns_per_row": None, "onnxruntime_ratio": None,
+                        "onnxruntime_ratios": [], "onnxruntime_check": onnx_check}
+                cell["rankd_rows_per_s"] = 1e9 / cell["rankd_ns_per_row"]
+                if session:
+                    cell["onnxruntime_ns_per_row"] = median(times["onnxruntime"]) / n
+                    cell["onnxruntime_ratio"], cell["onnxruntime_ratios"] = paired_ratio(
+                        times["onnxruntime"], times["rankd"])
                 results.append(cell)
                 print("%-22s %-8s %7d rows: rankd %8.1f ns/row (%5.2fM rows/s), %s %8.1f ns/row "
-                      "(%5.2fM rows/s), library/rankd %.2fx" % (
+                      "(%5.2fM rows/s), onnxruntime %s, library/rankd %.2fx, "
+                      "onnxruntime/rankd %s" % (
                           shape[0], library, n, cell["rankd_ns_per_row"],
                           1e3 / cell["rankd_ns_per_row"], library, cell["library_ns_per_row"],
-                          1e3 / cell["library_ns_per_row"], ratio), flush=True)
+                          1e3 / cell["library_ns_per_row"],
+                          measured(cell["onnxruntime_ns_per_row"], "%.1f ns/row"), ratio,
+                          measured(cell["onnxruntime_ratio"], "%.2fx")), flush=True)
     meta = {"when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "cpu": bench_env.cpu_model(), "cores": os.cpu_count(), "commit": bench_env.git("rev-parse", "--short", "HEAD"),
             "dirty": bool(bench_env.git("status", "--porcelain", "--untracked-files=no")), "repeats": args.repeats, "lightgbm": lightgbm.__version__,
-            "xgboost": xgboost.__version__, "load_start": "%.2f" % load_start,
+            "xgboost": xgboost.__version__, "onnxruntime": onnxruntime.__version__,
+            "onnxmltools": onnxmltools.__version__, "load_start": "%.2f" % load_start,
             "load_end": "%.2f" % os.getloadavg()[0]}
     if args.record:
         record(meta, results)
@@ -151,18 +281,24 @@ def main():
 def record(meta, results):
     lines = ["<!-- models:begin -->", "",
              "Latest recorded run. Command: `make bench-models`", "",
-             "%s; %s (%d cores); commit %s%s; LightGBM %s, XGBoost %s; %d alternating repeats; "
+             "%s; %s (%d cores); commit %s%s; LightGBM %s, XGBoost %s, ONNX Runtime %s "
+             "(models converted by onnxmltools %s; one thread, float32, raw margins within "
+             "%g * (1 + |score|) of the library's); %d alternating repeats; "
              "load average %s at the start, %s at the end. Generated by "
              "`bench/scripts/model_bench.py --record`; do not edit by hand." % (
                  meta["when"], meta["cpu"], meta["cores"], meta["commit"],
                  " (uncommitted changes)" if meta["dirty"] else "", meta["lightgbm"],
-                 meta["xgboost"], meta["repeats"], meta["load_start"], meta["load_end"]), "",
-             "| model | library | rows | rankd ns/row | library ns/row | library/rankd (paired) |",
-             "|---|---|---|---|---|---|"]
+                 meta["xgboost"], meta["onnxruntime"], meta["onnxmltools"], ONNX_TOLERANCE,
+                 meta["repeats"], meta["load_start"], meta["load_end"]), "",
+             "| model | library | rows | rankd ns/row | rankd rows/s | library ns/row "
+             "| library/rankd (paired) | ONNX Runtime ns/row | onnxruntime/rankd (paired) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for c in results:
-        lines.append("| %s | %s | %d | %.1f | %.1f | %.2fx |" % (
-            c["shape"], c["library"], c["rows"], c["rankd_ns_per_row"], c["library_ns_per_row"],
-            c["ratio"]))
+        lines.append("| %s | %s | %d | %.1f | %s | %.1f | %.2fx | %s | %s |" % (
+            c["shape"], c["library"], c["rows"], c["rankd_ns_per_row"],
+            "{:,.0f}".format(c["rankd_rows_per_s"]), c["library_ns_per_row"], c["ratio"],
+            measured(c["onnxruntime_ns_per_row"], "%.1f"),
+            measured(c["onnxruntime_ratio"], "%.2fx")))
     lines += ["", "<!-- models:end -->"]
     bench_env.rewrite_docs_section(DOCS_MD, "models", "\n".join(lines))
     print("recorded in docs/benchmarks.md")
