@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
+# The Python scripts, tests and benchmarks import their shared helpers from one package,
+# python/rankd_harness (ctest sets the same path for the tests it runs).
+export PYTHONPATH := $(CURDIR)/python
 
 .PHONY: all build test test-cpp test-sanitizers test-asan test-tsan test-ts test-fuzz fuzz fuzz-build demo serve demo-cluster studio-screenshots setup-demo bench bench-runtime bench-echo bench-redis bench-http bench-engine bench-models bench-offload bench-plan bench-overload bench-shadow bench-ab attack-http setup-build setup-test setup-bench setup-fuzz setup-format clean format
 

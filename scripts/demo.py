@@ -10,12 +10,14 @@ a ranking diff, and feed_fresh as the surface's shadow plan, diffed live on the 
 fetched), highlights of /metrics and a short load run. It stops everything it started
 when it ends, fails, or is interrupted (Ctrl-C, SIGTERM).
 
-  scripts/demo.py [--rankd PATH] [--dataset demo] [--load-seconds 5] [--plans DIR] [--serve]
+  PYTHONPATH=python scripts/demo.py [--rankd PATH] [--dataset demo] [--load-seconds 5]
+                                    [--plans DIR] [--serve]
 
 --serve sets up the same and leaves the service running (printing its URL and curl examples),
 with `rankc build plans --watch` rebuilding the store and reloading the server on every save,
 until Ctrl-C. --plans uses an already compiled plan store instead of compiling plans/.
-Standard library only (Debian's python3).
+Standard library only (Debian's python3); imports rankd_harness from python/ (scripts/demo.sh
+sets PYTHONPATH).
 """
 import argparse
 import http.client
@@ -24,41 +26,17 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+from rankd_harness.demo_common import (SURFACES, Stop, on_sigterm, print_top, request,
+                                       start_serve, step)
+from rankd_harness.redis_server import RedisServer
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SURFACES = """[surfaces.home]
-salt = "home-demo"
-[[surfaces.home.variants]]
-name = "control"
-plan = "feed"
-weight = 50
-[[surfaces.home.variants]]
-name = "fresh"
-plan = "feed_fresh"
-weight = 50
-[surfaces.home.shadow]
-plan = "feed_fresh"
-sample = 1
-"""
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from demo_common import Stop, on_sigterm, print_top, request, start_serve, step  # noqa: E402
-
-
-def free_port():
-    while True:
-        port = random.randrange(20000, 45000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-                return port
-            except OSError:
-                continue
 
 
 class Demo:
@@ -74,20 +52,11 @@ class Demo:
 
     def start_redis(self):
         step("a private redis-server (data in %s)" % self.folder)
-        self.redis_port = free_port()
-        self.redis = subprocess.Popen(
-            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.folder],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.redis_port), timeout=1).close()
-                break
-            except OSError:
-                if time.time() > deadline or self.redis.poll() is not None:
-                    raise SystemExit("demo: redis-server did not start")
-                time.sleep(0.05)
+        try:
+            self.redis = RedisServer(self.folder)
+        except RuntimeError as e:
+            raise SystemExit("demo: %s" % e)
+        self.redis_port = self.redis.port
         print("redis-server pid %d on 127.0.0.1:%d" % (self.redis.pid, self.redis_port))
 
     def load_data(self):
@@ -335,9 +304,8 @@ class Demo:
             except subprocess.TimeoutExpired:
                 self.serve.kill()
                 self.serve.wait()
-        if self.redis and self.redis.poll() is None:
-            self.redis.terminate()
-            self.redis.wait(timeout=15)
+        if self.redis:
+            self.redis.stop()
         if getattr(self, "log", None):
             self.log.close()
         shutil.rmtree(self.folder, ignore_errors=True)

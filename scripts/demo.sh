@@ -9,4 +9,6 @@ if [ ! -f build/build.ninja ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 ninja -C build --quiet rankd
+# The script imports rankd_harness (python/).
+export PYTHONPATH="$root/python"
 exec /usr/bin/python3 scripts/demo.py --rankd build/apps/rankd/rankd "$@"

@@ -19,11 +19,14 @@ are refused for about 2 s. A shorter timeout would risk failing over a node that
 loaded 2-core machine can stall a process for a few hundred ms); a longer one stretches the
 window in which its slots have no master.
 
-  scripts/demo_cluster.py [--rankd PATH] [--client PATH] [--seconds 16] [--kill-at 4]
-                          [--restart-at 10] [--replica-reads on|off] [--load 0.5]
-                          [--deadline-ms 100] [--command-timeout-ms 50] [--json FILE]
+  PYTHONPATH=python scripts/demo_cluster.py [--rankd PATH] [--client PATH]
+                                            [--seconds 16] [--kill-at 4] [--restart-at 10]
+                                            [--replica-reads on|off] [--load 0.5]
+                                            [--deadline-ms 100] [--command-timeout-ms 50]
+                                            [--json FILE]
 
-Standard library only (Debian's python3).
+Standard library only (Debian's python3); imports rankd_harness from python/
+(scripts/demo_cluster.sh sets PYTHONPATH).
 """
 import argparse
 import http.client
@@ -38,11 +41,11 @@ import tempfile
 import threading
 import time
 
+from rankd_harness.demo_common import Stop, on_sigterm, print_top, request, start_serve, step
+from rankd_harness.redis_cluster import LocalCluster
+from rankd_harness.resp_client import call
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from redis_cluster import LocalCluster  # noqa: E402
-from resp_client import call  # noqa: E402
-from demo_common import Stop, on_sigterm, print_top, request, start_serve, step  # noqa: E402
 
 NODE_TIMEOUT_MS = 1000
 USERS = 2000  # the demo dataset's

@@ -9,5 +9,7 @@ if [ ! -f build/build.ninja ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 ninja -C build --quiet rankd rankd_paced_client
+# The script imports rankd_harness (python/).
+export PYTHONPATH="$root/python"
 exec /usr/bin/python3 scripts/demo_cluster.py --rankd build/apps/rankd/rankd \
   --client build/bench/load/rankd_paced_client "$@"

@@ -27,8 +27,9 @@ Workloads (each a fresh server per run, as in the runners they come from):
           commands/s (fan-out: rounds/s) and the client's CPU per command
 The two servers' spellings `--bench_echo_server` and `--bench_http_server` are used because older
 binaries know only those (newer ones take both). Before the HTTP runs, base and head must answer
-/plaintext and /json with the same bytes apart from Date and Server (http_check.py); a difference
-is printed as a warning (the work per request then differs, e.g. a benchmark route changed).
+/plaintext and /json with the same bytes apart from Date and Server (rankd_harness.http_check); a
+difference is printed as a warning (the work per request then differs, e.g. a benchmark route
+changed).
 
 Order: per scenario, per repeat, the variants (backend x shards) in an order that rotates each
 repeat, and within a variant base and head back to back, who goes first alternating with the
@@ -57,13 +58,13 @@ import sys
 import tempfile
 import time
 
-from bench_env import cpu_jiffies, cpu_model, git, loadavg, save_results, steal_pct
-from bench_server import LIVE, stop_all, run_main
-from bench_stats import fmt, median, paired_ratio
+from rankd_harness.bench_env import cpu_jiffies, cpu_model, git, loadavg, save_results, steal_pct
+from rankd_harness.bench_server import LIVE, stop_all, run_main
+from rankd_harness.bench_stats import fmt, median, paired_ratio
 import echo_bench
 import http_bench
 import redis_bench
-from http_check import check_same_responses
+from rankd_harness.http_check import check_same_responses
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HEAD_BUILD = os.path.join(ROOT, "build-bench")

@@ -47,9 +47,12 @@ import sys
 import tempfile
 import time
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section, git, save_doc_json, save_results
-from bench_server import LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns, exit_status, run_main
-from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios, keep_run
+from rankd_harness.bench_env import (cpu_model, loadavg, rewrite_docs_section, git, save_doc_json,
+                                     save_results)
+from rankd_harness.bench_server import (LIVE, Server, ServerError, stop_all, stop_and_record,
+                                        cpu_ns, exit_status, run_main)
+from rankd_harness.bench_stats import (median, paired_ratio, rotation, fmt, select_scenarios,
+                                       keep_run)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")

@@ -21,9 +21,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_env  # noqa: E402
-from bench_stats import median, paired_ratio, rotation  # noqa: E402
+from rankd_harness import bench_env
+from rankd_harness.bench_stats import median, paired_ratio, rotation
 
 ROOT = bench_env.REPO_ROOT
 BUILD = os.path.join(ROOT, "build-bench")

@@ -58,11 +58,11 @@ import sys
 import threading
 import time
 
-from bench_env import cpu_model, git, loadavg
-from bench_server import (LIVE, Server, ServerError, cpu_ns, proc_status, run_main, stop_all,
-                          stop_and_record)
-from bench_stats import fmt
-from http_check import cut_response
+from rankd_harness.bench_env import cpu_model, git, loadavg
+from rankd_harness.bench_server import (LIVE, Server, ServerError, cpu_ns, proc_status, run_main,
+                                        stop_all, stop_and_record)
+from rankd_harness.bench_stats import fmt
+from rankd_harness.http_check import cut_response
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_RANKD = os.path.join(ROOT, "build", "apps", "rankd", "rankd")

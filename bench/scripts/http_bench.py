@@ -5,7 +5,8 @@ tokio_tuned parses with httparse and answers each read's requests with one write
 tinyhttp-style one frames requests with a codec and builds an http::Response for each) and
 Boost.Asio (C++20 coroutines, 1 and 2 threads), all serving the same two routes, loaded by wrk.
 Before anything is timed, every server must answer /plaintext and /json with the same bytes
-apart from the Date and Server values (http_check.py); the script stops when one does not.
+apart from the Date and Server values (rankd_harness.http_check); the script stops when one does
+not.
 
 Scenarios: `wrk -t2 -c<C> -d<D>s --latency http://127.0.0.1:<port><path>` for
   plaintext_c100  /plaintext, 100 connections       plaintext_c500  /plaintext, 500 connections
@@ -40,11 +41,13 @@ import subprocess
 import sys
 import time
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section, git, save_doc_json, save_results
-from bench_server import (LIVE, Server, ServerError, stop_all, stop_and_record, cpu_ns, exit_status,
-                          run_load_generator, run_main)
-from bench_stats import median, paired_ratio, rotation, fmt, select_scenarios, keep_run
-from http_check import check_same_responses
+from rankd_harness.bench_env import (cpu_model, loadavg, rewrite_docs_section, git, save_doc_json,
+                                     save_results)
+from rankd_harness.bench_server import (LIVE, Server, ServerError, stop_all, stop_and_record,
+                                        cpu_ns, exit_status, run_load_generator, run_main)
+from rankd_harness.bench_stats import (median, paired_ratio, rotation, fmt, select_scenarios,
+                                       keep_run)
+from rankd_harness.http_check import check_same_responses
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")

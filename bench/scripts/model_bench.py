@@ -43,9 +43,8 @@ import onnxruntime
 import xgboost
 from onnxmltools.convert.common.data_types import FloatTensorType
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_env  # noqa: E402
-from bench_stats import median, paired_ratio, rotation  # noqa: E402
+from rankd_harness import bench_env
+from rankd_harness.bench_stats import median, paired_ratio, rotation
 
 ROOT = bench_env.REPO_ROOT
 MODEL_BENCH = os.path.join(ROOT, "build-bench/bench/engine/rankd_model_bench")

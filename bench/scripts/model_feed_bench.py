@@ -19,12 +19,12 @@ import tempfile
 import urllib.error
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_env  # noqa: E402
-from bench_server import stop_all  # noqa: E402
-from bench_stats import median  # noqa: E402
-from feed_service import (DATASET_USERS, RankdServer, RedisServer, build_plans,  # noqa: E402
-                          load_dataset, rankd_serve_args)
+from rankd_harness import bench_env
+from rankd_harness.bench_server import stop_all
+from rankd_harness.bench_stats import median
+from rankd_harness.feed_service import (DATASET_USERS, RankdServer, build_plans, load_dataset,
+                                        rankd_serve_args)
+from rankd_harness.redis_server import RedisServer
 
 ROOT = bench_env.REPO_ROOT
 DOCS_MD = os.path.join(ROOT, "docs/benchmarks.md")

@@ -56,12 +56,14 @@ import tempfile
 import time
 import urllib.request
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section, git, save_doc_json, save_results
-from bench_server import (LIVE, Server, ServerError, run_load_generator, run_main, stop_all,
-                          stop_and_record)
-from bench_stats import median, paired_ratio, rotation, fmt
-from feed_service import (DATASET_USERS, RankdServer, RedisServer, build_plans, load_dataset,
-                          rankd_serve_args)
+from rankd_harness.bench_env import (cpu_model, loadavg, rewrite_docs_section, git, save_doc_json,
+                                     save_results)
+from rankd_harness.bench_server import (LIVE, Server, ServerError, run_load_generator, run_main,
+                                        stop_all, stop_and_record)
+from rankd_harness.bench_stats import median, paired_ratio, rotation, fmt
+from rankd_harness.feed_service import (DATASET_USERS, RUST_PEER, RankdServer, build_plans,
+                                        load_dataset, rankd_serve_args)
+from rankd_harness.redis_server import RedisServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_DIR = os.path.join(ROOT, "bench", "results")
@@ -69,8 +71,6 @@ DOCS_DIR = os.path.join(ROOT, "docs", "benchmarks")
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 LUA = os.path.join(ROOT, "bench", "scripts", "plan_bench.lua")
 NODE_PEER = os.path.join(ROOT, "bench", "peers", "node", "feed_server.js")
-# Built by `make bench`, `make bench-plan` and `make test` where cargo is on PATH.
-RUST_PEER = os.path.join(ROOT, "build-bench", "rust_feed", "release", "rust_feed_server")
 WRK = "/usr/bin/wrk"
 FEATURES = ["author_id", "age_hours", "likes", "ctr", "title"]
 FOLLOW_FANOUT, MEDIA_FANOUT = 100, 10

@@ -32,14 +32,14 @@ import os
 import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section
+from rankd_harness.bench_env import cpu_model, loadavg, rewrite_docs_section
+from rankd_harness.redis_server import RedisServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")
@@ -62,39 +62,21 @@ TARGETS = {"get": 0.9, "lrange_100": 0.9, "fanout": 20.0, "fanout_link_0.5ms": 2
 server = None
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(tmp):
+    """Starts the benchmark's redis-server (redis_server.RedisServer, data and log in `tmp`) and
+    returns its port."""
     global server
-    port = free_port()
-    server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-         "no", "--dir", tmp, "--logfile", os.path.join(tmp, "redis.log")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return port
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("redis-server did not answer on port %d" % port)
+    try:
+        server = RedisServer(tmp)
+    except RuntimeError as e:
+        raise SystemExit(str(e))
+    return server.port
 
 
 def stop_server():
     global server
-    if server is not None and server.poll() is None:
-        server.terminate()
-        try:
-            server.wait(5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    if server is not None:
+        server.stop()
     server = None
 
 

@@ -27,7 +27,8 @@ import sys
 import tempfile
 import time
 
-from bench_env import cpu_model, loadavg, rewrite_docs_section as rewrite_marked_section, git
+from rankd_harness.bench_env import (cpu_model, loadavg,
+                                     rewrite_docs_section as rewrite_marked_section, git)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BUILD = os.path.join(ROOT, "build-bench")

@@ -36,12 +36,13 @@ import tempfile
 import time
 import urllib.request
 
-from bench_env import (REPO_ROOT, cpu_model, git, loadavg, rewrite_docs_section, save_doc_json,
-                       save_results)
-from bench_server import LIVE, run_load_generator, run_main, stop_all, stop_and_record
-from bench_stats import fmt, median, paired_ratio
-from feed_service import (DATASET_USERS, RankdServer, RedisServer, build_plans, load_dataset,
-                          rankd_serve_args)
+from rankd_harness.bench_env import (REPO_ROOT, cpu_model, git, loadavg, rewrite_docs_section,
+                                     save_doc_json, save_results)
+from rankd_harness.bench_server import LIVE, run_load_generator, run_main, stop_all, stop_and_record
+from rankd_harness.bench_stats import fmt, median, paired_ratio
+from rankd_harness.feed_service import (DATASET_USERS, RankdServer, build_plans, load_dataset,
+                                        rankd_serve_args)
+from rankd_harness.redis_server import RedisServer
 
 RESULTS_DIR = os.path.join(REPO_ROOT, "bench", "results")
 DOCS_DIR = os.path.join(REPO_ROOT, "docs", "benchmarks")

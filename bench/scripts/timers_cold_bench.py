@@ -33,9 +33,9 @@ import sys
 import tempfile
 import time
 
-from bench_env import (cpu_jiffies, cpu_model, git, loadavg, rewrite_docs_section, save_doc_json,
-                       save_results, steal_pct)
-from bench_stats import fmt, median, paired_ratio, rotation
+from rankd_harness.bench_env import (cpu_jiffies, cpu_model, git, loadavg, rewrite_docs_section,
+                                     save_doc_json, save_results, steal_pct)
+from rankd_harness.bench_stats import fmt, median, paired_ratio, rotation
 import ab_bench
 from runtime_bench import dig, parse_json_stdout
 

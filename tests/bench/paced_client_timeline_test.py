@@ -11,14 +11,12 @@ and a bucket's p50_ms/p99_ms are of its admitted answers (0 for a bucket without
 are not asserted (the machine is shared).
 """
 import json
-import os
 import socket
 import subprocess
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "service"))
-import serve_fixture  # noqa: E402
+from rankd_harness import serve_fixture
 
 CLIENT = None
 BUCKET_MS = 100

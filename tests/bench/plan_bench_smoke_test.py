@@ -14,6 +14,8 @@ import sys
 import tempfile
 import unittest
 
+from rankd_harness.feed_service import RUST_PEER
+
 RANKD = SOURCE = None
 IMPLS = ["rankd_async_1", "rankd_sync_2", "rankd_cached_2", "node_1"]
 # The implementations beside rankd async: checked for equal rankings and given paired ratios.
@@ -90,8 +92,6 @@ class PlanBenchSmokeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     RANKD, SOURCE = sys.argv[1], sys.argv[2]
-    sys.path.insert(0, os.path.join(SOURCE, "bench", "scripts"))
-    from plan_bench import RUST_PEER
     if os.path.exists(RUST_PEER):
         IMPLS.append("rust_1")
         OTHERS = sorted(OTHERS + ["rust_1"])

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import unittest
 
-from run_fixture import assignment_bucket as bucket, write_store
+from rankd_harness.run_fixture import assignment_bucket as bucket, write_store
 
 RANKD = SOURCE = None
 SURFACES = """[surfaces.home]

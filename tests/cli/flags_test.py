@@ -17,11 +17,10 @@ import tempfile
 import time
 import unittest
 
-from run_fixture import Redis, free_port, redis_with_dataset, slow_store
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "service"))
-import serve_fixture  # noqa: E402
-from serve_fixture import Server  # noqa: E402
+from rankd_harness import serve_fixture
+from rankd_harness.redis_server import RedisServer, free_port
+from rankd_harness.run_fixture import redis_with_dataset, slow_store
+from rankd_harness.serve_fixture import Server
 
 RANKD = None
 SOURCE = None
@@ -261,7 +260,7 @@ class Datagen(unittest.TestCase):
 
     def test_a_refused_command_names_the_address(self):
         folder = tempfile.mkdtemp(prefix="rankd-cli-datagen-")
-        redis = Redis(folder)
+        redis = RedisServer(folder)
         try:
             redis.commands([("CONFIG", "SET", "maxmemory", "1")])
             r = rankd("datagen", "--dataset", "tiny", "--redis", redis.address())

@@ -20,7 +20,8 @@ import sys
 import tempfile
 import unittest
 
-from run_fixture import PLANS, Redis, redis_with_dataset, write_plan_variant
+from rankd_harness.redis_server import RedisServer
+from rankd_harness.run_fixture import PLANS, redis_with_dataset, write_plan_variant
 
 RANKD = None
 SOURCE = None
@@ -73,7 +74,7 @@ class ReplayTest(unittest.TestCase):
         cls.folder, cls.redis, cls.store = redis_with_dataset(SOURCE, "rankd-replay-test-")
         cls.demo = None
         try:
-            cls.demo = Redis(cls.folder)
+            cls.demo = RedisServer(cls.folder)
             r = subprocess.run([RANKD, "datagen", "--dataset", "demo", "--redis",
                                 "127.0.0.1:%d" % cls.demo.port], capture_output=True, text=True,
                                timeout=300)

@@ -13,8 +13,10 @@ import sys
 import tempfile
 import unittest
 
-from run_fixture import (PLANS, Redis, RedisCluster, dataset, example_requests,
-                         without_round_trips, without_timings, write_store)
+from rankd_harness.redis_cluster import RedisCluster
+from rankd_harness.redis_server import RedisServer
+from rankd_harness.run_fixture import (PLANS, dataset, example_requests, without_round_trips,
+                                       without_timings, write_store)
 
 RANKD = None
 SOURCE = None
@@ -27,7 +29,7 @@ class RunClusterTest(unittest.TestCase):
         cls.single = None
         cls.cluster = None
         try:
-            cls.single = Redis(cls.folder)
+            cls.single = RedisServer(cls.folder)
             cls.single.commands(dataset())
             cls.cluster = RedisCluster(cls.folder)
             cls.written = cls.cluster.commands(dataset())

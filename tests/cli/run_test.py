@@ -18,9 +18,9 @@ import subprocess
 import sys
 import unittest
 
-from run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, FOLLOWEES, PLANS, example_requests,
-                         features_of, media_of, redis_with_dataset, without_round_trips,
-                         without_timings)
+from rankd_harness.run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, FOLLOWEES, PLANS,
+                                       example_requests, features_of, media_of,
+                                       redis_with_dataset, without_round_trips, without_timings)
 
 RANKD = None
 SOURCE = None

@@ -17,27 +17,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import serve_fixture  # noqa: E402
-from serve_fixture import OwnServer, Server  # noqa: E402
-from serve_test import samples  # noqa: E402
-
-
-def json_lines(path, count, timeout=10):
-    """The JSON lines of `path` once it holds `count` of them, or what it holds after `timeout`
-    seconds (the server writes them from a thread of its own)."""
-    deadline = time.time() + timeout
-    while True:
-        lines = []
-        if os.path.exists(path):
-            with open(path) as f:
-                lines = f.read().splitlines()
-        if len(lines) >= count or time.time() > deadline:
-            return [json.loads(l) for l in lines]
-        time.sleep(0.02)
+from rankd_harness import serve_fixture
+from rankd_harness.serve_fixture import OwnServer, Server, json_lines, samples
 
 
 class CaptureTest(OwnServer):

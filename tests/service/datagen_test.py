@@ -16,9 +16,10 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import Redis, RedisCluster, write_store  # noqa: E402
-from resp_client import call  # noqa: E402 (run_fixture put scripts/ on the path)
+from rankd_harness.redis_cluster import RedisCluster
+from rankd_harness.redis_server import RedisServer
+from rankd_harness.resp_client import call
+from rankd_harness.run_fixture import write_store
 
 RANKD = SOURCE = None
 
@@ -27,7 +28,7 @@ class DatagenTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.folder = tempfile.mkdtemp(prefix="rankd-datagen-test-")
-        cls.redis = Redis(cls.folder, debug=True)
+        cls.redis = RedisServer(cls.folder, debug=True)
 
     @classmethod
     def tearDownClass(cls):

@@ -23,8 +23,7 @@ import tempfile
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import alive  # noqa: E402
+from rankd_harness.run_fixture import alive
 
 RANKD = CLIENT = SOURCE = None
 

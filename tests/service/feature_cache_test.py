@@ -16,9 +16,8 @@ import unittest
 
 from prometheus_client.parser import text_string_to_metric_families
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-import serve_fixture  # noqa: E402
-from serve_fixture import OwnServer, Server  # noqa: E402
+from rankd_harness import serve_fixture
+from rankd_harness.serve_fixture import OwnServer, Server
 
 RANKD = SOURCE = None
 CACHE = "cache = { ttl_ms = 60000, max_mb = 16 }"

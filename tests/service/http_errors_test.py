@@ -10,15 +10,13 @@ integration).
   which goes to the log.
 """
 import json
-import os
 import socket
 import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-import serve_fixture  # noqa: E402
-from serve_fixture import Server, SharedServer  # noqa: E402
+from rankd_harness import serve_fixture
+from rankd_harness.serve_fixture import Server, SharedServer
 
 
 def exchange(port, data, timeout=10):

@@ -21,9 +21,8 @@ import unittest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import serve_fixture  # noqa: E402
-from serve_fixture import SharedServer  # noqa: E402
+from rankd_harness import serve_fixture
+from rankd_harness.serve_fixture import SharedServer
 
 RANKD = SOURCE = None
 

@@ -30,10 +30,9 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 from prometheus_client.parser import text_string_to_metric_families
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import STORE_PLANS  # noqa: E402
-import serve_fixture  # noqa: E402
-from serve_fixture import SharedServer, local_address, server_on_own_redis  # noqa: E402
+from rankd_harness import serve_fixture
+from rankd_harness.run_fixture import STORE_PLANS
+from rankd_harness.serve_fixture import SharedServer, local_address, server_on_own_redis
 
 ROUTES = {"/rank": "post", "/plans": "get", "/plans/{name}": "get", "/healthz": "get",
           "/readyz": "get", "/metrics": "get", "/openapi.json": "get", "/admin/reload": "post"}

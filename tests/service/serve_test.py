@@ -24,14 +24,12 @@ import threading
 import time
 import unittest
 
-from prometheus_client.parser import text_string_to_metric_families
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, STORE_PLANS, dataset,  # noqa: E402
+from rankd_harness.run_fixture import (DIRTY_MEDIA, DIRTY_VIEWER, STORE_PLANS, dataset,
                          example_requests, redis_with_dataset, slow_store, without_timings,
                          write_plan_variant, write_store)
-import serve_fixture  # noqa: E402
-from serve_fixture import Load, OwnServer, Server, SharedServer, server_on_own_redis  # noqa: E402
+from rankd_harness import serve_fixture
+from rankd_harness.serve_fixture import (Load, OwnServer, Server, SharedServer, samples,
+                                         server_on_own_redis)
 
 RANKD = SOURCE = None
 
@@ -218,17 +216,6 @@ class ServeTest(SharedServer):
         self.assertGreater(ok["ms"], 0)
         self.assertRegex(ok["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
         self.assertEqual((bad["status"], bad["code"]), (404, "unknown_plan"))
-
-
-def samples(text):
-    """/metrics as {(sample name, sorted labels): value}, read by prometheus_client's parser."""
-    out = {}
-    families = set()
-    for family in text_string_to_metric_families(text):
-        families.add((family.name, family.type))
-        for sample in family.samples:
-            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return families, out
 
 
 class MetricsTest(SharedServer):

@@ -16,11 +16,8 @@ import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import serve_fixture  # noqa: E402
-from capture_test import json_lines  # noqa: E402
-from serve_fixture import OwnServer, Server  # noqa: E402
-from serve_test import samples  # noqa: E402
+from rankd_harness import serve_fixture
+from rankd_harness.serve_fixture import OwnServer, Server, json_lines, samples
 
 VIEWERS = list(range(1, 13))
 

@@ -7,15 +7,13 @@ Usage: studio_routes_test.py RANKD SOURCE_DIR"""
 import hashlib
 import http.client
 import json
-import os
 import re
 import subprocess
 import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import serve_fixture  # noqa: E402
-from serve_fixture import local_address, server_on_own_redis  # noqa: E402
+from rankd_harness import serve_fixture
+from rankd_harness.serve_fixture import local_address, server_on_own_redis
 
 
 def fetch(server, method, path, body=None, headers=None, host=None):

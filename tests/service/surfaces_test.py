@@ -14,12 +14,9 @@ import signal
 import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import assignment_bucket as bucket  # noqa: E402
-import serve_fixture  # noqa: E402
-from serve_fixture import OwnServer, Server  # noqa: E402
-from serve_test import samples  # noqa: E402
+from rankd_harness import serve_fixture
+from rankd_harness.run_fixture import assignment_bucket as bucket
+from rankd_harness.serve_fixture import OwnServer, Server, samples
 
 SALT = "home-2026-11"
 VIEWERS = list(range(1, 25))

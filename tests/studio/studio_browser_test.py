@@ -29,9 +29,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.select import Select
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "cli"))
-from run_fixture import Redis  # noqa: E402
+from rankd_harness.redis_server import RedisServer
 
 RANKD = SOURCE = SHOTS = None
 # What the page must take at most from a saved plan file to its redrawn DAG (issue: 2 s).
@@ -67,7 +65,7 @@ class Stack:
             raise
 
     def start(self):
-        self.redis = Redis(self.folder)
+        self.redis = RedisServer(self.folder)
         subprocess.run([RANKD, "datagen", "--dataset", "demo", "--redis", self.redis.address(),
                         "--flush"], check=True, stdout=subprocess.DEVNULL)
         self.plans = os.path.join(self.folder, "plans")

@@ -1,4 +1,4 @@
-"""Statistics and run order shared by the benchmark runners here."""
+"""Statistics and run order shared by the benchmark runners (bench/scripts)."""
 import statistics
 
 

@@ -1,63 +1,24 @@
-"""The feed plan served for a benchmark: a private redis-server loaded with a `rankd datagen`
-dataset, the repository's plans compiled by rankc, and `rankd serve` on a free loopback port.
-Shared by bench/scripts/plan_bench.py and bench/scripts/overload_bench.py; every process started
-here is stopped by PID."""
+"""The feed plan served for a benchmark: a private redis-server (redis_server.RedisServer) loaded
+with a `rankd datagen` dataset, the repository's plans compiled by rankc, and `rankd serve` on a
+free loopback port; and where the Rust peer serving the same plan is built. Shared by the runners
+in bench/scripts (plan, overload, shadow, model feed) and tests/bench; every process started here
+is stopped by PID."""
 import json
 import os
 import re
-import socket
 import subprocess
 import threading
 import time
 import urllib.request
 
-from bench_env import REPO_ROOT
-from bench_server import Server, ServerError
+from rankd_harness.bench_env import REPO_ROOT
+from rankd_harness.bench_server import Server, ServerError
 
+# The Rust peer serving the feed plan (bench/peers), built by `make bench`, `make bench-plan` and
+# `make test` where cargo is on PATH.
+RUST_PEER = os.path.join(REPO_ROOT, "build-bench", "rust_feed", "release", "rust_feed_server")
 # Viewers in each dataset of `rankd datagen` (docs/operations.md, "Datasets").
 DATASET_USERS = {"tiny": 200, "demo": 2000, "bench": 100000}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class RedisServer:
-    """A private redis-server on a free loopback port, its data in `folder`; stopped by PID."""
-
-    def __init__(self, folder):
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", folder, "--logfile", os.path.join(folder, "redis.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline or self.proc.poll() is not None:
-                self.stop()
-                raise ServerError("redis-server did not start on port %d" % self.port)
-            time.sleep(0.05)
-
-    def address(self):
-        return "127.0.0.1:%d" % self.port
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 class RankdServer(Server):

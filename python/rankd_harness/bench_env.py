@@ -1,5 +1,5 @@
 """Facts about the machine recorded next to every benchmark run, and the rewriting of a runner's
-marked section of docs/benchmarks.md (shared by the runners here)."""
+marked section of docs/benchmarks.md (shared by the runners in bench/scripts)."""
 import json
 import os
 import platform

@@ -1,6 +1,7 @@
 """What the `rankd serve` tests share: a server on a free port with its JSON log lines collected,
-a load of client threads, and a test case class owning one Redis (the example dataset) and one
-server. configure() names the rankd binary and the source folder first."""
+a load of client threads, test case classes owning one Redis (the example dataset) and one
+server, and readers of what a server writes (/metrics samples, JSON-lines files).
+configure() names the rankd binary and the source folder first."""
 import contextlib
 import http.client
 import json
@@ -10,13 +11,11 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from run_fixture import redis_with_dataset  # noqa: E402
+from rankd_harness.run_fixture import redis_with_dataset
 
 RANKD = SOURCE = None
 
@@ -254,3 +253,31 @@ def local_address():
     finally:
         s.close()
     return None if address.startswith("127.") else address
+
+
+def samples(text):
+    """/metrics as {(sample name, sorted labels): value}, read by prometheus_client's parser
+    (Debian's python3-prometheus-client, imported here so that tests not reading /metrics do
+    without it)."""
+    from prometheus_client.parser import text_string_to_metric_families
+    out = {}
+    families = set()
+    for family in text_string_to_metric_families(text):
+        families.add((family.name, family.type))
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return families, out
+
+
+def json_lines(path, count, timeout=10):
+    """The JSON lines of `path` once it holds `count` of them, or what it holds after `timeout`
+    seconds (the server writes them from a thread of its own)."""
+    deadline = time.time() + timeout
+    while True:
+        lines = []
+        if os.path.exists(path):
+            with open(path) as f:
+                lines = f.read().splitlines()
+        if len(lines) >= count or time.time() > deadline:
+            return [json.loads(l) for l in lines]
+        time.sleep(0.02)

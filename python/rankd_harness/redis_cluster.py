@@ -1,31 +1,23 @@
-"""A Redis Cluster on loopback ports in a folder, for `make demo-cluster` and its test: masters
-with a replica each, created by `redis-cli --cluster create`, every node a redis-server process
-stopped by PID. Nodes can be killed (SIGKILL) and started again on the same port and cluster
-config file, so that a killed master rejoins as a replica of the node that took its slots.
+"""Redis Clusters on loopback ports in a folder, every node a redis_server.RedisServer stopped by
+PID:
+
+- LocalCluster, for `make demo-cluster` and its test: masters with a replica each, created by
+  `redis-cli --cluster create`. Nodes can be killed (SIGKILL) and started again on the same port
+  and cluster config file, so that a killed master rejoins as a replica of the node that took its
+  slots.
+- RedisCluster, for the `rankd run` and `rankd datagen` tests: masters only, owning an even share
+  of the slots each, joined as `redis-cli --cluster create` would; commands are written to the
+  master owning their key.
 
 Standard library only (Debian's python3).
 """
-import os
-import random
-import signal
-import socket
 import subprocess
 import time
 
-from resp_client import RedisError, call
+from rankd_harness.redis_server import RedisServer, free_cluster_port
+from rankd_harness.resp_client import RedisError, call
 
 CLUSTER_SLOTS = 16384
-
-
-def port_pair_is_free(port):
-    """`port` and its cluster bus port (port + 10000) are both free on loopback."""
-    for p in (port, port + 10000):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p))
-            except OSError:
-                return False
-    return True
 
 
 class ClusterNodeView:
@@ -63,57 +55,43 @@ def cluster_nodes(port):
 
 
 class Node:
-    """One redis-server of the cluster, on a fixed port, its cluster config file in the folder."""
+    """One redis-server of a LocalCluster, on a fixed port, its cluster config file in the
+    folder."""
 
     def __init__(self, folder, port, node_timeout_ms):
         self.folder, self.port, self.node_timeout_ms = folder, port, node_timeout_ms
-        self.proc = None
+        self.server = None
 
     @property
     def address(self):
         return "127.0.0.1:%d" % self.port
 
+    @property
+    def proc(self):
+        return self.server.proc if self.server else None
+
     def start(self):
         """Starts the server (again: it reads its cluster config file and rejoins) and waits until
         it answers PING."""
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.folder, "--cluster-enabled", "yes",
-             "--cluster-config-file", "nodes-%d.conf" % self.port,
-             "--cluster-node-timeout", str(self.node_timeout_ms),
-             # Reads go on while the cluster is down (from a master's failure until its replica
-             # is promoted): a replica keeps answering its master's slots (READONLY).
-             "--cluster-allow-reads-when-down", "yes",
-             "--logfile", "redis-%d.log" % self.port],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                if call(self.port, "PING", timeout=1) == "PONG":
-                    return
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("redis-server on %s did not start (log: %s)" % (
-                    self.address, os.path.join(self.folder, "redis-%d.log" % self.port)))
-            time.sleep(0.02)
+        if self.server is not None:
+            self.server.start()
+            return
+        self.server = RedisServer(
+            self.folder, port=self.port, cluster=True, cluster_node_timeout_ms=self.node_timeout_ms,
+            # Reads go on while the cluster is down (from a master's failure until its replica
+            # is promoted): a replica keeps answering its master's slots (READONLY).
+            extra_args=["--cluster-allow-reads-when-down", "yes"])
 
     def kill(self):
         """SIGKILL: the node is gone at once, as a crashed host would be."""
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+        self.server.kill()
 
     def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.server is not None:
+            self.server.stop()
 
     def alive(self):
-        return self.proc is not None and self.proc.poll() is None
+        return self.server is not None and self.server.alive()
 
 
 class LocalCluster:
@@ -127,9 +105,7 @@ class LocalCluster:
         try:
             ports = set()
             while len(ports) < masters * (1 + replicas):
-                port = random.randrange(20000, 45000)
-                if port not in ports and port_pair_is_free(port):
-                    ports.add(port)
+                ports.add(free_cluster_port())
             for port in sorted(ports):
                 node = Node(folder, port, node_timeout_ms)
                 self.nodes.append(node)
@@ -196,6 +172,83 @@ class LocalCluster:
             if time.monotonic() > deadline:
                 raise RuntimeError("the cluster did not become healthy within %d s" % seconds)
             time.sleep(0.05)
+
+    def stop(self):
+        for n in self.nodes:
+            n.stop()
+
+
+def crc16(data):
+    """CRC16-CCITT (XMODEM), the Redis Cluster key hash."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def key_slot(key):
+    key = key.encode() if isinstance(key, str) else key
+    start = key.find(b"{")
+    if start >= 0:
+        end = key.find(b"}", start + 1)
+        if end > start + 1:
+            key = key[start + 1:end]
+    return crc16(key) % CLUSTER_SLOTS
+
+
+class RedisCluster:
+    """Three masters owning a third of the slots each, joined as redis-cli --cluster create
+    would; commands are written to the master owning their key."""
+
+    def __init__(self, folder, masters=3):
+        self.nodes = []
+        try:
+            for _ in range(masters):
+                self.nodes.append(RedisServer(folder, cluster=True))
+            for i, node in enumerate(self.nodes):
+                first, last = self.first_slot(i), self.first_slot(i + 1) - 1
+                node.commands([("CLUSTER", "SET-CONFIG-EPOCH", i + 1),
+                               ("CLUSTER", "ADDSLOTSRANGE", first, last)])
+            for i, node in enumerate(self.nodes):
+                node.commands([("CLUSTER", "MEET", "127.0.0.1", other.port)
+                               for other in self.nodes[i + 1:]])
+            deadline = time.time() + 30
+            for node in self.nodes:
+                while "cluster_state:ok" not in node.reply_text("CLUSTER", "INFO"):
+                    if time.time() > deadline:
+                        raise RuntimeError("cluster node %s did not reach cluster_state:ok"
+                                           % node.address())
+                    time.sleep(0.05)
+        except BaseException:
+            self.stop()
+            raise
+
+    def first_slot(self, i):
+        return CLUSTER_SLOTS * i // len(self.nodes)
+
+    def owner(self, key):
+        slot = key_slot(key)
+        return next(n for i, n in reversed(list(enumerate(self.nodes))) if slot >= self.first_slot(i))
+
+    def endpoint(self):
+        return "cluster:" + ",".join(n.address() for n in self.nodes)
+
+    def commands(self, commands):
+        """FLUSHALL goes to every master; every other command to its key's master."""
+        per_node = {id(n): [] for n in self.nodes}
+        for c in commands:
+            if c[0] == "FLUSHALL":
+                for n in self.nodes:
+                    per_node[id(n)].append(c)
+            else:
+                per_node[id(self.owner(c[1]))].append(c)
+        for n in self.nodes:
+            if per_node[id(n)]:
+                n.commands(per_node[id(n)])
+        return {n.address(): len(per_node[id(n)]) for n in self.nodes}
 
     def stop(self):
         for n in self.nodes:

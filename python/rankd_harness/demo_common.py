@@ -1,11 +1,29 @@
 """What `make demo` (scripts/demo.py) and `make demo-cluster` (scripts/demo_cluster.py) share:
 unwinding on SIGTERM, step headings, starting `rankd serve` and waiting for it, HTTP requests to
-it, and a ranked feed as a table. Standard library only (Debian's python3).
+it, a ranked feed as a table, and the surfaces.toml `make demo` serves (which
+tests/service/demo_test.py checks). Standard library only (Debian's python3).
 """
 import http.client
 import json
 import subprocess
 import time
+
+# The experiment `make demo` shows: half the viewers of the `home` surface get feed_fresh, which
+# is also the surface's shadow plan.
+SURFACES = """[surfaces.home]
+salt = "home-demo"
+[[surfaces.home.variants]]
+name = "control"
+plan = "feed"
+weight = 50
+[[surfaces.home.variants]]
+name = "fresh"
+plan = "feed_fresh"
+weight = 50
+[surfaces.home.shadow]
+plan = "feed_fresh"
+sample = 1
+"""
 
 
 class Stop(Exception):

@@ -1,26 +1,17 @@
-"""What the `rankd run` tests share: redis-server processes (one, or a Redis Cluster of three
-masters) in a temporary folder on free loopback ports, stopped by PID; the example dataset
-written into them; the plan store of the five example plans; and responses with their clock
-readings removed.
+"""What the `rankd run` and `rankd serve` tests share: the example dataset written into a Redis
+(redis_server.RedisServer in a temporary folder), the plan store of the example plans and
+variants of it, the assignment bucket computed independently of rankd, and responses with their
+clock readings removed.
 """
 import hashlib
 import json
 import os
-import random
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-from redis_cluster import port_pair_is_free  # noqa: E402
-from resp_client import encode as resp  # noqa: E402
+from rankd_harness.redis_server import RedisServer
 
 PLANS = ["blend", "feed", "feed_fresh", "reels", "timeouts"]
-CLUSTER_SLOTS = 16384
 
 
 def alive(pid):
@@ -34,169 +25,6 @@ def alive(pid):
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
-
-
-def free_port(cluster=False):
-    """A free loopback port; for a cluster node also its bus port (port + 10000, so below
-    55536)."""
-    if not cluster:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return s.getsockname()[1]
-    for _ in range(1000):
-        port = random.randrange(20000, 45000)
-        if port_pair_is_free(port):
-            return port
-    raise RuntimeError("no free port pair for a cluster node")
-
-
-class Redis:
-    """A redis-server in a temporary folder on a free loopback port, stopped by PID."""
-
-    def __init__(self, folder, cluster=False, debug=False):
-        self.port = free_port(cluster)
-        self.folder, self.cluster, self.debug = folder, cluster, debug
-        self.start()
-
-    def start(self):
-        """Starts redis-server on self.port (again, after stop: an empty server)."""
-        port, folder, cluster = self.port, self.folder, self.cluster
-        args = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "no", "--dir", folder]
-        if self.debug:  # DEBUG DIGEST: a digest of the whole dataset
-            args += ["--enable-debug-command", "yes"]
-        if cluster:
-            args += ["--cluster-enabled", "yes", "--cluster-config-file",
-                     "nodes-%d.conf" % port, "--cluster-node-timeout", "5000"]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while True:
-            try:
-                self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-                break
-            except OSError:
-                if time.time() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("redis-server did not start")
-                time.sleep(0.05)
-
-    def address(self):
-        return "127.0.0.1:%d" % self.port
-
-    def commands(self, commands):
-        """Sends every command at once; fails if any of them answered an error."""
-        self.sock.sendall(b"".join(resp(*c) for c in commands))
-        self.sock.sendall(resp("PING"))
-        got = b""
-        while not got.endswith(b"+PONG\r\n"):
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise RuntimeError("redis-server closed the connection")
-            got += chunk
-        if b"\r\n-" in b"\r\n" + got:
-            raise RuntimeError("redis error: %r" % got[:200])
-
-    def reply_text(self, *command):
-        """One command whose reply is a bulk string (CLUSTER INFO): its text."""
-        self.sock.sendall(resp(*command))
-        got = b""
-        while True:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise RuntimeError("redis-server closed the connection")
-            got += chunk
-            if got.startswith(b"$"):
-                header, _, rest = got.partition(b"\r\n")
-                if len(rest) >= int(header[1:]) + 2:
-                    return rest[:int(header[1:])].decode()
-            elif got.endswith(b"\r\n"):
-                raise RuntimeError("unexpected reply: %r" % got[:200])
-
-    def stop(self):
-        if getattr(self, "sock", None):
-            self.sock.close()
-            self.sock = None
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGCONT)
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
-
-
-def crc16(data):
-    """CRC16-CCITT (XMODEM), the Redis Cluster key hash."""
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def key_slot(key):
-    key = key.encode() if isinstance(key, str) else key
-    start = key.find(b"{")
-    if start >= 0:
-        end = key.find(b"}", start + 1)
-        if end > start + 1:
-            key = key[start + 1:end]
-    return crc16(key) % CLUSTER_SLOTS
-
-
-class RedisCluster:
-    """Three masters owning a third of the slots each, joined as redis-cli --cluster create
-    would; commands are written to the master owning their key."""
-
-    def __init__(self, folder, masters=3):
-        self.nodes = []
-        try:
-            for _ in range(masters):
-                self.nodes.append(Redis(folder, cluster=True))
-            for i, node in enumerate(self.nodes):
-                first, last = self.first_slot(i), self.first_slot(i + 1) - 1
-                node.commands([("CLUSTER", "SET-CONFIG-EPOCH", i + 1),
-                               ("CLUSTER", "ADDSLOTSRANGE", first, last)])
-            for i, node in enumerate(self.nodes):
-                node.commands([("CLUSTER", "MEET", "127.0.0.1", other.port)
-                               for other in self.nodes[i + 1:]])
-            deadline = time.time() + 30
-            for node in self.nodes:
-                while "cluster_state:ok" not in node.reply_text("CLUSTER", "INFO"):
-                    if time.time() > deadline:
-                        raise RuntimeError("cluster node %s did not reach cluster_state:ok"
-                                           % node.address())
-                    time.sleep(0.05)
-        except BaseException:
-            self.stop()
-            raise
-
-    def first_slot(self, i):
-        return CLUSTER_SLOTS * i // len(self.nodes)
-
-    def owner(self, key):
-        slot = key_slot(key)
-        return next(n for i, n in reversed(list(enumerate(self.nodes))) if slot >= self.first_slot(i))
-
-    def endpoint(self):
-        return "cluster:" + ",".join(n.address() for n in self.nodes)
-
-    def commands(self, commands):
-        """FLUSHALL goes to every master; every other command to its key's master."""
-        per_node = {id(n): [] for n in self.nodes}
-        for c in commands:
-            if c[0] == "FLUSHALL":
-                for n in self.nodes:
-                    per_node[id(n)].append(c)
-            else:
-                per_node[id(self.owner(c[1]))].append(c)
-        for n in self.nodes:
-            if per_node[id(n)]:
-                n.commands(per_node[id(n)])
-        return {n.address(): len(per_node[id(n)]) for n in self.nodes}
-
-    def stop(self):
-        for n in self.nodes:
-            n.stop()
 
 
 # The dataset: viewer 1 follows users 2..9 and is recommended users 10..15; each user u posted
@@ -350,7 +178,7 @@ def redis_with_dataset(source, prefix):
     """A temporary folder holding a Redis loaded with dataset() and the example plan store:
     (folder, redis, store). The caller stops the Redis and removes the folder."""
     folder = tempfile.mkdtemp(prefix=prefix)
-    redis = Redis(folder)
+    redis = RedisServer(folder)
     try:
         redis.commands(dataset())
         return folder, redis, write_store(source, folder)

@@ -1,6 +1,6 @@
 """A benchmark server process: started, waited for until it prints `LISTENING <port>`, stopped
-by PID with SIGTERM (then SIGKILL). Shared by the runners here; LIVE and stop_all() let a runner
-stop every server it started even when it fails."""
+by PID with SIGTERM (then SIGKILL). Shared by the runners in bench/scripts; LIVE and stop_all()
+let a runner stop every server it started even when it fails."""
 import os
 import re
 import resource

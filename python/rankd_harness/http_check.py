@@ -9,7 +9,7 @@ import re
 import socket
 import time
 
-from bench_server import LIVE, Server, ServerError, stop_and_record
+from rankd_harness.bench_server import LIVE, Server, ServerError, stop_and_record
 
 PATHS = ("/plaintext", "/json")
 TIMEOUT_S = 5
