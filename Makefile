@@ -31,8 +31,8 @@ endef
 
 # The plan-serving benchmark's Rust peer (bench/peers/rust_feed: the feed plan by hand on tokio,
 # hyper and the redis crate; crates pinned in its Cargo.lock, Rust >= 1.85), built into
-# build-bench/rust_feed/ where cargo is on PATH: by `make bench` and `make bench-plan`; `make test`
-# builds it for plan_bench_smoke's equal-rankings check and runs its unit tests.
+# build-bench/rust_feed/ where cargo is on PATH: by `make bench` and `make bench-plan` (which checks
+# its rankings equal rankd's before timing it) only; plan_bench_smoke includes it where it is built.
 # cargo_rust_feed build|test WHO
 define cargo_rust_feed
 	@if command -v cargo >/dev/null 2>&1; then \
@@ -45,16 +45,20 @@ build: setup-build
 	$(call configure,$(BUILD),Release)
 	@ninja -C $(BUILD) -j$(JOBS) --quiet
 
-test: setup-test test-cpp test-sanitizers test-fuzz test-ts
+# Each stage's time is recorded (scripts/stage_times.sh) and printed at the end; docs/testing.md
+# keeps the latest table.
+test: setup-test
+	@scripts/stage_times.sh reset
+	@$(MAKE) --no-print-directory test-cpp test-sanitizers test-fuzz test-ts
 	@echo "make test: all suites passed"
+	@scripts/stage_times.sh report
 
 test-cpp: setup-test
-	@echo "== test-cpp ($$(date +%T))"
+	@scripts/stage_times.sh begin test-cpp
 	$(call configure,$(BUILD),Release)
 	@ninja -C $(BUILD) -j$(JOBS) --quiet
-	$(call cargo_rust_feed,build,test-cpp)
-	$(call cargo_rust_feed,test,test-cpp)
 	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
+	@scripts/stage_times.sh end test-cpp
 
 # Every suite but the CLI's under AddressSanitizer + UBSan; then what runs on more than one thread
 # under ThreadSanitizer: the runtime, TCP and HTTP tests, the Redis client against real
@@ -68,40 +72,45 @@ TSAN_LABELS := ^(runtime|net|http|integration|service)$$
 test-sanitizers: test-asan test-tsan
 
 test-asan: setup-test
-	@echo "== test-asan ($$(date +%T))"
+	@scripts/stage_times.sh begin test-asan
 	$(call configure,build-asan,asan)
 	@ninja -C build-asan -j$(JOBS) --quiet $(ASAN_TESTS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest -j$(JOBS) -L '$(ASAN_LABELS)' --output-on-failure
+	@scripts/stage_times.sh end test-asan
 
 test-tsan: setup-test
-	@echo "== test-tsan ($$(date +%T))"
+	@scripts/stage_times.sh begin test-tsan
 	$(call configure,build-tsan,tsan)
 	@ninja -C build-tsan -j$(JOBS) --quiet $(TSAN_TESTS)
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest -j$(JOBS) -L '$(TSAN_LABELS)' -LE '^cli$$' --output-on-failure
+	@scripts/stage_times.sh end test-tsan
 
 # Fuzzing (libFuzzer, clang 14, ASan + UBSan; targets in fuzz/, built in build-fuzz):
 # `make fuzz` runs each target FUZZ_SECONDS; `make test` runs each FUZZ_SMOKE_SECONDS.
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 fuzz-build: setup-fuzz
-	@echo "== fuzz-build ($$(date +%T))"
+	@scripts/stage_times.sh begin fuzz-build
 	@if [ ! -f build-fuzz/build.ninja ]; then \
 	  cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null; fi
 	@ninja -C build-fuzz -j$(JOBS) --quiet
+	@scripts/stage_times.sh end fuzz-build
 
 fuzz: fuzz-build
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
 test-fuzz: fuzz-build
-	@echo "== test-fuzz ($$(date +%T))"
+	@scripts/stage_times.sh begin test-fuzz
 	@scripts/fuzz.sh $(FUZZ_SMOKE_SECONDS)
+	@scripts/stage_times.sh end test-fuzz
 
 # TypeScript: plan authoring (DSL, compiler) tests with node's test runner.
 test-ts: setup-test
-	@echo "== test-ts ($$(date +%T))"
-	@if [ -f package.json ]; then npm test --silent; else echo "no TypeScript workspace yet"; fi
+	@scripts/stage_times.sh begin test-ts
+	@npm test --silent
+	@scripts/stage_times.sh end test-ts
 
 # The README's first command: rankd ranking a feed over HTTP on a private Redis (scripts/demo.py);
 # `make serve` sets up the same and leaves the service running.
@@ -141,6 +150,7 @@ bench-plan: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@nice ninja -C build-bench -j$(JOBS) --quiet rankd
 	$(call cargo_rust_feed,build,bench-plan)
+	$(call cargo_rust_feed,test,bench-plan)
 	/usr/bin/python3 bench/scripts/plan_bench.py $(if $(ARGS),$(ARGS),--record)
 
 # Overload: the feed plan on the bench dataset offered 0.5x, 1x, 2x and 4x its measured max by

@@ -20,6 +20,9 @@ build_packages=(
   python3       # ctest's script tests (tests/bench, tests/cli); the benchmark runners
   git           # the commit `rankd version` names (apps/rankd); the runners record it
 )
+# make test's three builds and the fuzz build compile through ccache (CMakeLists.txt): a second
+# clone or a rebuild of unchanged sources takes a copy instead of a compile.
+test_cache_packages=(ccache)
 # make test: the Redis integration tests start redis-server and use redis-cli (tests/support),
 # the HTTP tests use curl as a real client, the fuzz smoke run needs clang's libFuzzer, the
 # `rankd serve` test parses /metrics with the Prometheus client library's own parser (and the
@@ -44,9 +47,9 @@ format_packages=(clang-format git)
 case "$purpose" in
   build) packages=("${build_packages[@]}") ;;
   demo) packages=("${build_packages[@]}" "${demo_packages[@]}") ;;
-  test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  test) packages=("${build_packages[@]}" "${test_packages[@]}" "${test_cache_packages[@]}") ;;
   bench) packages=("${build_packages[@]}" "${bench_packages[@]}") ;;
-  fuzz) packages=("${build_packages[@]}" "${fuzz_packages[@]}") ;;
+  fuzz) packages=("${build_packages[@]}" "${fuzz_packages[@]}" "${test_cache_packages[@]}") ;;
   format) packages=("${format_packages[@]}") ;;
   *) echo "setup.sh: unknown purpose '$purpose' (expected build, demo, test, bench, fuzz or format)" >&2; exit 2 ;;
 esac
