@@ -2,6 +2,7 @@
 // engagement and freshness, best 50 first.
 
 import { E, Key, definePlan } from "@rankd/dsl";
+import { feedCandidates } from "./feed_candidates";
 
 export default definePlan({
   name: "feed",
@@ -13,12 +14,7 @@ export default definePlan({
   },
   budgets: { max_rows_per_node: 5_000, max_redis_commands: 1_500 },
   build(ctx) {
-    const viewer = ctx.viewer();
-    const followees = viewer.follow({ fanout: 100 });
-    const media = followees.media({ fanout: 10 });
-    const hydrated = media.fetchFeatures("media_features", ["author_id", "age_hours", "likes", "ctr", "title"], {
-      id: "features",
-    });
+    const hydrated = feedCandidates(ctx);
 
     // score = ctr + like_weight * log1p(likes) - recency_weight * age_hours, missing values as 0
     const score = E.coalesce(Key.ctr, 0)

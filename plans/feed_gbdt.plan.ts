@@ -3,6 +3,7 @@
 // click probability from their ctr, likes and age, best 50 first.
 
 import { E, Key, definePlan } from "@rankd/dsl";
+import { feedCandidates } from "./feed_candidates";
 
 export default definePlan({
   name: "feed_gbdt",
@@ -11,12 +12,7 @@ export default definePlan({
   },
   budgets: { max_rows_per_node: 5_000, max_redis_commands: 1_500 },
   build(ctx) {
-    const viewer = ctx.viewer();
-    const followees = viewer.follow({ fanout: 100 });
-    const media = followees.media({ fanout: 10 });
-    const hydrated = media.fetchFeatures("media_features", ["author_id", "age_hours", "likes", "ctr", "title"], {
-      id: "features",
-    });
+    const hydrated = feedCandidates(ctx);
 
     // The model reads ctr, likes and age_hours (registry/models.toml); a missing value is the model's to handle.
     const scored = hydrated.vm("final_score", E.model("feed_ctr"), { id: "score", label: "feed_ctr click probability" });

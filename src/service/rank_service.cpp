@@ -303,7 +303,8 @@ std::shared_ptr<const engine::CompiledPlanStore> RankService::store() const {
 }
 
 void RankService::Refresh(ShardEngine& shard) const {
-  // The common case is one relaxed load of a counter no request writes.
+  // The common case is one acquire load (pairing with the reload's release increment) of a
+  // counter no request writes.
   if (store_version_.load(std::memory_order_acquire) == shard.store_version) return;
   std::shared_ptr<const engine::CompiledPlanStore> store;
   Current(&store, &shard.store_version);

@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { ExprJson, ModelOutput } from "@rankd/dsl/plan-format";
 import type { PlanAnalysis, PlanArtifact } from "../src/model/api_types.js";
 import { expressionText } from "../src/model/expression_text.js";
 import { layoutPlanGraph, nodeBoxSize } from "../src/model/graph_layout.js";
@@ -78,12 +79,16 @@ test("expressions and predicates read as infix text", () => {
 });
 
 test("a model expression reads as model(name, output), alone and inside other trees", () => {
-  const model = (output: string) => ({ op: "model", model: "feed_ctr", output });
+  const model = (output: ModelOutput): ExprJson => ({ op: "model", model: "feed_ctr", output });
   assert.equal(expressionText(model("transformed")), "model(feed_ctr, transformed)");
   assert.equal(expressionText({ op: "mul", args: [model("raw"), { op: "const", type: "float", value: 2 }] }), "model(feed_ctr, raw) * 2.0");
   assert.equal(expressionText({ op: "gt", args: [model("transformed"), { op: "const", type: "float", value: 0.5 }] }), "model(feed_ctr, transformed) > 0.5");
   const vm = { id: "score", op: "vm", inputs: ["features"], params: { out_key: "final_score", expr: "e0" }, on_error: "fail" as const };
-  const artifact = { name: "feed_gbdt", digest: "0".repeat(64), nodes: [vm], outputs: ["score"], exprs: { e0: model("transformed") }, models: { feed_ctr: "1".repeat(64) } };
+  const artifact: PlanArtifact = {
+    schema_version: 1, name: "feed_gbdt", digest: "0".repeat(64), params: {}, nodes: [vm], outputs: ["score"],
+    exprs: { e0: model("transformed") }, preds: {}, budgets: { max_rows_per_node: 5_000, max_redis_commands: 1_500 },
+    models: { feed_ctr: "1".repeat(64) },
+  };
   assert.equal(summariseParams(vm, artifact), "final_score = model(feed_ctr, transformed)");
   assert.deepEqual(buildPlanGraph(artifact, null).nodes[0]?.lines, ["score", "vm · final_score = model(feed_ctr, transformed)"]);
 });

@@ -1,5 +1,6 @@
 // The JSON shapes of plan format v1 (docs/plan-format.md), shared by the
-// authoring runtime, which produces them, and the compiler, which checks them.
+// authoring runtime, which produces them, the compiler, which checks them, and
+// the studio, which draws them (it imports the types as "@rankd/dsl/plan-format").
 
 /** The value types of keys, params and expressions. */
 export type ValueType = "int" | "float" | "string" | "bool";
@@ -34,6 +35,11 @@ export type PredJson =
   | { op: "regex"; arg: ExprJson; param: string; flags: string };
 
 export type OnError = "fail" | "skip";
+
+/** An int param of a node given as a request param: {"param": NAME} (take's count, topk's k). */
+export interface ParamRefJson {
+  param: string;
+}
 
 export interface NodeJson {
   id: string;

@@ -7,7 +7,7 @@
 
 import { PARAMS } from "../generated/registry.js";
 import { Expr, NumExpr, Pred, describe, modelCallSites, paramRef, type AssignableTo, type ExprOf } from "./expr.js";
-import type { BudgetsJson, BuildOutput, ExprJson, LocTable, NodeJson, OnError, ParamDeclJson, PlanJson, PredJson, ValueType } from "./json.js";
+import type { BudgetsJson, BuildOutput, ExprJson, LocTable, NodeJson, OnError, ParamDeclJson, ParamRefJson, PlanJson, PredJson, ValueType } from "./json.js";
 import { PlanError, captureFrames, modelSite } from "./loc.js";
 import type {
   HashSchema,
@@ -52,7 +52,7 @@ const ID_PATTERN = /^[a-z][a-z0-9_]*$/;
 export type Count = number | NumExpr<"int">;
 
 /** A count as the artifact writes it: the number, or {"param": NAME}. */
-function countJson(where: string, v: Count): number | { param: string } {
+function countJson(where: string, v: Count): number | ParamRefJson {
   if (typeof v === "number") return v;
   if (v instanceof Expr && v.json.op === "param") {
     if (v.type !== "int") throw new PlanError(`${where} takes an int param, but param "${v.json.name}" is a ${v.type} param`);

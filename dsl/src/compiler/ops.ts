@@ -34,7 +34,7 @@
 // authoring/plan.ts and its rows in the docs' op tables; the tests name what
 // is missing.
 
-import type { NodeJson } from "../authoring/json.js";
+import type { NodeJson, ParamRefJson } from "../authoring/json.js";
 import { assignable, type Ty } from "./exprtypes.js";
 import { withArticle, type IssueCode } from "./issues.js";
 import type { KeySchema, Registry } from "./registry.js";
@@ -267,11 +267,7 @@ export function tableRefs(node: NodeJson, type: "expr" | "pred"): string[] {
   return params.filter(([, p]) => p.type === type).map(([name]) => node.params?.[name] as string);
 }
 
-/** An int param given as a request param: {"param": NAME}. */
-export interface ParamRefJson {
-  param: string;
-}
-
+/** Whether an int param's value is a request param, {"param": NAME}, rather than a literal. */
 export function isParamRef(v: unknown): v is ParamRefJson {
   return typeof v === "object" && v !== null && typeof (v as { param?: unknown }).param === "string";
 }

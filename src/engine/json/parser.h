@@ -21,8 +21,9 @@
 namespace rankd::engine::json {
 
 // The deepest nesting of arrays and objects the reader accepts. A valid plan nests at most about
-// 131 levels (expressions 64 levels deep, two JSON levels each), so 256 leaves room for
-// expressions too deep to be valid to be reported as such (expr_too_deep) up to about 125 levels.
+// 131 levels (expressions kMaxTreeDepth levels deep, plan/tree_types.h, two JSON levels each), so
+// 256 leaves room for expressions too deep to be valid to be reported as such (expr_too_deep) up
+// to about 125 levels.
 inline constexpr std::size_t kMaxDepth = 256;
 
 struct ParseError {

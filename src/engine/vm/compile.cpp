@@ -16,6 +16,7 @@
 
 #include "constants.h"
 #include "kernels.h"
+#include "plan/tree_types.h"
 #include "program_impl.h"
 #include "regex_cache.h"
 
@@ -351,7 +352,9 @@ std::uint16_t Compiler::Choose(const engine::Expr& e, int depth) {
 }
 
 std::uint16_t Compiler::Expr(const engine::Expr& e, int depth) {
-  if (depth > 64) Invalid("expression nests deeper than 64 levels");
+  if (depth > kMaxTreeDepth) {
+    Invalid("expression nests deeper than " + std::to_string(kMaxTreeDepth) + " levels");
+  }
   switch (e.op) {
     case ExprOp::kConst: {
       if (IsNull(e.value)) Invalid("a constant without a value");
@@ -586,7 +589,9 @@ std::uint16_t Compiler::RegexTest(const engine::Pred& p, int depth) {
 }
 
 std::uint16_t Compiler::Pred(const engine::Pred& p, int depth) {
-  if (depth > 64) Invalid("predicate nests deeper than 64 levels");
+  if (depth > kMaxTreeDepth) {
+    Invalid("predicate nests deeper than " + std::to_string(kMaxTreeDepth) + " levels");
+  }
   switch (p.op) {
     case PredOp::kAnd:
     case PredOp::kOr: {

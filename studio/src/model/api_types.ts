@@ -1,6 +1,9 @@
 // The JSON the plan studio reads from rankd: GET /plans, GET /plans/{name}, the /studio/api/*
-// answers, POST /rank responses (with explain and trace) and the OpenAPI request schemas. Only
-// the members the studio uses are typed; everything else passes through untouched.
+// answers, POST /rank responses (with explain and trace) and the OpenAPI request schemas. A plan
+// artifact is typed by the DSL's own plan format types (dsl/src/authoring/json.ts); of the other
+// answers only the members the studio uses are typed, and everything else passes through untouched.
+
+import type { PlanJson } from "@rankd/dsl/plan-format";
 
 export interface PlanListEntry {
   name: string;
@@ -14,37 +17,8 @@ export interface PlanList {
   plans: PlanListEntry[];
 }
 
-export interface PlanNode {
-  id: string;
-  op: string;
-  inputs: string[];
-  params: Record<string, unknown>;
-  on_error: "fail" | "skip";
-  timeout_ms?: number;
-  label?: string;
-}
-
-export interface PlanParamDeclaration {
-  type: "int" | "float" | "string" | "bool";
-  default?: unknown;
-  min?: number;
-  max?: number;
-  max_bytes?: number;
-}
-
-export interface PlanArtifact {
-  name: string;
-  digest: string;
-  nodes: PlanNode[];
-  outputs: string[];
-  exprs?: Record<string, unknown>;
-  preds?: Record<string, unknown>;
-  params?: Record<string, PlanParamDeclaration>;
-  budgets?: { max_rows_per_node?: number; max_redis_commands?: number };
-  /** The tree models the plan's expressions use, each with the sha256 of its file. */
-  models?: Record<string, string>;
-  [member: string]: unknown;
-}
+/** GET /plans/{name}: a compiled plan artifact, which always carries its digest. */
+export type PlanArtifact = PlanJson & { digest: string };
 
 /** GET /studio/api/plan/{name}: the engine's analysis of a plan, per node. */
 export interface NodeAnalysis {

@@ -1,9 +1,15 @@
 // Writes a plan's expression and predicate trees (docs/plan-format.md, "Expressions" and
 // "Predicates") as one line of infix text, for node labels and the node detail panel.
 
+import type { ExprJson, PredJson } from "@rankd/dsl/plan-format";
+
+/** The op of an expression or predicate tree, as the DSL writes them. */
+type TreeOp = (ExprJson | PredJson)["op"];
+
+/** A tree as read from an artifact: its members are checked as they are read. */
 type Tree = Record<string, unknown>;
 
-const INFIX: Record<string, string> = {
+const INFIX: Partial<Record<TreeOp, string>> = {
   add: "+", sub: "-", mul: "*", div: "/",
   eq: "==", ne: "!=", lt: "<", le: "<=", gt: ">", ge: ">=",
   and: "and", or: "or",
@@ -23,7 +29,8 @@ function constText(tree: Tree): string {
 /** The text of one expression or predicate tree; `nested` adds parentheses around infix forms. */
 export function expressionText(tree: unknown, nested = false): string {
   if (!isTree(tree)) return "?";
-  const op = String(tree["op"]);
+  // An op the studio does not know (a newer format's) falls to the default form, op(args).
+  const op = String(tree["op"]) as TreeOp;
   const args = Array.isArray(tree["args"]) ? (tree["args"] as unknown[]) : [];
   const arg = tree["arg"];
   switch (op) {

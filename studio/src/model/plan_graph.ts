@@ -3,7 +3,8 @@
 // the fragment groups (node ids with dots are inlined fragments, grouped by the prefix before the
 // last dot) and the output nodes.
 
-import type { NodeAnalysis, PlanAnalysis, PlanArtifact, PlanNode } from "./api_types.js";
+import type { NodeJson, ParamRefJson } from "@rankd/dsl/plan-format";
+import type { NodeAnalysis, PlanAnalysis, PlanArtifact } from "./api_types.js";
 import { expressionText } from "./expression_text.js";
 import { formatCount, truncate } from "./format.js";
 
@@ -14,7 +15,7 @@ export interface GraphNode {
   fragment: string | null;
   isOutput: boolean;
   /** The artifact's node, as the detail panel shows it. */
-  artifact: PlanNode;
+  artifact: NodeJson;
   analysis: NodeAnalysis | null;
   /** The text lines of the node's box, the first being the id. */
   lines: string[];
@@ -52,7 +53,7 @@ export function fragmentOf(nodeId: string): string | null {
 
 function countText(value: unknown, artifact: PlanArtifact): string {
   if (typeof value === "object" && value !== null && "param" in value) {
-    const name = String((value as { param: unknown }).param);
+    const name = String((value as ParamRefJson).param);
     const max = artifact.params?.[name]?.max;
     return max !== undefined ? `$${name} (≤ ${formatCount(max)})` : `$${name}`;
   }
@@ -60,7 +61,7 @@ function countText(value: unknown, artifact: PlanArtifact): string {
 }
 
 /** One line summarising an op's parameters, the way a ranking engineer reads them. */
-export function summariseParams(node: PlanNode, artifact: PlanArtifact): string {
+export function summariseParams(node: NodeJson, artifact: PlanArtifact): string {
   const p = node.params;
   switch (node.op) {
     case "viewer": return "";
@@ -99,7 +100,7 @@ export function summariseParams(node: PlanNode, artifact: PlanArtifact): string 
   }
 }
 
-function nodeLines(node: PlanNode, analysis: NodeAnalysis | null, artifact: PlanArtifact): string[] {
+function nodeLines(node: NodeJson, analysis: NodeAnalysis | null, artifact: PlanArtifact): string[] {
   const lines = [node.id];
   const summary = summariseParams(node, artifact);
   lines.push(truncate(summary ? `${node.op} · ${summary}` : node.op, LINE_CHARS));

@@ -1,4 +1,4 @@
-// Synthetic datasets for the registry's key schemas (registry/graph.toml): users, whom they
+// Synthetic datasets for the registry's key schemas (registry/key_schemas.toml): users, whom they
 // follow, recommendations, their media and the media's features, with realistic shapes (a few
 // users followed by many, most by few; media counts skewed; some features missing; a few
 // values unparsable, as production data has). `rankd datagen` writes them to Redis; the demo and
