@@ -55,7 +55,7 @@ set(RANKD_ENGINE_VM_SOURCES
 # Execution: requests and responses, the schedulers, the ops' run functions and kernels, Redis
 # sources and value parsing.
 set(RANKD_ENGINE_EXEC_SOURCES
-  api/error_code.cpp
+  problems/error_code.cpp
   api/item_trace.cpp
   api/rank_request.cpp
   api/rank_response.cpp

@@ -14,6 +14,7 @@
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
 #include "rankd/engine/json/json_text.h"
+#include "openapi_request.gen.h"
 #include "rankd/service/http_errors.h"
 
 namespace rankd::service {
@@ -244,14 +245,18 @@ std::string ParamSchema(const engine::PlanParam& param, bool pattern) {
   return out + "}";
 }
 
-// A request's deadline_ms, explain, trace_ids, capture and request_id, closing its properties
-// and the object.
+// The request's fields that are the same for every plan (spec/request.toml: all but plan, surface,
+// viewer_id and params, which each plan's schema specialises), closing its properties and the
+// object.
 void AppendRequestOptions(std::string& out) {
-  out += R"(,"deadline_ms":{"type":"integer","minimum":1,"maximum":60000})";
-  out += R"(,"explain":{"type":"boolean"},"capture":{"type":"boolean"})";
-  out += R"(,"trace_ids":{"type":"array","minItems":1,"maxItems":100,"uniqueItems":true,)"
-         R"("items":{"type":"integer"}})";
-  out += R"(,"request_id":{"type":"string","maxLength":128,"pattern":"^[ -~]*$"}}})";
+  for (const auto& [name, schema] : kRequestFieldSchemas) {
+    if (name == "plan" || name == "surface" || name == "viewer_id" || name == "params") continue;
+    out += ',';
+    AppendJsonString(out, name);
+    out += ':';
+    out += schema;
+  }
+  out += "}}";
 }
 
 std::string RankRequestSchema(const engine::Plan& plan) {

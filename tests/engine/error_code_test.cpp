@@ -1,6 +1,6 @@
 // The error code table (rankd/engine/error_code.h): one entry per code in enum order, unique wire
 // names that read back to their code, and the statuses docs/operations.md tells operators.
-#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/problems/error_code.h"
 
 #include <gtest/gtest.h>
 

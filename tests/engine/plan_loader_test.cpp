@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "plan_test_util.h"
 #include "rankd/engine/plan/plan.h"
 #include "rankd/engine/store/plan_store.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "json/digest.h"
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "plan_test_util.h"
 #include "rankd/engine/models/bound_model.h"
 #include "rankd/engine/store/plan_store.h"

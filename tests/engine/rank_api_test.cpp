@@ -110,7 +110,7 @@ TEST(ParseRankRequestTest, EveryMalformedFieldIsABadRequestNamingIt) {
 }
 
 TEST(ParseRankRequestTest, ARequestIdIsAtMost128BytesOfPrintableAscii) {
-  const std::string longest(kMaxRequestIdBytes, '~');
+  const std::string longest(request_fields::kRequestId.max_bytes, '~');
   EXPECT_EQ(Parsed(R"({"plan":"p","request_id":")" + longest + "\"}").request_id, longest);
   EXPECT_EQ(Parsed(R"({"plan":"p","request_id":" !az~"})").request_id, " !az~");
   EXPECT_EQ(Parsed(R"({"plan":"p","request_id":""})").request_id, "");

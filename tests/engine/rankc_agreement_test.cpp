@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "plan_test_util.h"
 
 namespace rankd::engine {

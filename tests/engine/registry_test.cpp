@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "rankd/engine/registry/registry.h"
 #include "rankd/engine/store/plan_store.h"
 #include "test_files.h"

@@ -4,43 +4,10 @@
 // codes and where each pointer points; the engine reports the same codes and
 // pointers, and tests/plans/invalid/ holds a case for each code.
 
-/** Every code the validator reports, in the order of the docs' table. */
-export const ISSUE_CODES = [
-  "schema",
-  "registry_digest_mismatch",
-  "digest_mismatch",
-  "param_unknown",
-  "param_mismatch",
-  "param_default_wrong_type",
-  "param_default_out_of_range",
-  "duplicate_node_id",
-  "unknown_input",
-  "cycle",
-  "unknown_output",
-  "dead_node",
-  "key_schema_unknown",
-  "key_schema_wrong_type",
-  "key_not_yielded",
-  "key_unknown",
-  "key_not_available",
-  "key_not_writable",
-  "key_not_numeric",
-  "param_unbounded",
-  "unsafe_integer",
-  "unknown_expr",
-  "unknown_pred",
-  "unused_expr",
-  "unused_pred",
-  "param_undeclared",
-  "type_mismatch",
-  "expr_too_deep",
-  "regex_invalid",
-  "budget_rows",
-  "budget_commands",
-  "model_unknown",
-  "model_unlisted",
-  "unused_model",
-] as const;
+import { ISSUE_CODES } from "../generated/spec.js";
+
+/** Every code the validator reports, in the order of the docs' table (spec/problems.toml). */
+export { ISSUE_CODES };
 
 export type IssueCode = (typeof ISSUE_CODES)[number];
 

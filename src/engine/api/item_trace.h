@@ -14,9 +14,6 @@
 
 namespace rankd::engine {
 
-// At most this many ids are traced per request.
-inline constexpr std::size_t kMaxTraceIds = 100;
-
 // Appends `,"trace":[...]`, one object per id of `ids`, in their order.
 void AppendItemTrace(std::string& out, const CompiledPlan& plan, const ExecutionResult& result,
                      std::span<const std::int64_t> ids);

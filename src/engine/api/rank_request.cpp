@@ -6,10 +6,10 @@
 #include <set>
 #include <string>
 
-#include "api/item_trace.h"
 #include "json/number_format.h"
 #include "json/parser.h"
 #include "rankd/engine/api/rank_request.h"
+#include "rankd/runtime/debug_check.h"
 #include "vm/regex_cache.h"
 
 namespace rankd::engine {
@@ -24,13 +24,28 @@ RankError InvalidParam(std::string message) {
 
 }  // namespace
 
-std::optional<std::string> RequestIdProblem(std::string_view id, std::string_view field) {
-  if (id.size() > kMaxRequestIdBytes) {
-    return std::string(field) + " must be at most " + std::to_string(kMaxRequestIdBytes) +
-           " bytes, not " + std::to_string(id.size());
+namespace {
+
+std::string_view TypeName(const json::Value& v) { return json::Value::TypeName(v.type()); }
+
+// "<field> must be <expect>, not <a type>": a value of the wrong JSON type.
+RankError WrongType(const RequestFieldSpec& spec, std::string_view field, const json::Value& v) {
+  return BadRequest(std::string(field) + " must be " + std::string(spec.expect) + ", not " +
+                    WithArticle(TypeName(v)));
+}
+
+// Why the string `s` breaks `spec`'s bounds, naming it `field`; nullopt when it keeps them.
+std::optional<std::string> StringProblem(const RequestFieldSpec& spec, std::string_view s,
+                                         std::string_view field) {
+  RANKD_D_ASSERT(spec.type == RequestFieldType::kString);
+  if (s.size() < spec.min_bytes) return std::string(field) + " must be " + std::string(spec.expect);
+  if (s.size() > spec.max_bytes) {
+    return std::string(field) + " must be at most " + std::to_string(spec.max_bytes) +
+           " bytes, not " + std::to_string(s.size());
   }
-  for (std::size_t i = 0; i < id.size(); ++i) {
-    const auto c = static_cast<unsigned char>(id[i]);
+  if (!spec.printable_ascii) return std::nullopt;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x20 || c > 0x7e) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", c);
@@ -41,18 +56,16 @@ std::optional<std::string> RequestIdProblem(std::string_view id, std::string_vie
   return std::nullopt;
 }
 
-std::string_view TypeName(const json::Value& v) { return json::Value::TypeName(v.type()); }
-
-// An integer field: an integer literal within [min, max].
-std::expected<std::int64_t, RankError> IntegerField(const json::Value& v, std::string_view field,
-                                                    std::int64_t min, std::int64_t max) {
-  const std::string range = std::to_string(min) + " to " + std::to_string(max);
+// An integer within [spec.min, spec.max], named `field`.
+std::expected<std::int64_t, RankError> IntegerField(const RequestFieldSpec& spec,
+                                                    const json::Value& v, std::string_view field) {
+  const std::string range = std::to_string(spec.min) + " to " + std::to_string(spec.max);
   if (!v.is_number()) {
     return std::unexpected(BadRequest(std::string(field) + " must be an integer from " + range +
                                       ", not " + WithArticle(TypeName(v))));
   }
   const std::optional<std::int64_t> n = v.exact_integer();
-  if (!n || *n < min || *n > max) {
+  if (!n || *n < spec.min || *n > spec.max) {
     return std::unexpected(BadRequest(std::string(field) + " must be an integer from " + range));
   }
   return *n;
@@ -84,6 +97,76 @@ RequestParam ToParam(const json::Member& m) {
   return p;
 }
 
+// Reads one request field into its RankRequest member: an overload per field type (and member
+// type), each checking the bounds its spec (spec/request.toml) gives. Returns the field's error.
+struct RequestFieldReader {
+  using Result = std::optional<RankError>;
+
+  Result operator()(const RequestFieldSpec& spec, const json::Value& v, std::string& out) const {
+    RANKD_D_ASSERT(spec.type == RequestFieldType::kString);
+    if (!v.is_string()) return WrongType(spec, spec.name, v);
+    if (std::optional<std::string> problem = StringProblem(spec, v.string(), spec.name))
+      return BadRequest(std::move(*problem));
+    out = v.string();
+    return std::nullopt;
+  }
+  Result operator()(const RequestFieldSpec& spec, const json::Value& v,
+                    std::optional<std::string>& out) const {
+    std::string s;
+    if (Result error = (*this)(spec, v, s)) return error;
+    out = std::move(s);
+    return std::nullopt;
+  }
+  Result operator()(const RequestFieldSpec& spec, const json::Value& v,
+                    std::optional<std::int64_t>& out) const {
+    RANKD_D_ASSERT(spec.type == RequestFieldType::kInt);
+    auto n = IntegerField(spec, v, spec.name);
+    if (!n) return n.error();
+    out = *n;
+    return std::nullopt;
+  }
+  Result operator()(const RequestFieldSpec& spec, const json::Value& v, bool& out) const {
+    RANKD_D_ASSERT(spec.type == RequestFieldType::kBool);
+    if (!v.is_bool()) return WrongType(spec, spec.name, v);
+    out = v.bool_value();
+    return std::nullopt;
+  }
+  Result operator()(const RequestFieldSpec& spec, const json::Value& v,
+                    std::vector<std::int64_t>& out) const {
+    RANKD_D_ASSERT(spec.type == RequestFieldType::kIntList);
+    if (!v.is_array()) return WrongType(spec, spec.name, v);
+    const json::Value::Array& items = v.array();
+    if (items.size() < spec.min_items || items.size() > spec.max_items) {
+      return BadRequest(std::string(spec.name) + " must be " + std::string(spec.expect) +
+                        ", not " + std::to_string(items.size()));
+    }
+    std::set<std::int64_t> seen;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      auto n = IntegerField(spec, items[i], std::string(spec.name) + "[" + std::to_string(i) + "]");
+      if (!n) return n.error();
+      if (spec.distinct && !seen.insert(*n).second) {
+        return BadRequest(std::string(spec.name) + " names " + std::string(spec.item) + " " +
+                          std::to_string(*n) + " twice");
+      }
+      out.push_back(*n);
+    }
+    return std::nullopt;
+  }
+  Result operator()(const RequestFieldSpec& spec, const json::Value& v,
+                    std::vector<RequestParam>& out) const {
+    RANKD_D_ASSERT(spec.type == RequestFieldType::kParams);
+    if (!v.is_object()) return WrongType(spec, spec.name, v);
+    for (const json::Member& p : v.object()) out.push_back(ToParam(p));
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> RequestIdProblem(std::string_view id, std::string_view field) {
+  return StringProblem(request_fields::kRequestId, id, field);
+}
+
 std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
   std::expected<json::Value, json::ParseError> parsed = json::Parse(body);
   if (!parsed) {
@@ -95,86 +178,20 @@ std::expected<RankRequest, RankError> ParseRankRequest(std::string_view body) {
         BadRequest("the request must be a JSON object, not " + WithArticle(TypeName(doc))));
   }
   RankRequest request;
-  bool has_plan = false;
-  bool has_surface = false;
   for (const json::Member& m : doc.object()) {
-    const json::Value& v = m.value;
-    if (m.name == "plan") {
-      if (!v.is_string() || v.string().empty()) {
-        return std::unexpected(BadRequest("plan must be a plan's name (a non-empty string)"));
-      }
-      request.plan = v.string();
-      has_plan = true;
-    } else if (m.name == "surface") {
-      if (!v.is_string() || v.string().empty()) {
-        return std::unexpected(BadRequest("surface must be a surface's name (a non-empty string)"));
-      }
-      request.surface = v.string();
-      has_surface = true;
-    } else if (m.name == "viewer_id") {
-      auto id = IntegerField(v, "viewer_id", 0, INT64_MAX);
-      if (!id) return std::unexpected(id.error());
-      request.viewer_id = *id;
-    } else if (m.name == "params") {
-      if (!v.is_object()) {
-        return std::unexpected(BadRequest("params must be an object of param values, not " +
-                                          WithArticle(TypeName(v))));
-      }
-      for (const json::Member& p : v.object()) request.params.push_back(ToParam(p));
-    } else if (m.name == "deadline_ms") {
-      auto ms = IntegerField(v, "deadline_ms", 1, 60000);
-      if (!ms) return std::unexpected(ms.error());
-      request.deadline_ms = *ms;
-    } else if (m.name == "explain") {
-      if (!v.is_bool()) {
-        return std::unexpected(
-            BadRequest("explain must be true or false, not " + WithArticle(TypeName(v))));
-      }
-      request.explain = v.bool_value();
-    } else if (m.name == "trace_ids") {
-      if (!v.is_array() || v.array().empty() || v.array().size() > kMaxTraceIds) {
-        return std::unexpected(BadRequest(
-            "trace_ids must be an array of 1 to " + std::to_string(kMaxTraceIds) + " ids" +
-            (v.is_array() ? ", not " + std::to_string(v.array().size())
-                          : ", not " + WithArticle(TypeName(v)))));
-      }
-      std::set<std::int64_t> seen;
-      for (std::size_t i = 0; i < v.array().size(); ++i) {
-        auto id = IntegerField(v.array()[i], "trace_ids[" + std::to_string(i) + "]", INT64_MIN,
-                               INT64_MAX);
-        if (!id) return std::unexpected(id.error());
-        if (!seen.insert(*id).second) {
-          return std::unexpected(
-              BadRequest("trace_ids names id " + std::to_string(*id) + " twice"));
-        }
-        request.trace_ids.push_back(*id);
-      }
-    } else if (m.name == "capture") {
-      if (!v.is_bool()) {
-        return std::unexpected(
-            BadRequest("capture must be true or false, not " + WithArticle(TypeName(v))));
-      }
-      request.capture = v.bool_value();
-    } else if (m.name == "request_id") {
-      if (!v.is_string()) {
-        return std::unexpected(
-            BadRequest("request_id must be a string, not " + WithArticle(TypeName(v))));
-      }
-      if (std::optional<std::string> problem = RequestIdProblem(v.string(), "request_id"))
-        return std::unexpected(BadRequest(std::move(*problem)));
-      request.request_id = v.string();
-    } else {
-      return std::unexpected(
-          BadRequest("unknown field \"" + m.name +
-                     "\" (a request has plan or surface, viewer_id, params, deadline_ms, explain, "
-                     "trace_ids, capture and request_id)"));
+    const auto error = ReadRankRequestField(m.name, m.value, request, RequestFieldReader{});
+    if (!error) {
+      return std::unexpected(BadRequest("unknown field \"" + m.name + "\" (a request has " +
+                                        std::string(kRequestFieldList) + ")"));
     }
+    if (*error) return std::unexpected(std::move(**error));
   }
-  if (has_plan && has_surface) {
+  // The rules between fields (docs/engine.md, "Requests").
+  if (!request.plan.empty() && !request.surface.empty()) {
     return std::unexpected(
         BadRequest("plan and surface are exclusive: a request names a plan or a surface"));
   }
-  if (!has_plan && !has_surface) {
+  if (request.plan.empty() && request.surface.empty()) {
     return std::unexpected(BadRequest("plan or surface is required"));
   }
   // A trace is part of explain.

@@ -9,7 +9,7 @@
 
 #include "json/canonical.h"
 #include "json/pointer.h"
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 
 namespace rankd::engine::json {
 namespace {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "json/number_format.h"
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 
 namespace rankd::engine::ops {
 

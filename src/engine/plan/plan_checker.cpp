@@ -10,7 +10,7 @@
 #include "json/number_format.h"
 #include "json/pointer.h"
 #include "plan/model_exprs.h"
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "plan/regex.h"
 #include "plan/tree_types.h"
 #include "schema/schema_validator.h"

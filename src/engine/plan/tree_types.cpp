@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "json/pointer.h"
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "plan/regex.h"
 #include "values/value_json.h"
 

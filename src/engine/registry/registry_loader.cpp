@@ -8,7 +8,7 @@
 
 #include "json/canonical.h"
 #include "json/digest.h"
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "rankd/engine/registry/registry.h"
 #include "rankd/engine/store/plan_store.h"
 #include "registry/registry_checks.h"

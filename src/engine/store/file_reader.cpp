@@ -5,7 +5,7 @@
 #include <fstream>
 #include <system_error>
 
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 
 namespace rankd::engine {
 

@@ -11,7 +11,7 @@
 #include "json/parser.h"
 #include "json/pointer.h"
 #include "plan/plan_loader.h"
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "plan/problem_sink.h"
 #include "registry/registry_checks.h"
 #include "store/file_reader.h"

@@ -7,7 +7,7 @@
 
 #include "json/digest.h"
 #include "json/pointer.h"
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "store/file_reader.h"
 
 namespace rankd::engine {

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "json/pointer.h"
-#include "plan/problem_codes.h"
+#include "problems/problem_codes.h"
 #include "registry/registry_checks.h"
 #include "registry/toml_reader.h"
 

@@ -1,7 +1,7 @@
 // The HTTP layer's own errors in the service's one error shape: the http::Router's ErrorResponder
 // of `rankd serve`. The HTTP server knows nothing of the engine's error codes (ARCHITECTURE.md:
 // http sits below engine); it answers its errors by status, and this turns each status into its
-// code (rankd/engine/api/error_code.h) and the body every other error has:
+// code (rankd/engine/problems/error_code.h) and the body every other error has:
 // {"request_id"?, "error": {"code", "message"}}, as application/json. request_id is the
 // request's valid X-Request-Id, when it was parsed and has one.
 //
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/problems/error_code.h"
 #include "rankd/http/request.h"
 #include "rankd/http/response.h"
 

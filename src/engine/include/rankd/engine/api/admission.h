@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/problems/error_code.h"
 
 namespace rankd::engine {
 

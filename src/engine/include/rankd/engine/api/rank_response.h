@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/problems/error_code.h"
 #include "rankd/engine/exec/executor.h"
 #include "rankd/engine/plan/compiled_plan.h"
 

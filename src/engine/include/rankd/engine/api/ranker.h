@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "rankd/engine/api/admission.h"
-#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/problems/error_code.h"
 #include "rankd/engine/api/shadow_run.h"
 #include "rankd/engine/exec/executor.h"
 #include "rankd/engine/plan/compiled_plan.h"

@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/api/error_code.h"
+#include "rankd/engine/problems/error_code.h"
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/candidates.h"
 #include "rankd/engine/exec/request_capture.h"

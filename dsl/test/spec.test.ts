@@ -1,0 +1,93 @@
+// spec/ is the one definition of the request's fields, the error codes and the problem codes;
+// spec/generate.mjs writes the C++, TypeScript and docs tables from it. These tests keep the
+// committed outputs what the spec generates, and the generator's refusals of a bad spec clear.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { REPO_DIR } from "../src/compiler/paths.js";
+import { ERROR_CODES, ISSUE_CODES, REQUEST_FIELDS } from "../src/generated/spec.js";
+
+const generator = path.join(REPO_DIR, "spec", "generate.mjs");
+
+function run(script: string, ...args: string[]) {
+  return spawnSync(process.execPath, [script, ...args], { encoding: "utf8" });
+}
+
+test("regenerating from spec/ changes nothing: every generated table is committed as generated", () => {
+  const r = run(generator, "--check");
+  assert.equal(r.status, 0, r.stderr);
+});
+
+/** A copy of the generator's inputs and outputs in a temporary tree, for edits the tests make. */
+function scratchTree(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "rankd-spec-"));
+  for (const sub of ["spec", "docs", "src/engine/include/rankd/engine/problems", "src/engine/problems",
+    "src/engine/include/rankd/engine/api", "src/service", "dsl/src/generated"]) {
+    mkdirSync(path.join(dir, sub), { recursive: true });
+  }
+  cpSync(path.join(REPO_DIR, "spec"), path.join(dir, "spec"), { recursive: true });
+  cpSync(path.join(REPO_DIR, "docs"), path.join(dir, "docs"), { recursive: true });
+  symlinkSync(path.join(REPO_DIR, "node_modules"), path.join(dir, "node_modules"));
+  return dir;
+}
+
+test("the generator writes each output and then finds the tree current; an edit of the spec makes --check fail", () => {
+  const dir = scratchTree();
+  try {
+    const script = path.join(dir, "spec", "generate.mjs");
+    assert.equal(run(script).status, 0);
+    assert.equal(run(script, "--check").status, 0);
+    for (const file of ["src/engine/include/rankd/engine/problems/error_codes.gen.h", "dsl/src/generated/spec.ts"]) {
+      assert.equal(readFileSync(path.join(dir, file), "utf8"), readFileSync(path.join(REPO_DIR, file), "utf8"), file);
+    }
+    const errors = path.join(dir, "spec", "errors.toml");
+    writeFileSync(errors, readFileSync(errors, "utf8") + '\n[[error]]\ncode = "teapot"\nstatus = 418\nlayer = "http"\ndoc = "short and stout"\n');
+    const stale = run(script, "--check");
+    assert.equal(stale.status, 1);
+    assert.match(stale.stderr, /error_codes\.gen\.h/);
+    assert.match(stale.stderr, /docs\/engine\.md/);
+    assert.equal(run(script).status, 0);
+    assert.match(readFileSync(path.join(dir, "src/engine/include/rankd/engine/problems/error_codes.gen.h"), "utf8"),
+      /\{\.code = ErrorCode::kTeapot, \.wire_name = "teapot", \.http_status = 418\}/);
+    assert.match(readFileSync(path.join(dir, "docs/operations.md"), "utf8"), /\| `teapot` \| 418 \| short and stout \|/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a spec entry with an unknown field, a missing field or a name given twice is refused with its file and entry", () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ["request.toml", '\n[[field]]\nname = "colour"\ntype = "string"\nshade = "red"\ndoc = "x"\n', /spec\/request\.toml: field 10: unknown field "shade"/],
+    ["request.toml", '\n[[field]]\nname = "colour"\ntype = "string"\n', /spec\/request\.toml: field 10: "doc" is required/],
+    ["request.toml", '\n[[field]]\nname = "plan"\ntype = "string"\ndoc = "x"\n', /"plan" is defined twice/],
+    ["request.toml", '\n[[field]]\nname = "limit"\ntype = "int"\nmin = 5\nmax = 1\ndoc = "x"\n', /limit: min and max must lie within int64, min <= max/],
+    ["errors.toml", '\n[[error]]\ncode = "teapot"\nstatus = 418\nlayer = "kettle"\ndoc = "x"\n', /layer = "kettle" is not one of engine, service, http/],
+    ["problems.toml", '\n[[problem]]\ncode = "odd"\ngroup = "plan"\nproblem = "x"\npointer = "x"\n', /odd: a plan problem has "rule"/],
+  ];
+  for (const [file, extra, message] of cases) {
+    const dir = scratchTree();
+    try {
+      const spec = path.join(dir, "spec", file);
+      writeFileSync(spec, readFileSync(spec, "utf8") + extra);
+      const r = run(path.join(dir, "spec", "generate.mjs"));
+      assert.equal(r.status, 2, `${file}: ${extra}`);
+      assert.match(r.stderr, message);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
+
+test("the generated tables have what the spec says: the plan rules' codes, statuses, request bounds", () => {
+  assert.ok(ISSUE_CODES.includes("cycle"));
+  assert.ok(!(ISSUE_CODES as readonly string[]).includes("json_syntax"), "a file problem is not a plan rule's code");
+  assert.equal(ERROR_CODES.bad_request.status, 400);
+  assert.equal(ERROR_CODES.deadline_exceeded.status, 504);
+  assert.equal(REQUEST_FIELDS.deadline_ms.max, "60000");
+  assert.equal(REQUEST_FIELDS.trace_ids.max_items, 100);
+  assert.equal(REQUEST_FIELDS.request_id.max_bytes, 128);
+});
