@@ -151,12 +151,13 @@ void AppendValue(std::string& out, const Column* column, std::uint32_t row) {
   }
 }
 
-void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
-                       const ExecutionResult& result, bool explain, SurfaceAssignment assignment,
-                       std::span<const std::int64_t> trace_ids) {
+void WriteRankResponse(std::string& out, const RankedRequest& ranked) {
+  const CompiledPlan& plan = ranked.plan;
+  const ExecutionResult& result = ranked.result;
+  const SurfaceAssignment& assignment = ranked.assignment;
   const Registry& registry = plan.registry();
   out.append("{\"request_id\":");
-  json::AppendJsonString(out, request_id);
+  json::AppendJsonString(out, ranked.request_id);
   out.append(",\"plan\":");
   json::AppendJsonString(out, plan.plan().name);
   out.append(",\"plan_digest\":");
@@ -190,16 +191,18 @@ void WriteRankResponse(std::string& out, std::string_view request_id, const Comp
     out.push_back('}');
   }
   out.push_back(']');
-  if (explain) AppendExplain(out, plan, result, trace_ids);
+  if (ranked.request.explain) AppendExplain(out, plan, result, ranked.request.trace_ids);
   out.push_back('}');
 }
 
-void WriteServedRecord(std::string& out, std::string_view request_id, std::string_view request,
-                       std::optional<std::int64_t> viewer_id, const CompiledPlan& plan,
-                       const ExecutionResult& result, SurfaceAssignment assignment) {
+void WriteServedRecord(std::string& out, const RankedRequest& ranked) {
+  const CompiledPlan& plan = ranked.plan;
+  const ExecutionResult& result = ranked.result;
+  const SurfaceAssignment& assignment = ranked.assignment;
+  const std::optional<std::int64_t>& viewer_id = ranked.request.viewer_id;
   const Registry& registry = plan.registry();
   out.append("{\"request_id\":");
-  json::AppendJsonString(out, request_id);
+  json::AppendJsonString(out, ranked.request_id);
   out.append(",\"plan\":");
   json::AppendJsonString(out, plan.plan().name);
   out.append(",\"plan_digest\":");
@@ -215,7 +218,7 @@ void WriteServedRecord(std::string& out, std::string_view request_id, std::strin
     out.append("null");
   }
   out.append(",\"request\":");
-  json::AppendJsonString(out, request);
+  json::AppendJsonString(out, ranked.body);
   out.append(",\"outputs\":{");
   for (std::size_t i = 0; i < result.outputs.size(); ++i) {
     if (i > 0) out.push_back(',');
@@ -269,12 +272,12 @@ void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id
   out.push_back('}');
 }
 
-void WriteFailedRankResponse(std::string& out, std::string_view request_id,
-                             const CompiledPlan& plan, const ExecutionResult& result, bool explain,
-                             std::span<const std::int64_t> trace_ids) {
+void WriteFailedRankResponse(std::string& out, const RankedRequest& ranked) {
+  const ExecutionResult& result = ranked.result;
   RANKD_D_ASSERT(result.error.has_value());
-  AppendErrorFields(out, request_id, result.error->code, result.error->message);
-  if (explain) AppendExplain(out, plan, result, trace_ids);
+  AppendErrorFields(out, ranked.request_id, result.error->code, result.error->message);
+  if (ranked.request.explain)
+    AppendExplain(out, ranked.plan, result, ranked.request.trace_ids);
   out.push_back('}');
 }
 

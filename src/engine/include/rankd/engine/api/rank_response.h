@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/problems/error_code.h"
 #include "rankd/engine/exec/executor.h"
 #include "rankd/engine/plan/compiled_plan.h"
@@ -22,22 +23,29 @@ struct SurfaceAssignment {
   std::string_view variant;
 };
 
+// A request that ran: what the writers of its answer read. Borrows everything; lives while the
+// writer runs.
+struct RankedRequest {
+  std::string_view request_id;  // the answer's (the request's, the header's or one rankd made)
+  std::string_view body;        // the request as received
+  const RankRequest& request;
+  const CompiledPlan& plan;
+  const ExecutionResult& result;
+  SurfaceAssignment assignment;
+};
+
 // The response of an executed request (`result` without error) as JSON into `out`, with
-// "surface" and "variant" after "plan_digest" when `assignment` has a surface, and explain's
-// "trace" of `trace_ids` when it has any (docs/engine.md, "Tracing items").
-void WriteRankResponse(std::string& out, std::string_view request_id, const CompiledPlan& plan,
-                       const ExecutionResult& result, bool explain,
-                       SurfaceAssignment assignment = {},
-                       std::span<const std::int64_t> trace_ids = {});
+// "surface" and "variant" after "plan_digest" when the assignment has a surface, and explain (with
+// the "trace" of the request's trace_ids when it has any: docs/engine.md, "Tracing items") when
+// the request asks.
+void WriteRankResponse(std::string& out, const RankedRequest& ranked);
 
 // The served-rankings record of an executed request (`result` without error; docs/experiments.md,
 // "Served-rankings log"), as one JSON object without a line end and without its "time" (the
 // server's clock, which the caller adds first): the request, the plan, and each output's items
 // by rank with every key of their rows and, when the output node orders its rows by a key (sort,
 // topk), that key's value as the item's score.
-void WriteServedRecord(std::string& out, std::string_view request_id, std::string_view request,
-                       std::optional<std::int64_t> viewer_id, const CompiledPlan& plan,
-                       const ExecutionResult& result, SurfaceAssignment assignment = {});
+void WriteServedRecord(std::string& out, const RankedRequest& ranked);
 
 // An error body, the one form of every error rankd answers with:
 // {"request_id": ..., "error": {"code": ..., "message": ...}}, without request_id when it is
@@ -45,10 +53,8 @@ void WriteServedRecord(std::string& out, std::string_view request_id, std::strin
 void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id,
                     const RankError& error);
 
-// The error body of a request that ran and failed as a whole (`result.error`), with `explain`
-// of what ran beside the error when `explain`: the answer that needs it most.
-void WriteFailedRankResponse(std::string& out, std::string_view request_id,
-                             const CompiledPlan& plan, const ExecutionResult& result, bool explain,
-                             std::span<const std::int64_t> trace_ids = {});
+// The error body of a request that ran and failed as a whole (`result.error`), with explain of
+// what ran beside the error when the request asks: the answer that needs it most.
+void WriteFailedRankResponse(std::string& out, const RankedRequest& ranked);
 
 }  // namespace rankd::engine
