@@ -25,7 +25,7 @@
 #include "rankd/redis/sinks.h"
 #include "rankd/runtime/event_loop.h"
 #include "rankd/runtime/task.h"
-#include "rankd/service/dataset.h"
+#include "rankd/datagen/dataset.h"
 
 namespace rankd::cli {
 namespace {
@@ -46,7 +46,7 @@ constexpr std::string_view kUsage =
     "                     the database is removed)\n";
 
 struct DatagenFlags {
-  service::DatasetSpec dataset;
+  datagen::DatasetSpec dataset;
   std::string redis;  // as given: HOST:PORT or cluster:HOST:PORT,...
   engine::EndpointTarget target;
   std::uint64_t seed = 1;
@@ -220,7 +220,7 @@ rt::Task<Written> Write(const DatagenFlags& flags) {
   written.masters = destination->masters();
   redis::NullSink sink;  // the replies (counts, OK) are not needed, only their errors
   redis::Batch batch;
-  const service::Dataset dataset(flags.dataset, flags.seed);
+  const datagen::Dataset dataset(flags.dataset, flags.seed);
   Progress progress(dataset.keys());
   // A few users' keys per batch, one batch in flight: the generator runs while Redis works
   // through nothing, but ~1,000 commands keep it busy per round trip.
@@ -264,9 +264,9 @@ int RunDatagen(int argc, char** argv) {
         static_cast<int>(rest.size()), rest.data(), kDatagenFlags,
         [&](std::string_view name, std::string_view value) {
           if (name == "--dataset") {
-            const auto spec = service::FindDataset(value);
+            const auto spec = datagen::FindDataset(value);
             if (!spec) {
-              throw FlagError("--dataset must be one of " + service::DatasetNames() + ", not '" +
+              throw FlagError("--dataset must be one of " + datagen::DatasetNames() + ", not '" +
                               std::string(value) + "'");
             }
             flags.dataset = *spec;
@@ -289,7 +289,7 @@ int RunDatagen(int argc, char** argv) {
           }
           return true;
         });
-    if (!have_dataset) throw FlagError("--dataset is required (" + service::DatasetNames() + ")");
+    if (!have_dataset) throw FlagError("--dataset is required (" + datagen::DatasetNames() + ")");
     if (flags.redis.empty()) throw FlagError("--redis is required");
   } catch (const FlagError& e) {
     std::fprintf(stderr, "%s: %s (try %s --help)\n", argv[0], e.what(), argv[0]);

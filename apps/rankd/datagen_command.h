@@ -1,4 +1,4 @@
-// `rankd datagen`: writes a synthetic dataset (src/service/dataset.h) to a Redis server, with
+// `rankd datagen`: writes a synthetic dataset (rankd/datagen/dataset.h) to a Redis server, with
 // pipelining, a progress bar on a terminal (progress lines otherwise), and keys/s at the end.
 //
 // Runs on main's thread: one event loop, one Redis connection.

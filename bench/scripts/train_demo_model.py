@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains the demo's tree model, registry/models/feed_ctr.txt, with LightGBM.
 
-The demo dataset (src/service/dataset.cpp) has no engagement log, so the label is synthetic:
+The demo dataset (src/datagen/dataset.cpp) has no engagement log, so the label is synthetic:
 a click drawn with a probability that rises with the item's click-through rate and likes and
 falls with its age. The features are drawn as the dataset draws them (age in hours from 0.5 up
 to 720, likes 10^(4u) - 1, ctr 0.3 u^2 and missing for 5% of items), so the model's splits fall

@@ -25,7 +25,7 @@ from rankd_harness.run_fixture import PLANS, redis_with_dataset, write_plan_vari
 
 RANKD = None
 SOURCE = None
-DEMO_VIEWERS = 2000  # the demo dataset's users (src/service/dataset.cpp)
+DEMO_VIEWERS = 2000  # the demo dataset's users (src/datagen/dataset.cpp)
 
 
 def endpoint_flags(redis):

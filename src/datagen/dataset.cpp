@@ -1,4 +1,4 @@
-#include "rankd/service/dataset.h"
+#include "rankd/datagen/dataset.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "rankd/redis/encoder.h"
 
-namespace rankd::service {
+namespace rankd::datagen {
 namespace {
 
 const DatasetSpec kDatasets[] = {
@@ -225,4 +225,4 @@ void Dataset::Generate(
   }
 }
 
-}  // namespace rankd::service
+}  // namespace rankd::datagen

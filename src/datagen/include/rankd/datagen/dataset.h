@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-namespace rankd::service {
+namespace rankd::datagen {
 
 struct DatasetSpec {
   std::string name;
@@ -65,4 +65,4 @@ class Dataset {
   std::int64_t keys_ = 0;
 };
 
-}  // namespace rankd::service
+}  // namespace rankd::datagen
