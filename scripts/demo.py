@@ -34,6 +34,7 @@ import time
 
 from rankd_harness.demo_common import (SURFACES, Stop, on_sigterm, print_top, request,
                                        start_serve, step)
+from rankd_harness.processes import stop_process
 from rankd_harness.redis_server import RedisServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -297,13 +298,8 @@ class Demo:
             self.watcher.wait(timeout=15)
         if getattr(self, "watcher_log", None):
             self.watcher_log.close()
-        if self.serve and self.serve.poll() is None:
-            self.serve.send_signal(signal.SIGTERM)
-            try:
-                self.serve.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.serve.kill()
-                self.serve.wait()
+        if self.serve:
+            stop_process(self.serve)
         if self.redis:
             self.redis.stop()
         if getattr(self, "log", None):

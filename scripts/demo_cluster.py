@@ -42,6 +42,7 @@ import threading
 import time
 
 from rankd_harness.demo_common import Stop, on_sigterm, print_top, request, start_serve, step
+from rankd_harness.processes import stop_process
 from rankd_harness.redis_cluster import LocalCluster
 from rankd_harness.resp_client import call
 
@@ -408,13 +409,8 @@ class DemoCluster:
             if client.poll() is None:
                 client.kill()
                 client.wait()
-        if self.serve and self.serve.poll() is None:
-            self.serve.send_signal(signal.SIGTERM)
-            try:
-                self.serve.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.serve.kill()
-                self.serve.wait()
+        if self.serve:
+            stop_process(self.serve)
         if self.cluster:
             self.cluster.stop()
         if self.log:

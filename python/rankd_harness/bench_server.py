@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 import time
+from rankd_harness.processes import stop_process
 
 LISTEN_TIMEOUT_S = 10   # from start to `LISTENING <port>`
 STOP_TIMEOUT_S = 10     # from SIGTERM to exit, then SIGKILL
@@ -79,14 +80,7 @@ class Server:
 
     def stop(self):
         """SIGTERM by PID, then SIGKILL if it does not exit. Returns the exit status."""
-        if self.proc.poll() is None:
-            try:
-                self.proc.send_signal(signal.SIGTERM)
-                self.proc.wait(timeout=self.stop_timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.exit_status = self.proc.returncode
+        self.exit_status = stop_process(self.proc, self.stop_timeout_s)
         self.stderr.close()
         return self.exit_status
 

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import time
 
+from rankd_harness.processes import stop_process
 from rankd_harness.resp_client import call, encode
 
 # How long a server gets to answer PING after it starts, and to exit after SIGTERM.
@@ -164,15 +165,8 @@ class RedisServer:
         """SIGTERM (after SIGCONT, should it be paused), then SIGKILL if it has not exited within
         the grace period; waits for the process."""
         self.close_connection()
-        if not self.alive():
-            return
-        os.kill(self.proc.pid, signal.SIGCONT)
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        if self.proc is not None:
+            stop_process(self.proc, STOP_GRACE_S, resume=True)
 
     def __enter__(self):
         return self

@@ -8,13 +8,13 @@ import json
 import os
 import queue
 import shutil
-import signal
 import socket
 import subprocess
 import threading
 import time
 import unittest
 
+from rankd_harness.processes import stop_process
 from rankd_harness.run_fixture import redis_with_dataset
 
 RANKD = SOURCE = None
@@ -134,13 +134,7 @@ class Server:
         raise AssertionError("/readyz did not become %s" % ("200" if ready else "503"))
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.reader.join(timeout=10)  # to the end of its stderr
         self.proc.stderr.close()
         return self.proc.returncode
