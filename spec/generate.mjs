@@ -9,7 +9,7 @@
 // The outputs are committed; dsl/test/spec.test.ts runs --check, so a spec edited without
 // regenerating, or an output edited by hand, fails `make test`. Plain ECMAScript on Node 20 with
 // one dependency, the workspace's TOML reader (smol-toml, as rankc reads the registry).
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "smol-toml";
@@ -22,7 +22,9 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 class SpecError extends Error {}
 
-function readSpec(file, arrayName, fields) {
+// The entries of spec/<file>'s arrays of tables: `arrays` maps each array's name to its fields'
+// rules. Returns {arrayName: entries}; names are unique across the file's arrays.
+function readSpecArrays(file, arrays) {
   const path = join(root, "spec", file);
   let table;
   try {
@@ -31,30 +33,40 @@ function readSpec(file, arrayName, fields) {
     throw new SpecError(`spec/${file}: ${e.message}`);
   }
   for (const key of Object.keys(table)) {
-    if (key !== arrayName) throw new SpecError(`spec/${file}: unknown table "${key}" (expected [[${arrayName}]])`);
+    if (!(key in arrays)) {
+      throw new SpecError(`spec/${file}: unknown table "${key}" (expected ${Object.keys(arrays).map((a) => `[[${a}]]`).join(" or ")})`);
+    }
   }
-  const entries = table[arrayName] ?? [];
   const seen = new Set();
-  entries.forEach((entry, i) => {
-    const where = `spec/${file}: ${arrayName} ${i + 1}`;
-    for (const [name, rule] of Object.entries(fields)) {
-      if (rule.required && !(name in entry)) throw new SpecError(`${where}: "${name}" is required`);
-    }
-    for (const [name, value] of Object.entries(entry)) {
-      const rule = fields[name];
-      if (!rule) throw new SpecError(`${where}: unknown field "${name}" (fields: ${Object.keys(fields).join(", ")})`);
-      if (rule.values && !rule.values.includes(value)) {
-        throw new SpecError(`${where}: ${name} = ${JSON.stringify(value)} is not one of ${rule.values.join(", ")}`);
+  const out = {};
+  for (const [arrayName, fields] of Object.entries(arrays)) {
+    const entries = table[arrayName] ?? [];
+    entries.forEach((entry, i) => {
+      const where = `spec/${file}: ${arrayName} ${i + 1}`;
+      for (const [name, rule] of Object.entries(fields)) {
+        if (rule.required && !(name in entry)) throw new SpecError(`${where}: "${name}" is required`);
       }
-      const type = Array.isArray(value) ? "array" : typeof value === "bigint" ? "number" : typeof value;
-      if (rule.type !== "any" && type !== rule.type) throw new SpecError(`${where}: ${name} must be a ${rule.type}, not a ${type}`);
-    }
-    const key = entry.code ?? entry.name;
-    if (!/^[a-z][a-z0-9_]*$/.test(key)) throw new SpecError(`${where}: "${key}" is not a snake_case name`);
-    if (seen.has(key)) throw new SpecError(`${where}: "${key}" is defined twice`);
-    seen.add(key);
-  });
-  return entries;
+      for (const [name, value] of Object.entries(entry)) {
+        const rule = fields[name];
+        if (!rule) throw new SpecError(`${where}: unknown field "${name}" (fields: ${Object.keys(fields).join(", ")})`);
+        if (rule.values && !rule.values.includes(value)) {
+          throw new SpecError(`${where}: ${name} = ${JSON.stringify(value)} is not one of ${rule.values.join(", ")}`);
+        }
+        const type = Array.isArray(value) ? "array" : typeof value === "bigint" ? "number" : typeof value;
+        if (rule.type !== "any" && type !== rule.type) throw new SpecError(`${where}: ${name} must be a ${rule.type}, not a ${type}`);
+      }
+      const key = entry.code ?? entry.name;
+      if (!/^[a-z][a-z0-9_]*$/.test(key)) throw new SpecError(`${where}: "${key}" is not a snake_case name`);
+      if (seen.has(key)) throw new SpecError(`${where}: "${key}" is defined twice`);
+      seen.add(key);
+    });
+    out[arrayName] = entries;
+  }
+  return out;
+}
+
+function readSpec(file, arrayName, fields) {
+  return readSpecArrays(file, { [arrayName]: fields })[arrayName];
 }
 
 const str = { type: "string" };
@@ -147,6 +159,28 @@ function readRequestFields() {
   return fields;
 }
 
+const EXPR_TYPINGS = ["const", "null", "key", "param", "numeric", "common", "model"];
+const PRED_TYPINGS = ["logic", "compare", "in", "null_test", "regex"];
+
+function readTreeOps() {
+  const common = { name: { ...str, required: true }, fields: { ...str, required: true }, args: { type: "array" }, doc: { ...str, required: true } };
+  const { expr, pred } = readSpecArrays("expressions.toml", {
+    expr: { ...common, typing: { ...str, required: true, values: EXPR_TYPINGS }, type: { ...str, required: true } },
+    pred: { ...common, typing: { ...str, required: true, values: PRED_TYPINGS }, ordered: bool },
+  });
+  for (const op of [...expr, ...pred]) {
+    if (op.args !== undefined) {
+      const [min, max, extra] = op.args.map(Number);
+      if (extra !== undefined || !(min >= 1 && max >= min && max <= 64)) {
+        throw new SpecError(`spec/expressions.toml: ${op.name}: args must be [min, max] with 1 <= min <= max <= 64`);
+      }
+      op.args = [min, max];
+    }
+    if (op.ordered && op.typing !== "compare") throw new SpecError(`spec/expressions.toml: ${op.name}: only a compare op is ordered`);
+  }
+  return { expr, pred };
+}
+
 // ---- writing -------------------------------------------------------------------------------
 
 const camel = (snake) => snake.replace(/(^|_)([a-z0-9])/g, (_, __, c) => c.toUpperCase());
@@ -233,6 +267,67 @@ ${group("plan", "Plan rules (docs/plan-format.md, \"Problem codes\").")}
 ${group("file", "Files, JSON, the registry, the store index and surfaces.toml.")}
 
 }  // namespace rankd::engine::codes
+`;
+}
+
+function treeOpsHeader({ expr, pred }) {
+  const enumOf = (ops) => ops.map((o) => `k${camel(o.name)}`).join(", ");
+  const exprRows = expr
+    .map((o) => `    {.op = ExprOp::k${camel(o.name)}, .name = ${cppString(o.name)}, .min_args = ${o.args?.[0] ?? 0}, .max_args = ${o.args?.[1] ?? 0}, .typing = ExprTyping::k${camel(o.typing)}},`)
+    .join("\n");
+  const predRows = pred
+    .map((o) => `    {.op = PredOp::k${camel(o.name)}, .name = ${cppString(o.name)}, .min_args = ${o.args?.[0] ?? 0}, .max_args = ${o.args?.[1] ?? 0}, .typing = PredTyping::k${camel(o.typing)}, .ordered = ${o.ordered === true}},`)
+    .join("\n");
+  return `${banner("//", "spec/expressions.toml")}//
+// The ops of expressions and predicates (rankd/engine/plan/plan.h includes this): the enums, and a
+// table of each op's name, how many \`args\` it has (0: none) and the typing rule
+// plan/tree_types.cpp applies to it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace rankd::engine {
+
+// clang-format off
+enum class ExprOp : std::uint8_t { ${enumOf(expr)} };
+enum class PredOp : std::uint8_t { ${enumOf(pred)} };
+// clang-format on
+
+// How an expression op is typed (spec/expressions.toml, "typing").
+enum class ExprTyping : std::uint8_t { ${EXPR_TYPINGS.map((t) => `k${camel(t)}`).join(", ")} };
+// How a predicate op is checked.
+enum class PredTyping : std::uint8_t { ${PRED_TYPINGS.map((t) => `k${camel(t)}`).join(", ")} };
+
+struct ExprOpSpec {
+  ExprOp op;
+  std::string_view name;
+  int min_args;  // 0: the op has no \`args\`
+  int max_args;
+  ExprTyping typing;
+};
+
+struct PredOpSpec {
+  PredOp op;
+  std::string_view name;
+  int min_args;  // 0: the op has no \`args\`
+  int max_args;
+  PredTyping typing;
+  bool ordered;  // a comparison that orders its operands (not for bools)
+};
+
+// In the order of the enums.
+// clang-format off
+inline constexpr std::array<ExprOpSpec, ${expr.length}> kExprOps = {{
+${exprRows}
+}};
+inline constexpr std::array<PredOpSpec, ${pred.length}> kPredOps = {{
+${predRows}
+}};
+// clang-format on
+
+}  // namespace rankd::engine
 `;
 }
 
@@ -413,7 +508,7 @@ ${rows}
 `;
 }
 
-function specTs(errors, problems, fields) {
+function specTs(errors, problems, fields, treeOps) {
   const planCodes = problems.filter((p) => p.group === "plan").map((p) => `  ${JSON.stringify(p.code)},`).join("\n");
   const errorRows = errors.map((e) => `  ${e.code}: { status: ${e.status}, layer: ${JSON.stringify(e.layer)} },`).join("\n");
   const fieldRows = fields
@@ -425,7 +520,7 @@ function specTs(errors, problems, fields) {
       return `  /** ${plainText(f.doc)} */\n  ${f.name}: ${JSON.stringify(o)},`;
     })
     .join("\n");
-  return `${banner("//", "spec/errors.toml, spec/problems.toml and spec/request.toml")}
+  return `${banner("//", "spec/errors.toml, spec/problems.toml, spec/request.toml and spec/expressions.toml")}
 /** The plan rules' problem codes, in the docs' order: what rankc's validator reports (issues.ts). */
 export const ISSUE_CODES = [
 ${planCodes}
@@ -444,6 +539,19 @@ ${fieldRows}
 } as const;
 
 export type RequestFieldName = keyof typeof REQUEST_FIELDS;
+
+/** The expression ops: how many \`args\` each has ([min, max]; none: no \`args\`) and its typing rule. */
+export const EXPR_OPS = {
+${treeOps.expr.map((o) => `  ${JSON.stringify(o.name)}: ${JSON.stringify({ ...(o.args ? { args: o.args } : {}), typing: o.typing })},`).join("\n")}
+} as const;
+
+/** The predicate ops, likewise; \`ordered\` comparisons cannot compare bools. */
+export const PRED_OPS = {
+${treeOps.pred.map((o) => `  ${JSON.stringify(o.name)}: ${JSON.stringify({ ...(o.args ? { args: o.args } : {}), typing: o.typing, ...(o.ordered ? { ordered: true } : {}) })},`).join("\n")}
+} as const;
+
+export type ExprOpName = keyof typeof EXPR_OPS;
+export type PredOpName = keyof typeof PRED_OPS;
 `;
 }
 
@@ -484,14 +592,21 @@ const docTables = {
     problems.filter((p) => p.group === "file").map((p) => `| \`${p.code}\` | ${p.problem} | ${p.pointer} |`).join("\n"),
 };
 
+docTables["expr-ops"] = ({ treeOps }) =>
+  "| op | fields | type | value |\n|---|---|---|---|\n" +
+  treeOps.expr.map((o) => `| \`${o.name}\` | ${cell(o.fields)} | ${cell(o.type)} | ${cell(o.doc)} |`).join("\n");
+docTables["pred-ops"] = ({ treeOps }) =>
+  "| op | fields | meaning |\n|---|---|---|\n" +
+  treeOps.pred.map((o) => `| \`${o.name}\` | ${cell(o.fields)} | ${cell(o.doc)} |`).join("\n");
+
 const DOCS = ["docs/engine.md", "docs/operations.md", "docs/plan-format.md"];
 
 // `text` with each marked table replaced: <!-- spec:NAME --> ... <!-- /spec:NAME -->.
 function withDocTables(file, text, spec) {
-  return text.replace(/(<!-- spec:([a-z-]+) -->\n)[\s\S]*?(\n<!-- \/spec:\2 -->)/g, (_, open, name, close) => {
+  return text.replace(/(<!-- spec:([a-z-]+) -->)\n(?:[\s\S]*?\n)?(<!-- \/spec:\2 -->)/g, (_, open, name, close) => {
     const table = docTables[name];
     if (!table) throw new SpecError(`${file}: unknown generated table "${name}" (tables: ${Object.keys(docTables).join(", ")})`);
-    return open + table(spec) + close;
+    return `${open}\n${table(spec)}\n${close}`;
   });
 }
 
@@ -501,13 +616,15 @@ function outputs() {
   const errors = readErrors();
   const problems = readProblems();
   const fields = readRequestFields();
-  const spec = { errors, problems, fields };
+  const treeOps = readTreeOps();
+  const spec = { errors, problems, fields, treeOps };
   const files = {
     "src/engine/include/rankd/engine/problems/error_codes.gen.h": errorCodesHeader(errors),
     "src/engine/problems/problem_codes.gen.h": problemCodesHeader(problems),
     "src/engine/include/rankd/engine/api/rank_request_fields.gen.h": requestFieldsHeader(fields),
     "src/service/openapi_request.gen.h": openapiRequestHeader(fields),
-    "dsl/src/generated/spec.ts": specTs(errors, problems, fields),
+    "src/engine/include/rankd/engine/plan/tree_ops.gen.h": treeOpsHeader(treeOps),
+    "dsl/src/generated/spec.ts": specTs(errors, problems, fields, treeOps),
   };
   for (const doc of DOCS) files[doc] = withDocTables(doc, readFileSync(join(root, doc), "utf8"), spec);
   return files;
@@ -532,7 +649,10 @@ function main() {
     } catch {}
     if (current === text) continue;
     stale.push(file);
-    if (!check) writeFileSync(path, text);
+    if (!check) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text);
+    }
   }
   if (check && stale.length) {
     console.error(`spec/generate.mjs --check: out of date with spec/ (run \`npm run spec\`): ${stale.join(", ")}`);

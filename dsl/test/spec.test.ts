@@ -4,12 +4,12 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, symlinkSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { REPO_DIR } from "../src/compiler/paths.js";
-import { ERROR_CODES, ISSUE_CODES, REQUEST_FIELDS } from "../src/generated/spec.js";
+import { ERROR_CODES, EXPR_OPS, ISSUE_CODES, PRED_OPS, REQUEST_FIELDS } from "../src/generated/spec.js";
 
 const generator = path.join(REPO_DIR, "spec", "generate.mjs");
 
@@ -25,10 +25,6 @@ test("regenerating from spec/ changes nothing: every generated table is committe
 /** A copy of the generator's inputs and outputs in a temporary tree, for edits the tests make. */
 function scratchTree(): string {
   const dir = mkdtempSync(path.join(tmpdir(), "rankd-spec-"));
-  for (const sub of ["spec", "docs", "src/engine/include/rankd/engine/problems", "src/engine/problems",
-    "src/engine/include/rankd/engine/api", "src/service", "dsl/src/generated"]) {
-    mkdirSync(path.join(dir, sub), { recursive: true });
-  }
   cpSync(path.join(REPO_DIR, "spec"), path.join(dir, "spec"), { recursive: true });
   cpSync(path.join(REPO_DIR, "docs"), path.join(dir, "docs"), { recursive: true });
   symlinkSync(path.join(REPO_DIR, "node_modules"), path.join(dir, "node_modules"));
@@ -90,4 +86,29 @@ test("the generated tables have what the spec says: the plan rules' codes, statu
   assert.equal(REQUEST_FIELDS.deadline_ms.max, "60000");
   assert.equal(REQUEST_FIELDS.trace_ids.max_items, 100);
   assert.equal(REQUEST_FIELDS.request_id.max_bytes, 128);
+});
+
+test("the plan schema's expression and predicate ops are spec/expressions.toml's, and each has the spec's operand count", () => {
+  const schema = JSON.parse(readFileSync(path.join(REPO_DIR, "schema", "plan.v1.schema.json"), "utf8"));
+  const defs = schema.definitions;
+  assert.deepEqual([...defs.expr.properties.op.enum].sort(), Object.keys(EXPR_OPS).sort());
+  assert.deepEqual([...defs.pred.properties.op.enum].sort(), Object.keys(PRED_OPS).sort());
+  // Each op's `args` bounds in the schema's clauses (if op in [...] then args minItems/maxItems).
+  for (const [kind, ops] of [["expr", EXPR_OPS], ["pred", PRED_OPS]] as const) {
+    for (const [name, spec] of Object.entries(ops)) {
+      const clause = (defs[kind].allOf as Array<{ if?: { properties?: { op?: { const?: string; enum?: string[] } } }; then?: { properties?: { args?: { minItems?: number; maxItems?: number } }; required?: string[] } }>).find((c) => {
+        const op = c.if?.properties?.op;
+        return op?.const === name || op?.enum?.includes(name);
+      });
+      assert.ok(clause, `${kind} ${name}: no clause in the schema`);
+      const args = clause.then?.properties?.args;
+      const bounds = (spec as { args?: readonly number[] }).args;
+      if (bounds) {
+        assert.equal(args?.minItems, bounds[0], `${kind} ${name}: minItems`);
+        assert.equal(args?.maxItems, bounds[1], `${kind} ${name}: maxItems`);
+      } else {
+        assert.ok(!clause.then?.required?.includes("args"), `${kind} ${name}: the spec gives it no args`);
+      }
+    }
+  }
 });

@@ -8,6 +8,7 @@ import path from "node:path";
 import ts from "typescript";
 import { AUTHORING_INDEX, GENERATED_REGISTRY, isDslSource } from "./paths.js";
 import type { Diagnostic } from "./errors.js";
+import { EXPR_OPS } from "../generated/spec.js";
 
 /** The compiler options every plan is checked with: strict TypeScript, no host types. */
 export const PLAN_COMPILER_OPTIONS: ts.CompilerOptions = {
@@ -73,13 +74,18 @@ function convert(d: ts.Diagnostic): Diagnostic {
   return diag;
 }
 
+/** The DSL's arithmetic methods (named as their ops: spec/expressions.toml's numeric ops) called on a string or bool. */
+const NUMERIC_METHOD_ON_NON_NUMBER = new RegExp(
+  `Property '(${Object.entries(EXPR_OPS).filter(([, op]) => op.typing === "numeric").map(([name]) => name).join("|")})' does not exist on type '(StrExpr|BoolExpr)'`,
+);
+
 /** Plain-language advice for the type errors plan authors meet most. */
 function hintFor(message: string): string | undefined {
   let m = /Property '(\w+)' does not exist on type 'KeyRefs'/.exec(message);
   if (m) return `"${m[1]}" is not a key in the registry (registry/keys.toml)`;
   m = /Object literal may only specify known properties, and '(\w+)' does not exist in type 'ParamDecls'/.exec(message);
   if (m) return `"${m[1]}" is not a param in the registry (registry/params.toml)`;
-  m = /Property '(add|sub|mul|div|neg|abs|log1p|exp|min|max|clamp)' does not exist on type '(StrExpr|BoolExpr)'/.exec(message);
+  m = NUMERIC_METHOD_ON_NON_NUMBER.exec(message);
   if (m) return `arithmetic needs a number; this expression is a ${m[2] === "StrExpr" ? "string" : "bool"}`;
   m = /Property 'matches' does not exist on type '(NumExpr|BoolExpr)/.exec(message);
   if (m) return `regex matching needs a string; this expression is a ${m[1] === "BoolExpr" ? "bool" : "number"}`;

@@ -23,17 +23,26 @@ bool ReadsViewer(const Plan& plan) noexcept {
   return false;
 }
 
-std::string_view ExprOpName(ExprOp op) noexcept {
-  static constexpr std::string_view kNames[] = {
-      "const", "null",  "key", "param", "add", "sub",   "mul",      "div", "neg",
-      "abs",   "log1p", "exp", "min",   "max", "clamp", "coalesce", "if",  "model"};
-  return kNames[static_cast<std::size_t>(op)];
+const ExprOpSpec& ExprOpSpecOf(ExprOp op) noexcept { return kExprOps[static_cast<std::size_t>(op)]; }
+
+const PredOpSpec& PredOpSpecOf(PredOp op) noexcept { return kPredOps[static_cast<std::size_t>(op)]; }
+
+std::string_view ExprOpName(ExprOp op) noexcept { return ExprOpSpecOf(op).name; }
+
+std::string_view PredOpName(PredOp op) noexcept { return PredOpSpecOf(op).name; }
+
+const ExprOpSpec* FindExprOp(std::string_view name) noexcept {
+  for (const ExprOpSpec& spec : kExprOps) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
 }
 
-std::string_view PredOpName(PredOp op) noexcept {
-  static constexpr std::string_view kNames[] = {
-      "and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "in", "is_null", "not_null", "regex"};
-  return kNames[static_cast<std::size_t>(op)];
+const PredOpSpec* FindPredOp(std::string_view name) noexcept {
+  for (const PredOpSpec& spec : kPredOps) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
 }
 
 }  // namespace rankd::engine

@@ -7,23 +7,24 @@
 #include "json/canonical.h"
 #include "json/digest.h"
 #include "plan/model_exprs.h"
+#include "rankd/runtime/debug_check.h"
 #include "values/value_json.h"
 
 namespace rankd::engine {
 namespace {
 
+// The op of a tree node the schema accepted: every op name the schema allows is the spec's (a test
+// checks the schema's enums against spec/expressions.toml).
 ExprOp ExprOpOf(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(ExprOp::kModel); ++i) {
-    if (ExprOpName(static_cast<ExprOp>(i)) == name) return static_cast<ExprOp>(i);
-  }
-  return ExprOp::kNull;
+  const ExprOpSpec* spec = FindExprOp(name);
+  RANKD_D_ASSERT(spec != nullptr);
+  return spec != nullptr ? spec->op : ExprOp::kNull;
 }
 
 PredOp PredOpOf(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(PredOp::kRegex); ++i) {
-    if (PredOpName(static_cast<PredOp>(i)) == name) return static_cast<PredOp>(i);
-  }
-  return PredOp::kAnd;
+  const PredOpSpec* spec = FindPredOp(name);
+  RANKD_D_ASSERT(spec != nullptr);
+  return spec != nullptr ? spec->op : PredOp::kAnd;
 }
 
 Pred ReadPred(const json::Value& p);

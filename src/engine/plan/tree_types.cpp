@@ -4,8 +4,9 @@
 #include <vector>
 
 #include "json/pointer.h"
-#include "problems/problem_codes.h"
 #include "plan/regex.h"
+#include "problems/problem_codes.h"
+#include "rankd/runtime/debug_check.h"
 #include "values/value_json.h"
 
 namespace rankd::engine {
@@ -151,121 +152,134 @@ std::optional<TreeType> ModelType(const json::Value& e, TreeContext& c, const Tr
   return ok ? std::optional<TreeType>(TreeType::kFloat) : std::nullopt;
 }
 
-std::optional<TreeType> ExprType(const json::Value& e, TreeContext& c, const TreeSite& at) {
-  if (TooDeep(at, c)) return std::nullopt;
-  const std::string& op = StringAt(e, "op");
-  if (op == "const") {
-    const std::string& type = StringAt(e, "type");
-    if (const std::string problem = ValueProblem(type, e.Find("value")); !problem.empty()) {
-      c.problems.Add(codes::kUnsafeInteger, json::PointerTo(at.pointer, "value"), c.node,
-                     at.where + ": " + type + " constant " + problem);
-      return std::nullopt;
-    }
-    return TreeTypeOf(*ParseValueType(type));
-  }
-  if (op == "null") return TreeType::kNull;
-  if (op == "key") {
-    const std::optional<ValueType> t =
-        KeyType(StringAt(e, "key"), at.where, c, json::PointerTo(at.pointer, "key"));
-    if (!t) return std::nullopt;
-    return TreeTypeOf(*t);
-  }
-  if (op == "model") return ModelType(e, c, at);
-  if (op == "param") {
-    const std::string& name = StringAt(e, "name");
-    const std::string pointer = json::PointerTo(at.pointer, "name");
-    const std::optional<ValueType> t = ParamType(name, at.where, c, pointer);
-    if (!t) return std::nullopt;
-    CheckDeclared(name, at.where, c, pointer);
-    return TreeTypeOf(*t);
-  }
+namespace {
+
+// The types of `args` (with problems reported at each); nullopt when one has none.
+std::optional<std::vector<TreeType>> ArgTypes(const json::Value& e, TreeContext& c,
+                                              const TreeSite& at) {
   const json::Value::Array& args = e.Find("args")->array();
-  if (op == "coalesce" || op == "if") {
-    if (op == "if") CheckPred(*e.Find("pred"), c, Below(at, "pred"));
-    std::vector<TreeType> types;
-    bool ok = true;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::optional<TreeType> t = ExprType(args[i], c, Below(at, "args", i));
-      if (t) {
-        types.push_back(*t);
-      } else {
-        ok = false;
-      }
-    }
-    if (!ok) return std::nullopt;
-    return Common(types, op, c, at);
-  }
-  // add sub mul div neg abs log1p exp min max clamp: numbers in, a float out.
+  std::vector<TreeType> types;
   bool ok = true;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::optional<TreeType> t = ExprType(args[i], c, Below(at, "args", i));
-    if (!t) {
-      ok = false;
-    } else if (!IsNumeric(*t)) {
-      c.problems.Add(codes::kTypeMismatch, json::PointerTo(json::PointerTo(at.pointer, "args"), i),
-                     c.node,
-                     at.where + ": " + op + " needs numbers, but operand " + std::to_string(i + 1) +
-                         " is " + WithArticle(TreeTypeName(*t)));
+    if (t) {
+      types.push_back(*t);
+    } else {
       ok = false;
     }
   }
-  return ok ? std::optional<TreeType>(TreeType::kFloat) : std::nullopt;
+  if (!ok) return std::nullopt;
+  return types;
 }
 
-void CheckPred(const json::Value& p, TreeContext& c, const TreeSite& at) {
-  if (TooDeep(at, c)) return;
-  const std::string& op = StringAt(p, "op");
-  if (op == "and" || op == "or" || op == "not") {
-    const json::Value::Array& args = p.Find("args")->array();
-    for (std::size_t i = 0; i < args.size(); ++i) CheckPred(args[i], c, Below(at, "args", i));
-    return;
-  }
-  if (op == "eq" || op == "ne" || op == "lt" || op == "le" || op == "gt" || op == "ge") {
-    const json::Value::Array& args = p.Find("args")->array();
-    const std::optional<TreeType> a = ExprType(args[0], c, Below(at, "args", 0));
-    const std::optional<TreeType> b = ExprType(args[1], c, Below(at, "args", 1));
-    if (!a || !b) return;
-    const bool ordered = op != "eq" && op != "ne";
-    if (*a != TreeType::kNull && *b != TreeType::kNull) {
-      const bool comparable = (IsNumeric(*a) && IsNumeric(*b)) || *a == *b;
-      if (!comparable) {
-        c.problems.Add(codes::kTypeMismatch, at.pointer, c.node,
-                       at.where + ": " + op + " compares " + WithArticle(TreeTypeName(*a)) +
-                           " with " + WithArticle(TreeTypeName(*b)));
-      } else if (ordered && *a == TreeType::kBool) {
-        c.problems.Add(codes::kTypeMismatch, at.pointer, c.node,
-                       at.where + ": " + op + " cannot order bools; use eq or ne");
+}  // namespace
+
+std::optional<TreeType> ExprType(const json::Value& e, TreeContext& c, const TreeSite& at) {
+  if (TooDeep(at, c)) return std::nullopt;
+  const std::string& op = StringAt(e, "op");
+  const ExprOpSpec* spec = FindExprOp(op);
+  RANKD_D_ASSERT(spec != nullptr);  // the schema accepts the spec's ops only
+  if (spec == nullptr) return std::nullopt;
+  // One rule per typing kind of spec/expressions.toml; a new kind must be handled here.
+  switch (spec->typing) {
+    case ExprTyping::kConst: {
+      const std::string& type = StringAt(e, "type");
+      if (const std::string problem = ValueProblem(type, e.Find("value")); !problem.empty()) {
+        c.problems.Add(codes::kUnsafeInteger, json::PointerTo(at.pointer, "value"), c.node,
+                       at.where + ": " + type + " constant " + problem);
+        return std::nullopt;
       }
+      return TreeTypeOf(*ParseValueType(type));
     }
-    return;
-  }
-  if (op == "in") {
-    const std::optional<TreeType> t = ExprType(*p.Find("arg"), c, Below(at, "arg"));
-    const std::string& type = StringAt(p, "type");
-    const json::Value::Array& values = p.Find("values")->array();
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (const std::string problem = ValueProblem(type, &values[i]); !problem.empty()) {
-        c.problems.Add(codes::kUnsafeInteger,
-                       json::PointerTo(json::PointerTo(at.pointer, "values"), i), c.node,
-                       at.where + ": in value " + std::to_string(i + 1) + " " + problem +
-                           " (the list is " + type + ")");
+    case ExprTyping::kNull:
+      return TreeType::kNull;
+    case ExprTyping::kKey: {
+      const std::optional<ValueType> t =
+          KeyType(StringAt(e, "key"), at.where, c, json::PointerTo(at.pointer, "key"));
+      if (!t) return std::nullopt;
+      return TreeTypeOf(*t);
+    }
+    case ExprTyping::kModel:
+      return ModelType(e, c, at);
+    case ExprTyping::kParam: {
+      const std::string& name = StringAt(e, "name");
+      const std::string pointer = json::PointerTo(at.pointer, "name");
+      const std::optional<ValueType> t = ParamType(name, at.where, c, pointer);
+      if (!t) return std::nullopt;
+      CheckDeclared(name, at.where, c, pointer);
+      return TreeTypeOf(*t);
+    }
+    case ExprTyping::kCommon: {
+      if (const json::Value* pred = e.Find("pred")) CheckPred(*pred, c, Below(at, "pred"));
+      const std::optional<std::vector<TreeType>> types = ArgTypes(e, c, at);
+      if (!types) return std::nullopt;
+      return Common(*types, op, c, at);
+    }
+    case ExprTyping::kNumeric: {
+      // Numbers (or null) in, a float out.
+      const json::Value::Array& args = e.Find("args")->array();
+      bool ok = true;
+      for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::optional<TreeType> t = ExprType(args[i], c, Below(at, "args", i));
+        if (!t) {
+          ok = false;
+        } else if (!IsNumeric(*t)) {
+          c.problems.Add(codes::kTypeMismatch,
+                         json::PointerTo(json::PointerTo(at.pointer, "args"), i), c.node,
+                         at.where + ": " + op + " needs numbers, but operand " +
+                             std::to_string(i + 1) + " is " + WithArticle(TreeTypeName(*t)));
+          ok = false;
+        }
       }
+      return ok ? std::optional<TreeType>(TreeType::kFloat) : std::nullopt;
     }
-    if (t && *t != TreeType::kNull) {
-      const bool ok = type == "string" ? *t == TreeType::kString : IsNumeric(*t);
-      if (!ok) {
-        c.problems.Add(codes::kTypeMismatch, json::PointerTo(at.pointer, "arg"), c.node,
-                       at.where + ": in tests " + WithArticle(TreeTypeName(*t)) +
-                           " against a list of " + type + " values");
-      }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+void CheckComparison(const json::Value& p, const PredOpSpec& spec, TreeContext& c,
+                     const TreeSite& at) {
+  const json::Value::Array& args = p.Find("args")->array();
+  const std::optional<TreeType> a = ExprType(args[0], c, Below(at, "args", 0));
+  const std::optional<TreeType> b = ExprType(args[1], c, Below(at, "args", 1));
+  if (!a || !b || *a == TreeType::kNull || *b == TreeType::kNull) return;
+  const std::string op(spec.name);
+  const bool comparable = (IsNumeric(*a) && IsNumeric(*b)) || *a == *b;
+  if (!comparable) {
+    c.problems.Add(codes::kTypeMismatch, at.pointer, c.node,
+                   at.where + ": " + op + " compares " + WithArticle(TreeTypeName(*a)) + " with " +
+                       WithArticle(TreeTypeName(*b)));
+  } else if (spec.ordered && *a == TreeType::kBool) {
+    c.problems.Add(codes::kTypeMismatch, at.pointer, c.node,
+                   at.where + ": " + op + " cannot order bools; use eq or ne");
+  }
+}
+
+void CheckIn(const json::Value& p, TreeContext& c, const TreeSite& at) {
+  const std::optional<TreeType> t = ExprType(*p.Find("arg"), c, Below(at, "arg"));
+  const std::string& type = StringAt(p, "type");
+  const json::Value::Array& values = p.Find("values")->array();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (const std::string problem = ValueProblem(type, &values[i]); !problem.empty()) {
+      c.problems.Add(codes::kUnsafeInteger,
+                     json::PointerTo(json::PointerTo(at.pointer, "values"), i), c.node,
+                     at.where + ": in value " + std::to_string(i + 1) + " " + problem +
+                         " (the list is " + type + ")");
     }
-    return;
   }
-  if (op == "is_null" || op == "not_null") {
-    ExprType(*p.Find("arg"), c, Below(at, "arg"));
-    return;
+  if (t && *t != TreeType::kNull) {
+    const bool ok = type == "string" ? *t == TreeType::kString : IsNumeric(*t);
+    if (!ok) {
+      c.problems.Add(codes::kTypeMismatch, json::PointerTo(at.pointer, "arg"), c.node,
+                     at.where + ": in tests " + WithArticle(TreeTypeName(*t)) +
+                         " against a list of " + type + " values");
+    }
   }
-  // regex
+}
+
+void CheckRegex(const json::Value& p, TreeContext& c, const TreeSite& at) {
   const std::optional<TreeType> t = ExprType(*p.Find("arg"), c, Below(at, "arg"));
   if (t && *t != TreeType::kString && *t != TreeType::kNull) {
     c.problems.Add(
@@ -289,6 +303,35 @@ void CheckPred(const json::Value& p, TreeContext& c, const TreeSite& at) {
                        "\" must be a string param, but it is " + WithArticle(ValueTypeName(*r)));
   }
   CheckDeclared(param, at.where, c, pointer);
+}
+
+}  // namespace
+
+void CheckPred(const json::Value& p, TreeContext& c, const TreeSite& at) {
+  if (TooDeep(at, c)) return;
+  const PredOpSpec* spec = FindPredOp(StringAt(p, "op"));
+  RANKD_D_ASSERT(spec != nullptr);  // the schema accepts the spec's ops only
+  if (spec == nullptr) return;
+  // One rule per typing kind of spec/expressions.toml; a new kind must be handled here.
+  switch (spec->typing) {
+    case PredTyping::kLogic: {
+      const json::Value::Array& args = p.Find("args")->array();
+      for (std::size_t i = 0; i < args.size(); ++i) CheckPred(args[i], c, Below(at, "args", i));
+      return;
+    }
+    case PredTyping::kCompare:
+      CheckComparison(p, *spec, c, at);
+      return;
+    case PredTyping::kIn:
+      CheckIn(p, c, at);
+      return;
+    case PredTyping::kNullTest:
+      ExprType(*p.Find("arg"), c, Below(at, "arg"));
+      return;
+    case PredTyping::kRegex:
+      CheckRegex(p, c, at);
+      return;
+  }
 }
 
 }  // namespace rankd::engine

@@ -16,27 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "rankd/engine/plan/tree_ops.gen.h"
 #include "rankd/engine/values/value.h"
 
 namespace rankd::engine {
-
-// The op enums keep one line per group of ops.
-// clang-format off
-enum class ExprOp : std::uint8_t {
-  kConst, kNull, kKey, kParam,
-  kAdd, kSub, kMul, kDiv,
-  kNeg, kAbs, kLog1p, kExp,
-  kMin, kMax, kClamp,
-  kCoalesce, kIf,
-  kModel,
-};
-
-enum class PredOp : std::uint8_t {
-  kAnd, kOr, kNot,
-  kEq, kNe, kLt, kLe, kGt, kGe,
-  kIn, kIsNull, kNotNull, kRegex,
-};
-// clang-format on
 
 struct Pred;
 
@@ -160,7 +143,13 @@ std::string_view OpName(Op op) noexcept;
 bool OpReadsViewer(Op op) noexcept;
 // True when a node of the plan reads the request's viewer_id.
 bool ReadsViewer(const Plan& plan) noexcept;
+// Expression and predicate ops (spec/expressions.toml): an op's entry, its name, and the entry of
+// the op named `name` (null for a name that is not an op).
+const ExprOpSpec& ExprOpSpecOf(ExprOp op) noexcept;
+const PredOpSpec& PredOpSpecOf(PredOp op) noexcept;
 std::string_view ExprOpName(ExprOp op) noexcept;
 std::string_view PredOpName(PredOp op) noexcept;
+const ExprOpSpec* FindExprOp(std::string_view name) noexcept;
+const PredOpSpec* FindPredOp(std::string_view name) noexcept;
 
 }  // namespace rankd::engine
