@@ -552,9 +552,11 @@ void WritePaths(JsonWriter& w) {
       w, "/admin/reload", "post", "reload", "Load the plan store again, from loopback only",
       [&] {
         w.Key("parameters").BeginArray();
-        WriteFlagParameter(w, "dry_run", "1: load the store and answer how it differs, serving it not");
-        WriteFlagParameter(w, "allow_removals",
-                           "1: remove plans even if they are in use, see docs/operations.md, Reload");
+        WriteFlagParameter(w, "dry_run",
+                           "1: load the store and answer how it differs, serving it not");
+        WriteFlagParameter(
+            w, "allow_removals",
+            "1: remove plans even if they are in use, see docs/operations.md, Reload");
         w.EndArray();
       },
       Responses()

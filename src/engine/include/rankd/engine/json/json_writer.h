@@ -57,7 +57,9 @@ class JsonWriter {
   JsonWriter& Raw(std::string_view json);
 
   // Shorthands for a member: Key(name) then the value.
-  JsonWriter& Member(std::string_view name, std::string_view text) { return Key(name).String(text); }
+  JsonWriter& Member(std::string_view name, std::string_view text) {
+    return Key(name).String(text);
+  }
   JsonWriter& Member(std::string_view name, const char* text) { return Key(name).String(text); }
   JsonWriter& Member(std::string_view name, std::int64_t value) { return Key(name).Int(value); }
   JsonWriter& Member(std::string_view name, bool value) { return Key(name).Bool(value); }
