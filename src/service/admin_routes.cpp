@@ -124,17 +124,10 @@ ReloadOutcome RankService::Reload(ReloadOptions options) {
     outcome.message = e.what();
   }
   if (options.dry_run) return outcome;  // served nothing: neither counted nor logged
-  std::string fields = "\"plans_dir\":";
-  engine::json::AppendJsonString(fields, options_.source.plans);
-  fields += ",\"message\":";
-  engine::json::AppendJsonString(fields, outcome.message);
-  if (outcome.loaded) {
-    reloads_.fetch_add(1, std::memory_order_relaxed);
-    log_.Event("reloaded", fields);
-  } else {
-    reload_failures_.fetch_add(1, std::memory_order_relaxed);
-    log_.Event("reload_refused", fields);
-  }
+  (outcome.loaded ? reloads_ : reload_failures_).fetch_add(1, std::memory_order_relaxed);
+  log_.Event(outcome.loaded ? "reloaded" : "reload_refused", [&](engine::json::JsonWriter& w) {
+    w.Member("plans_dir", options_.source.plans).Member("message", outcome.message);
+  });
   return outcome;
 }
 

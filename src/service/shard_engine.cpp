@@ -9,7 +9,7 @@
 #include <span>
 #include <utility>
 
-#include "rankd/engine/json/json_text.h"
+#include "rankd/engine/json/json_writer.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/sleep.h"
 
@@ -42,7 +42,6 @@ struct ProbeState {
 void LogChanges(const engine::EndpointSet& endpoints, const ShardAdmission& admission,
                 std::size_t shard, EventLog& log, ProbeState& state) {
   const std::span<const std::unique_ptr<engine::Endpoint>> all = endpoints.all();
-  const std::string shard_field = "\"shard\":" + std::to_string(shard);
   for (std::size_t i = 0; i < all.size(); ++i) {
     const bool ready = all[i]->ready();
     if (ready == state.ready[i]) continue;
@@ -52,29 +51,30 @@ void LogChanges(const engine::EndpointSet& endpoints, const ShardAdmission& admi
       state.was_up[i] = true;
       continue;
     }
-    std::string fields = shard_field + ",\"endpoint\":";
-    engine::json::AppendJsonString(fields, all[i]->name());
-    log.Event(ready ? "redis_connection_restored" : "redis_connection_lost", fields);
+    log.Event(ready ? "redis_connection_restored" : "redis_connection_lost",
+              [&](engine::json::JsonWriter& w) {
+                w.Key("shard").Uint(shard).Member("endpoint", all[i]->name());
+              });
   }
   for (std::size_t r = 0; r < kShedReasons; ++r) {
     const std::uint64_t shed = admission.shed(static_cast<ShedReason>(r));
     const bool refusing = shed != state.shed[r];
     if (refusing != state.shedding[r]) {
-      std::string fields = shard_field + ",\"reason\":";
-      engine::json::AppendJsonString(fields, ShedReasonName(static_cast<ShedReason>(r)));
-      if (refusing) {
-        state.shed_at_start[r] = state.shed[r];
-        fields += ",\"limits\":{";
-        for (std::size_t i = 0; i < all.size(); ++i) {
-          if (i > 0) fields += ',';
-          engine::json::AppendJsonString(fields, all[i]->name());
-          fields += ':' + std::to_string(admission.limit(i));
-        }
-        fields += '}';
-      } else {
-        fields += ",\"refused\":" + std::to_string(shed - state.shed_at_start[r]);
-      }
-      log.Event(refusing ? "shedding_started" : "shedding_stopped", fields);
+      if (refusing) state.shed_at_start[r] = state.shed[r];
+      log.Event(refusing ? "shedding_started" : "shedding_stopped",
+                [&](engine::json::JsonWriter& w) {
+                  w.Key("shard").Uint(shard);
+                  w.Member("reason", ShedReasonName(static_cast<ShedReason>(r)));
+                  if (refusing) {
+                    w.Key("limits").BeginObject();
+                    for (std::size_t i = 0; i < all.size(); ++i) {
+                      w.Key(all[i]->name()).Uint(admission.limit(i));
+                    }
+                    w.EndObject();
+                  } else {
+                    w.Key("refused").Uint(shed - state.shed_at_start[r]);
+                  }
+                });
       state.shedding[r] = refusing;
     }
     state.shed[r] = shed;
@@ -106,11 +106,9 @@ rt::Task<void> ConnectEndpoint(engine::Endpoint& endpoint, rt::Duration timeout,
     failure = e.what();
   }
   if (!failure.empty()) {
-    std::string fields = "\"shard\":" + std::to_string(shard) + ",\"endpoint\":";
-    engine::json::AppendJsonString(fields, endpoint.name());
-    fields += ",\"message\":";
-    engine::json::AppendJsonString(fields, failure);
-    log.Event("endpoint_unreachable", fields);
+    log.Event("endpoint_unreachable", [&](engine::json::JsonWriter& w) {
+      w.Key("shard").Uint(shard).Member("endpoint", endpoint.name()).Member("message", failure);
+    });
   }
 }
 
