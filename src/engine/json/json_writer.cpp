@@ -99,7 +99,9 @@ JsonWriter& JsonWriter::Uint(std::uint64_t value) {
 }
 
 JsonWriter& JsonWriter::Double(double value) {
-  RANKD_D_ASSERT(std::isfinite(value) && "JSON has no NaN or infinity");
+  // A NaN or an infinity throws here, before anything is written (as AppendEcmaScriptNumber
+  // does): callers that may meet one catch it, as they did before the writer.
+  if (!std::isfinite(value)) AppendEcmaScriptNumber(out_, value);
   BeforeValue();
   AppendEcmaScriptNumber(out_, value);
   return *this;

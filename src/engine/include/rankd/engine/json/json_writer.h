@@ -48,7 +48,8 @@ class JsonWriter {
   JsonWriter& String(std::string_view text);
   JsonWriter& Int(std::int64_t value);
   JsonWriter& Uint(std::uint64_t value);
-  // `value` must be finite; written as ECMAScript's Number.prototype.toString writes it.
+  // Written as ECMAScript's Number.prototype.toString writes it; JSON has no NaN or infinity:
+  // those throw std::invalid_argument (json::AppendEcmaScriptNumber) and write nothing.
   JsonWriter& Double(double value);
   JsonWriter& Bool(bool value);
   JsonWriter& Null();
