@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <ctime>
 
-#include "rankd/engine/json/json_text.h"
 
 namespace rankd::service {
 
@@ -50,15 +49,11 @@ void EventLog::Request(const RequestLine& r) {
   Write(line);
 }
 
-void EventLog::Event(std::string_view event, std::string_view fields) {
-  // `fields` is already JSON text: spliced into the object after the event.
-  std::string line = "{\"time\":\"" + NowRfc3339() + "\",\"event\":";
-  engine::json::AppendJsonString(line, event);
-  if (!fields.empty()) {
-    line += ',';
-    line += fields;
-  }
-  line += '}';
+void EventLog::Event(std::string_view event) {
+  std::string line;
+  engine::json::JsonWriter w(line);
+  BeginLine(w, event);
+  w.EndObject();
   Write(line);
 }
 

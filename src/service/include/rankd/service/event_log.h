@@ -40,9 +40,8 @@ class EventLog {
   // per-shard generator, so logging shares no state between shards).
   bool Sampled(double random) const noexcept { return random < sample_; }
   void Request(const RequestLine& line);
-  // An event line: {"time", "event", then `fields`}. `fields` is the text of JSON members
-  // without braces (`"plans":4,"port":8080`), or empty.
-  void Event(std::string_view event, std::string_view fields = {});
+  // An event line: {"time", "event"}.
+  void Event(std::string_view event);
   // An event line: {"time", "event", then the members `write_fields` writes into the open
   // object}.
   template <class WriteFields>
