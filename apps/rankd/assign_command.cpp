@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine_flags.h"
-#include "rankd/engine/json/json_text.h"
+#include "rankd/engine/json/json_writer.h"
 #include "rankd/engine/store/plan_store.h"
 #include "rankd/engine/store/surfaces.h"
 
@@ -81,13 +81,10 @@ void PrintAssignment(const engine::Surface& surface, std::int64_t viewer, bool j
   const engine::SurfaceVariant& variant = surface.Assign(viewer);
   std::string line;
   if (json) {
-    line = "{\"viewer_id\":" + std::to_string(viewer) + ",\"surface\":";
-    engine::json::AppendJsonString(line, surface.name);
-    line += ",\"variant\":";
-    engine::json::AppendJsonString(line, variant.name);
-    line += ",\"plan\":";
-    engine::json::AppendJsonString(line, variant.plan);
-    line += ",\"bucket\":" + std::to_string(engine::AssignmentBucket(surface.salt, viewer)) + "}";
+    engine::json::JsonWriter w(line);
+    w.BeginObject().Key("viewer_id").Int(viewer).Member("surface", surface.name);
+    w.Member("variant", variant.name).Member("plan", variant.plan);
+    w.Key("bucket").Uint(engine::AssignmentBucket(surface.salt, viewer)).EndObject();
   } else {
     line = std::to_string(viewer) + " " + variant.name + " " + variant.plan;
   }

@@ -13,7 +13,7 @@
 
 #include "engine_flags.h"
 #include "rankd/engine/experiments/replay.h"
-#include "rankd/engine/json/json_text.h"
+#include "rankd/engine/json/json_writer.h"
 #include "rankd/engine/store/plan_store.h"
 #include "rankd/runtime/event_loop.h"
 
@@ -124,21 +124,17 @@ void AppendTextResult(std::string& out, std::size_t line,
 
 void AppendJsonResult(std::string& out, std::size_t line,
                       const engine::experiments::ReplayResult& r) {
-  out += "{\"line\":" + std::to_string(line) + ",\"request_id\":";
-  engine::json::AppendJsonString(out, r.request_id);
-  out += ",\"plan_a\":";
-  engine::json::AppendJsonString(out, r.plan_a);
-  out += ",\"plan_b\":";
-  engine::json::AppendJsonString(out, r.plan_b);
-  out += r.identical ? ",\"identical\":true" : ",\"identical\":false";
-  out += ",\"missing_commands\":" + std::to_string(r.missing_commands) + ",\"diff\":";
+  engine::json::JsonWriter w(out);
+  w.BeginObject().Key("line").Uint(line).Member("request_id", r.request_id);
+  w.Member("plan_a", r.plan_a).Member("plan_b", r.plan_b).Member("identical", r.identical);
+  w.Key("missing_commands").Uint(r.missing_commands).Key("diff");
   if (r.diff) {
-    engine::experiments::WriteRankingDiffJson(out, *r.diff);
+    engine::experiments::WriteRankingDiffJson(w, *r.diff);
   } else {
-    out += "null,\"diff_error\":";
-    engine::json::AppendJsonString(out, r.diff_error);
+    w.Null().Member("diff_error", r.diff_error);
   }
-  out += "}\n";
+  w.EndObject();
+  out += '\n';
 }
 
 rt::Task<int> ReplayAll(std::shared_ptr<const engine::CompiledPlanStore> store, std::ifstream& in,

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <exception>
@@ -15,7 +16,7 @@
 #include "build_info.h"
 #include "config_file.h"
 #include "engine_flags.h"
-#include "rankd/engine/json/json_text.h"
+#include "rankd/engine/json/json_writer.h"
 #include "rankd/http/server.h"
 #include "rankd/runtime/cpu_pool.h"
 #include "rankd/runtime/log.h"
@@ -227,35 +228,24 @@ std::optional<ServeFlags> ParseFlags(int argc, char** argv) {
   return flags;
 }
 
-std::string StartFields(const service::LoadedStore& loaded, const ServeFlags& flags) {
-  std::string fields = "\"plans_dir\":";
-  engine::json::AppendJsonString(fields, flags.engine.plans);
-  fields += ",\"registry_digest\":";
-  engine::json::AppendJsonString(fields, loaded.store->store().registry().digest());
-  fields += ",\"plans\":[";
-  bool first = true;
-  for (const auto& [name, plan] : loaded.store->store().plans()) {
-    fields += first ? "" : ",";
-    first = false;
-    engine::json::AppendJsonString(fields, name);
-  }
-  fields += "],\"endpoints\":{";
-  first = true;
+// The "loaded" line's members: the store, its registry, its plans and the endpoints.
+void WriteStartFields(engine::json::JsonWriter& w, const service::LoadedStore& loaded,
+                      const ServeFlags& flags) {
+  w.Member("plans_dir", flags.engine.plans);
+  w.Member("registry_digest", loaded.store->store().registry().digest());
+  w.Key("plans").BeginArray();
+  for (const auto& [name, plan] : loaded.store->store().plans()) w.String(name);
+  w.EndArray().Key("endpoints").BeginObject();
   for (const auto& [name, target] : loaded.endpoints) {
-    fields += first ? "" : ",";
-    first = false;
-    engine::json::AppendJsonString(fields, name);
-    fields += ':';
     std::string where = target.address;
     if (target.mode == engine::EndpointTarget::Mode::kCluster) {
       where = "cluster:";
       for (std::size_t i = 0; i < target.seeds.size(); ++i)
         where += (i ? "," : "") + target.seeds[i];
     }
-    engine::json::AppendJsonString(fields, where);
+    w.Member(name, where);
   }
-  fields += '}';
-  return fields;
+  w.EndObject();
 }
 
 }  // namespace
@@ -328,12 +318,12 @@ int RunServe(int argc, char** argv) {
   // The runtime's and the HTTP server's diagnostics (stalls, descriptor budget, failed stop
   // hooks) as log lines too, so that stderr is JSON throughout.
   rt::SetLogSink([&log](std::string_view line) {
-    log.Event("diagnostic", "\"message\":" + engine::json::QuoteJson(line));
+    log.Event("diagnostic", [&](engine::json::JsonWriter& w) { w.Member("message", line); });
   });
   struct RestoreLogSink {
     ~RestoreLogSink() { rt::SetLogSink({}); }
   } restore_log_sink;
-  log.Event("loaded", StartFields(loaded, *flags));
+  log.Event("loaded", [&](engine::json::JsonWriter& w) { WriteStartFields(w, loaded, *flags); });
 
   // Shard threads inherit the mask: only sigwait below takes these signals.
   sigset_t signals;
@@ -350,11 +340,14 @@ int RunServe(int argc, char** argv) {
   service::StallCounts stalls;
   shard_options.loop.on_stall = [&stalls, &log](std::string_view loop, rt::Duration stalled) {
     stalls.Record(loop);
+    // Milliseconds to the tenth, in fixed notation.
     char ms[32];
-    std::snprintf(ms, sizeof ms, "%.1f",
-                  std::chrono::duration<double, std::milli>(stalled).count());
-    log.Event("loop_stalled",
-              "\"loop\":" + engine::json::QuoteJson(loop) + ",\"ms\":" + std::string(ms));
+    const int length = std::snprintf(ms, sizeof ms, "%.1f",
+                                     std::chrono::duration<double, std::milli>(stalled).count());
+    log.Event("loop_stalled", [&](engine::json::JsonWriter& w) {
+      w.Member("loop", loop).Key("ms").Raw(
+          std::string_view(ms, std::min(sizeof ms - 1, static_cast<std::size_t>(length))));
+    });
   };
   rt::ShardSet shards(shard_options);
   http::ServerOptions server_options;
@@ -379,13 +372,12 @@ int RunServe(int argc, char** argv) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     return 1;
   }
-  std::string fields = "\"url\":\"http://" + flags->host + ":" + std::to_string(server->port()) +
-                       "\",\"port\":" + std::to_string(server->port()) +
-                       ",\"shards\":" + std::to_string(shards.size()) +
-                       ",\"cpu_threads\":" + std::to_string(rt::CpuPool::Default().threads()) +
-                       ",\"io_backend\":\"" + std::string(rt::IoBackendName(server->backend())) +
-                       "\"";
-  log.Event("listening", fields);
+  log.Event("listening", [&](engine::json::JsonWriter& w) {
+    w.Member("url", "http://" + flags->host + ":" + std::to_string(server->port()));
+    w.Key("port").Uint(server->port()).Key("shards").Uint(shards.size());
+    w.Key("cpu_threads").Uint(rt::CpuPool::Default().threads());
+    w.Member("io_backend", rt::IoBackendName(server->backend()));
+  });
 
   for (;;) {
     int sig = 0;

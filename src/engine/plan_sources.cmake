@@ -8,6 +8,7 @@ set(RANKD_ENGINE_PLAN_SOURCES
   json/canonical.cpp
   json/digest.cpp
   json/json_text.cpp
+  json/json_writer.cpp
   json/number_format.cpp
   json/parser.cpp
   json/pointer.cpp

@@ -1,10 +1,10 @@
 #include "rankd/service/event_log.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 
-#include "rankd/engine/json/json_text.h"
 
 namespace rankd::service {
 
@@ -26,44 +26,34 @@ std::string Rfc3339(std::chrono::system_clock::time_point t, bool milliseconds) 
 
 std::string NowRfc3339() { return Rfc3339(std::chrono::system_clock::now(), true); }
 
+void EventLog::BeginLine(engine::json::JsonWriter& w, std::string_view event) {
+  w.BeginObject().Member("time", NowRfc3339()).Member("event", event);
+}
+
 void EventLog::Request(const RequestLine& r) {
-  std::string line = "{\"time\":\"" + NowRfc3339() + "\",\"event\":\"request\",\"request_id\":";
-  engine::json::AppendJsonString(line, r.request_id);
-  line += ",\"plan\":";
-  engine::json::AppendJsonString(line, r.plan);
-  if (!r.plan_digest.empty()) {
-    line += ",\"plan_digest\":";
-    engine::json::AppendJsonString(line, r.plan_digest);
-  }
-  char numbers[128];
-  std::snprintf(numbers, sizeof numbers,
-                ",\"shard\":%zu,\"status\":%d,\"ms\":%.3f,\"degraded\":%zu", r.shard, r.status,
-                r.ms, r.degraded);
-  line += numbers;
-  if (!r.code.empty()) {
-    line += ",\"code\":";
-    engine::json::AppendJsonString(line, r.code);
-  }
-  if (!r.message.empty()) {
-    line += ",\"message\":";
-    engine::json::AppendJsonString(line, r.message);
-  }
-  if (!r.trace_id.empty()) {
-    line += ",\"trace_id\":";
-    engine::json::AppendJsonString(line, r.trace_id);
-  }
-  line += '}';
+  std::string line;
+  engine::json::JsonWriter w(line);
+  BeginLine(w, "request");
+  w.Member("request_id", r.request_id).Member("plan", r.plan);
+  if (!r.plan_digest.empty()) w.Member("plan_digest", r.plan_digest);
+  // Milliseconds to the microsecond, in fixed notation.
+  char ms[64];
+  const int ms_length = std::snprintf(ms, sizeof ms, "%.3f", r.ms);
+  w.Key("shard").Uint(r.shard).Key("status").Int(r.status);
+  w.Key("ms").Raw(std::string_view(ms, std::min(sizeof ms - 1, static_cast<std::size_t>(ms_length))));
+  w.Key("degraded").Uint(r.degraded);
+  if (!r.code.empty()) w.Member("code", r.code);
+  if (!r.message.empty()) w.Member("message", r.message);
+  if (!r.trace_id.empty()) w.Member("trace_id", r.trace_id);
+  w.EndObject();
   Write(line);
 }
 
-void EventLog::Event(std::string_view event, std::string_view fields) {
-  std::string line = "{\"time\":\"" + NowRfc3339() + "\",\"event\":";
-  engine::json::AppendJsonString(line, event);
-  if (!fields.empty()) {
-    line += ',';
-    line += fields;
-  }
-  line += '}';
+void EventLog::Event(std::string_view event) {
+  std::string line;
+  engine::json::JsonWriter w(line);
+  BeginLine(w, event);
+  w.EndObject();
   Write(line);
 }
 

@@ -205,7 +205,387 @@ Totals Sum(const std::vector<ShardMetrics*>& shards) {
   return t;
 }
 
+// What a family's samples are written from: the shards' totals and the process's figures.
+struct Scrape {
+  Totals t;
+  const ProcessMetrics& process;
+};
+
+// One metric family of the exposition: its name, type and help, whether the scrape exposes it
+// (null: always), and how its samples are written (each under the family's name, or with a
+// suffix of it for a histogram's series).
+struct MetricFamily {
+  std::string_view name;
+  std::string_view type;
+  std::string_view help;
+  bool (*exposed)(const Scrape& s);
+  void (*samples)(std::string& out, std::string_view name, const Scrape& s);
+};
+
+// The series every scrape has, 0 until counted: those of the store's plans, hash key schemas,
+// surfaces' variants and shadow surfaces.
+void AddKnownSeries(Totals& t, const ProcessMetrics& process) {
+  for (const SurfaceVariantInfo& v : process.surface_variants)
+    FindOrAdd(t.surface_requests,
+              std::tuple(std::string_view(v.surface), std::string_view(v.variant)));
+  for (const std::string& surface : process.shadow_surfaces) {
+    FindOrAdd(t.shadows, surface);
+    FindOrAdd(t.shadow_requests, std::tuple(std::string_view(surface), std::string_view("ran")));
+  }
+  for (const PlanInfo& plan : process.plans) FindOrAdd(t.empty_results, plan.name);
+  for (const std::string& schema : process.hash_schemas) FindOrAdd(t.unparsable_values, schema);
+}
+
+// A family of one sample per endpoint, `field` of its summed metrics.
+template <auto Field>
+void PerEndpoint(std::string& out, std::string_view name, const Scrape& s) {
+  for (const auto& [endpoint, e] : s.t.redis) {
+    Sample(out, name, {{"endpoint", endpoint}}, static_cast<std::uint64_t>(Field(e)));
+  }
+}
+
+// A family of one sample per feature cache's schema, `Field` of its summed stats.
+template <std::uint64_t redis::ReplyCacheStats::* Field>
+void PerCache(std::string& out, std::string_view name, const Scrape& s) {
+  for (const auto& [schema, c] : s.t.feature_caches) {
+    Sample(out, name, {{"schema", schema}}, c.*Field);
+  }
+}
+
+// A family of one sample per surface with shadow runs, `Field` of its summed figures.
+template <std::uint64_t ShadowMetrics::* Field>
+void PerShadow(std::string& out, std::string_view name, const Scrape& s) {
+  for (const auto& [surface, m] : s.t.shadows) Sample(out, name, {{"surface", surface}}, m.*Field);
+}
+
+// One of Prometheus' standard process metrics, exposed when it could be read.
+template <std::optional<double> ProcessStats::* Field>
+constexpr MetricFamily ProcessFamily(std::string_view name, std::string_view type,
+                                     std::string_view help) {
+  return {name, type, help, [](const Scrape& s) { return (s.process.process.*Field).has_value(); },
+          [](std::string& out, std::string_view family, const Scrape& s) {
+            Sample(out, family, {}, *(s.process.process.*Field));
+          }};
+}
+
+// The families, in the order of the exposition (docs/operations.md, "Metrics").
+constexpr MetricFamily kFamilies[] = {
+    {"rankd_build_info", "gauge",
+     "1, labelled with how this rankd was built: version, commit (empty when not built from a git "
+     "checkout), build type and compiler.",
+     [](const Scrape& s) { return s.process.build != nullptr; },
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       const BuildInfo& build = *s.process.build;
+       Sample(out, name,
+              {{"version", build.version},
+               {"commit", build.commit},
+               {"build_type", build.build_type},
+               {"compiler", build.compiler}},
+              std::uint64_t{1});
+     }},
+    {"rankd_plan_info", "gauge",
+     "1 per plan of the loaded store, labelled with its name and digest.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const PlanInfo& plan : s.process.plans) {
+         Sample(out, name, {{"plan", plan.name}, {"digest", plan.digest}}, std::uint64_t{1});
+       }
+     }},
+    {"rankd_requests_total", "counter",
+     "Ranking requests answered, by plan, HTTP status and error code (empty when it ranked).",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [key, n] : s.t.requests) {
+         const auto& [plan, status, code] = key;
+         const std::string status_text = std::to_string(status);
+         Sample(out, name, {{"plan", plan}, {"status", status_text}, {"code", code}}, n);
+       }
+     }},
+    {"rankd_request_duration_seconds", "histogram",
+     "Time from a ranking request's body to its response, by plan.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [plan, h] : s.t.request_seconds) {
+         HistogramSamples(out, name, {{"plan", plan}}, h);
+       }
+     }},
+    {"rankd_requests_in_flight", "gauge", "Ranking requests being answered, by shard.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (std::size_t i = 0; i < s.t.in_flight.size(); ++i) {
+         const std::string shard = std::to_string(i);
+         Sample(out, name, {{"shard", shard}}, static_cast<std::uint64_t>(s.t.in_flight[i]));
+       }
+     }},
+    {"rankd_requests_shed_total", "counter",
+     "Ranking requests refused by admission (503 overloaded), by reason: in_flight (the shard's "
+     "--max_in_flight) or endpoint_limit (a Redis endpoint the plan needs is at its adaptive "
+     "limit).",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (std::size_t r = 0; r < kShedReasons; ++r) {
+         Sample(out, name, {{"reason", ShedReasonName(static_cast<ShedReason>(r))}}, s.t.shed[r]);
+       }
+     }},
+    {"rankd_node_duration_seconds", "histogram",
+     "Time from a node's start to its end, by plan and node.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [key, h] : s.t.node_seconds) {
+         const auto& [plan, node] = key;
+         HistogramSamples(out, name, {{"plan", plan}, {"node", node}}, h, kNodeBuckets);
+       }
+     }},
+    {"rankd_node_degraded_total", "counter",
+     "Nodes that degraded (on_error: skip), by plan, node and reason (timeout or error).", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [key, n] : s.t.node_degraded) {
+         const auto& [plan, node, reason] = key;
+         Sample(out, name, {{"plan", plan}, {"node", node}, {"reason", reason}}, n);
+       }
+     }},
+    {"rankd_surface_requests_total", "counter",
+     "Ranking requests naming a surface, by surface and the variant the viewer was assigned "
+     "(whatever their answer).",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [key, n] : s.t.surface_requests) {
+         const auto& [surface, variant] = key;
+         Sample(out, name, {{"surface", surface}, {"variant", variant}}, n);
+       }
+     }},
+    {"rankd_shadow_requests_total", "counter",
+     "Shadow plan runs of a surface's requests, by surface and result: ran, shed, invalid_param, "
+     "failed, cancelled, undiffable.",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [key, n] : s.t.shadow_requests) {
+         const auto& [surface, result] = key;
+         Sample(out, name, {{"surface", surface}, {"result", result}}, n);
+       }
+     }},
+    {"rankd_shadow_overlap_at_k", "histogram",
+     "Of the shadow runs that ranked: the overlap at 10 of the primary's first output and the "
+     "shadow's, by surface.",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [surface, m] : s.t.shadows)
+         ShareHistogramSamples(out, name, {{"surface", surface}}, m.overlap_at_k);
+     }},
+    {"rankd_shadow_rbo", "histogram",
+     "Of the shadow runs that ranked: the rank-biased overlap (p = 0.9) of the primary's first "
+     "output and the shadow's, by surface.",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [surface, m] : s.t.shadows)
+         ShareHistogramSamples(out, name, {{"surface", surface}}, m.rbo);
+     }},
+    {"rankd_shadow_shared_nodes_total", "counter",
+     "Shadow plan nodes that took the primary's rows instead of running, by surface.", nullptr,
+     PerShadow<&ShadowMetrics::shared_nodes>},
+    {"rankd_shadow_saved_redis_commands_total", "counter",
+     "Redis commands shadow runs did not send because their nodes took the primary's rows, by "
+     "surface.",
+     nullptr, PerShadow<&ShadowMetrics::saved_redis_commands>},
+    {"rankd_shadow_redis_commands_total", "counter", "Redis commands shadow runs sent, by surface.",
+     nullptr, PerShadow<&ShadowMetrics::redis_commands>},
+    {"rankd_log_lines_total", "counter",
+     "Lines of the files the server writes (captures, served, shadow), by result: written, or "
+     "dropped (the writer's queue was full or a write failed).",
+     [](const Scrape& s) {
+       return s.process.captures || s.process.served_log || s.process.shadow_log;
+     },
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [log, counts] : {std::pair{"captures", &s.process.captures},
+                                         std::pair{"served", &s.process.served_log},
+                                         std::pair{"shadow", &s.process.shadow_log}}) {
+         if (!*counts) continue;
+         Sample(out, name, {{"log", log}, {"result", "written"}}, (*counts)->written);
+         Sample(out, name, {{"log", log}, {"result", "dropped"}}, (*counts)->dropped);
+       }
+     }},
+    {"rankd_plan_empty_results_total", "counter",
+     "Ranked answers with no row in any output, by plan.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [plan, n] : s.t.empty_results) Sample(out, name, {{"plan", plan}}, n);
+     }},
+    {"rankd_unparsable_values_total", "counter",
+     "Values read from Redis that the value rules turned into null, by key schema.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [schema, n] : s.t.unparsable_values) {
+         Sample(out, name, {{"schema", schema}}, n);
+       }
+     }},
+    {"rankd_redis_commands_total", "counter", "Redis commands sent, by endpoint.", nullptr,
+     PerEndpoint<[](const EndpointMetrics& e) { return e.client.commands_sent; }>},
+    {"rankd_redis_errors_total", "counter",
+     "Redis commands that failed, by endpoint and kind: server (an error reply), connection, "
+     "protocol, deadline, cancelled.",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [endpoint, e] : s.t.redis) {
+         const std::pair<std::string_view, std::uint64_t> kinds[] = {
+             {"server", e.client.errors_server},       {"connection", e.client.errors_connection},
+             {"protocol", e.client.errors_protocol},   {"deadline", e.client.errors_deadline},
+             {"cancelled", e.client.errors_cancelled},
+         };
+         for (const auto& [kind, n] : kinds) {
+           Sample(out, name, {{"endpoint", endpoint}, {"kind", kind}}, n);
+         }
+       }
+     }},
+    {"rankd_redis_in_flight", "gauge",
+     "Redis calls on the connections now (a node's batch counts as one), by endpoint.", nullptr,
+     PerEndpoint<[](const EndpointMetrics& e) { return e.in_flight; }>},
+    {"rankd_redis_queue_delay_seconds", "gauge",
+     "How long the oldest command due on the endpoint has waited (the most of any shard, at its "
+     "last request or probe); admission's limit shrinks while it stays over its target.",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [endpoint, e] : s.t.redis)
+         Sample(out, name, {{"endpoint", endpoint}}, e.queue_delay_seconds);
+     }},
+    {"rankd_admission_limit", "gauge",
+     "Requests needing the endpoint that admission lets run at once, summed over the shards; it "
+     "adapts to the endpoint's queue delay.",
+     nullptr, PerEndpoint<[](const EndpointMetrics& e) { return e.admission_limit; }>},
+    {"rankd_admission_running", "gauge",
+     "Requests needing the endpoint that run now, summed over the shards.", nullptr,
+     PerEndpoint<[](const EndpointMetrics& e) { return e.admission_running; }>},
+    {"rankd_redis_reconnects_total", "counter",
+     "Redis connections made again after they were lost, by endpoint.", nullptr,
+     PerEndpoint<[](const EndpointMetrics& e) { return e.client.reconnects; }>},
+    {"rankd_redis_connect_failures_total", "counter",
+     "Redis connection attempts that failed, by endpoint.", nullptr,
+     PerEndpoint<[](const EndpointMetrics& e) { return e.client.connect_failures; }>},
+    {"rankd_redis_cluster_fallbacks_total", "counter",
+     "Cluster reads sent to another node after a failure, by endpoint and where they went: "
+     "replica (their primary's connections were lost: a master down until its replica is "
+     "promoted), primary (their replica's connection failed).",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [endpoint, e] : s.t.redis) {
+         Sample(out, name, {{"endpoint", endpoint}, {"to", "replica"}}, e.client.primary_fallbacks);
+         Sample(out, name, {{"endpoint", endpoint}, {"to", "primary"}}, e.client.replica_fallbacks);
+       }
+     }},
+    {"rankd_redis_cluster_slot_map_reloads_total", "counter",
+     "Cluster slot map reloads (a redirect, a lost connection, the periodic refresh), by "
+     "endpoint.",
+     nullptr, PerEndpoint<[](const EndpointMetrics& e) { return e.client.topology_refreshes; }>},
+    {"rankd_redis_up", "gauge",
+     "1 when some shard has a connection up to the endpoint (a cluster: every slot covered).",
+     nullptr, PerEndpoint<[](const EndpointMetrics& e) { return e.ready ? 1u : 0u; }>},
+    {"rankd_feature_cache_lookups_total", "counter",
+     "Commands of key schemas with a feature cache, by schema and result: hit (a stored reply), "
+     "joined (another request's fetch of the same command), miss (sent to Redis).",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [schema, c] : s.t.feature_caches) {
+         const std::pair<std::string_view, std::uint64_t> results[] = {
+             {"hit", c.hits}, {"joined", c.joined}, {"miss", c.misses}};
+         for (const auto& [result, n] : results)
+           Sample(out, name, {{"schema", schema}, {"result", result}}, n);
+       }
+     }},
+    {"rankd_feature_cache_removals_total", "counter",
+     "Feature cache entries removed, by schema and reason: invalidated (Redis said the key "
+     "changed), flushed (a FLUSHDB, a lost connection, a slot moved), evicted (the memory bound), "
+     "expired (the TTL).",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [schema, c] : s.t.feature_caches) {
+         const std::pair<std::string_view, std::uint64_t> reasons[] = {
+             {"invalidated", c.invalidated_entries},
+             {"evicted", c.evictions},
+             {"expired", c.expirations}};
+         for (const auto& [reason, n] : reasons)
+           Sample(out, name, {{"schema", schema}, {"reason", reason}}, n);
+       }
+     }},
+    {"rankd_feature_cache_invalidations_total", "counter",
+     "Invalidation messages for the schema's cache: keys Redis said changed (kind key) and "
+     "whole-cache flushes (kind all: a FLUSHDB, a lost connection, a slot that moved).",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (const auto& [schema, c] : s.t.feature_caches) {
+         Sample(out, name, {{"schema", schema}, {"kind", "key"}}, c.invalidations);
+         Sample(out, name, {{"schema", schema}, {"kind", "all"}}, c.flushes);
+       }
+     }},
+    {"rankd_feature_cache_stale_fetches_total", "counter",
+     "Replies not stored because their key changed while they were fetched, by schema.", nullptr,
+     PerCache<&redis::ReplyCacheStats::stale_fetches>},
+    {"rankd_feature_cache_entries", "gauge",
+     "Replies in the schema's feature cache, summed over the shards.", nullptr,
+     PerCache<&redis::ReplyCacheStats::entries>},
+    {"rankd_feature_cache_bytes", "gauge",
+     "Bytes the schema's feature cache holds (commands, keys, replies and a fixed overhead per "
+     "entry), summed over the shards; at most the schema's max_mb.",
+     nullptr, PerCache<&redis::ReplyCacheStats::bytes>},
+    {"rankd_http_error_responses_total", "counter",
+     "Answers the HTTP layer made itself, by status: a request it could not parse (400, 411, 413, "
+     "417, 431, 501, 505), no route (404, 405), a handler that threw (500), a connection over the "
+     "shard's limit (503).",
+     [](const Scrape& s) { return s.process.http_errors != nullptr; },
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (int status = StatusCounts::kFirst; status <= StatusCounts::kLast; ++status) {
+         std::uint64_t n = s.process.http_errors->count(status);
+         if (status == 503) n += s.process.connections_rejected.value_or(0);
+         if (n == 0 && !HttpLayerErrorCode(status)) continue;
+         const std::string status_text = std::to_string(status);
+         Sample(out, name, {{"status", status_text}}, n);
+       }
+     }},
+    {"rankd_event_loop_lag_seconds", "gauge",
+     "How late the shard's loop woke for its last lag probe (one every 100 ms).", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (std::size_t i = 0; i < s.t.loop_lag_seconds.size(); ++i) {
+         const std::string shard = std::to_string(i);
+         Sample(out, name, {{"shard", shard}}, s.t.loop_lag_seconds[i]);
+       }
+     }},
+    {"rankd_event_loop_stalls_total", "counter",
+     "Loop turns that ran past the stall threshold (10 ms) without polling, by shard.",
+     [](const Scrape& s) { return s.process.stalls != nullptr; },
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (std::size_t i = 0; i < s.t.in_flight.size() && i < s.process.stalls->size(); ++i) {
+         const std::string shard = std::to_string(i);
+         Sample(out, name, {{"shard", shard}}, s.process.stalls->count(i));
+       }
+     }},
+    {"rankd_cpu_pool_queued", "gauge", "CPU pool jobs waiting for a worker.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       Sample(out, name, {}, static_cast<std::uint64_t>(s.process.cpu_pool_queued));
+     }},
+    {"rankd_cpu_pool_threads", "gauge", "CPU pool worker threads.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       Sample(out, name, {}, static_cast<std::uint64_t>(s.process.cpu_pool_threads));
+     }},
+    {"rankd_plan_store_reloads_total", "counter", "Plan store reloads that loaded.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       Sample(out, name, {}, s.process.reloads);
+     }},
+    {"rankd_plan_store_reload_failures_total", "counter",
+     "Plan store reloads refused (the store did not load whole, or changed the endpoints).",
+     nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       Sample(out, name, {}, s.process.reload_failures);
+     }},
+    // Prometheus' standard process metrics, under their standard names.
+    ProcessFamily<&ProcessStats::cpu_seconds>(
+        "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds."),
+    ProcessFamily<&ProcessStats::resident_bytes>("process_resident_memory_bytes", "gauge",
+                                                 "Resident memory size in bytes."),
+    ProcessFamily<&ProcessStats::virtual_bytes>("process_virtual_memory_bytes", "gauge",
+                                                "Virtual memory size in bytes."),
+    ProcessFamily<&ProcessStats::open_fds>("process_open_fds", "gauge",
+                                           "Number of open file descriptors."),
+    ProcessFamily<&ProcessStats::max_fds>("process_max_fds", "gauge",
+                                          "Maximum number of open file descriptors."),
+    ProcessFamily<&ProcessStats::start_time_seconds>(
+        "process_start_time_seconds", "gauge",
+        "Start time of the process since unix epoch in seconds."),
+};
+
 }  // namespace
+
 
 void Histogram::Observe(double seconds) noexcept {
   std::size_t i = 0;
@@ -267,334 +647,14 @@ std::uint64_t StatusCounts::count(int status) const noexcept {
 }
 
 std::string RenderMetrics(const std::vector<ShardMetrics*>& shards, const ProcessMetrics& process) {
-  Totals t = Sum(shards);
+  Scrape scrape{Sum(shards), process};
+  AddKnownSeries(scrape.t, process);
   std::string out;
   out.reserve(16384);
-
-  if (process.build != nullptr) {
-    Family(out, "rankd_build_info", "gauge",
-           "1, labelled with how this rankd was built: version, commit (empty when not built from "
-           "a git checkout), build type and compiler.");
-    Sample(out, "rankd_build_info",
-           {{"version", process.build->version},
-            {"commit", process.build->commit},
-            {"build_type", process.build->build_type},
-            {"compiler", process.build->compiler}},
-           std::uint64_t{1});
-  }
-  Family(out, "rankd_plan_info", "gauge",
-         "1 per plan of the loaded store, labelled with its name and digest.");
-  for (const PlanInfo& plan : process.plans) {
-    Sample(out, "rankd_plan_info", {{"plan", plan.name}, {"digest", plan.digest}},
-           std::uint64_t{1});
-  }
-
-  Family(out, "rankd_requests_total", "counter",
-         "Ranking requests answered, by plan, HTTP status and error code (empty when it ranked).");
-  for (const auto& [key, n] : t.requests) {
-    const auto& [plan, status, code] = key;
-    const std::string status_text = std::to_string(status);
-    Sample(out, "rankd_requests_total", {{"plan", plan}, {"status", status_text}, {"code", code}},
-           n);
-  }
-  Family(out, "rankd_request_duration_seconds", "histogram",
-         "Time from a ranking request's body to its response, by plan.");
-  for (const auto& [plan, h] : t.request_seconds) {
-    HistogramSamples(out, "rankd_request_duration_seconds", {{"plan", plan}}, h);
-  }
-  Family(out, "rankd_requests_in_flight", "gauge", "Ranking requests being answered, by shard.");
-  for (std::size_t i = 0; i < t.in_flight.size(); ++i) {
-    const std::string shard = std::to_string(i);
-    Sample(out, "rankd_requests_in_flight", {{"shard", shard}},
-           static_cast<std::uint64_t>(t.in_flight[i]));
-  }
-  Family(out, "rankd_requests_shed_total", "counter",
-         "Ranking requests refused by admission (503 overloaded), by reason: in_flight (the "
-         "shard's --max_in_flight) or endpoint_limit (a Redis endpoint the plan needs is at its "
-         "adaptive limit).");
-  for (std::size_t r = 0; r < kShedReasons; ++r) {
-    Sample(out, "rankd_requests_shed_total",
-           {{"reason", ShedReasonName(static_cast<ShedReason>(r))}}, t.shed[r]);
-  }
-  Family(out, "rankd_node_duration_seconds", "histogram",
-         "Time from a node's start to its end, by plan and node.");
-  for (const auto& [key, h] : t.node_seconds) {
-    const auto& [plan, node] = key;
-    HistogramSamples(out, "rankd_node_duration_seconds", {{"plan", plan}, {"node", node}}, h,
-                     kNodeBuckets);
-  }
-  Family(out, "rankd_node_degraded_total", "counter",
-         "Nodes that degraded (on_error: skip), by plan, node and reason (timeout or error).");
-  for (const auto& [key, n] : t.node_degraded) {
-    const auto& [plan, node, reason] = key;
-    Sample(out, "rankd_node_degraded_total", {{"plan", plan}, {"node", node}, {"reason", reason}},
-           n);
-  }
-
-  Family(out, "rankd_surface_requests_total", "counter",
-         "Ranking requests naming a surface, by surface and the variant the viewer was assigned "
-         "(whatever their answer).");
-  for (const SurfaceVariantInfo& v : process.surface_variants)
-    FindOrAdd(t.surface_requests,
-              std::tuple(std::string_view(v.surface), std::string_view(v.variant)));
-  for (const auto& [key, n] : t.surface_requests) {
-    const auto& [surface, variant] = key;
-    Sample(out, "rankd_surface_requests_total", {{"surface", surface}, {"variant", variant}}, n);
-  }
-
-  Family(out, "rankd_shadow_requests_total", "counter",
-         "Shadow plan runs of a surface's requests, by surface and result: ran, shed, "
-         "invalid_param, failed, cancelled, undiffable.");
-  for (const std::string& surface : process.shadow_surfaces) {
-    FindOrAdd(t.shadows, surface);
-    FindOrAdd(t.shadow_requests, std::tuple(std::string_view(surface), std::string_view("ran")));
-  }
-  for (const auto& [key, n] : t.shadow_requests) {
-    const auto& [surface, result] = key;
-    Sample(out, "rankd_shadow_requests_total", {{"surface", surface}, {"result", result}}, n);
-  }
-  Family(out, "rankd_shadow_overlap_at_k", "histogram",
-         "Of the shadow runs that ranked: the overlap at 10 of the primary's first output and the "
-         "shadow's, by surface.");
-  for (const auto& [surface, m] : t.shadows) {
-    ShareHistogramSamples(out, "rankd_shadow_overlap_at_k", {{"surface", surface}}, m.overlap_at_k);
-  }
-  Family(out, "rankd_shadow_rbo", "histogram",
-         "Of the shadow runs that ranked: the rank-biased overlap (p = 0.9) of the primary's "
-         "first output and the shadow's, by surface.");
-  for (const auto& [surface, m] : t.shadows)
-    ShareHistogramSamples(out, "rankd_shadow_rbo", {{"surface", surface}}, m.rbo);
-  Family(out, "rankd_shadow_shared_nodes_total", "counter",
-         "Shadow plan nodes that took the primary's rows instead of running, by surface.");
-  for (const auto& [surface, m] : t.shadows)
-    Sample(out, "rankd_shadow_shared_nodes_total", {{"surface", surface}}, m.shared_nodes);
-  Family(out, "rankd_shadow_saved_redis_commands_total", "counter",
-         "Redis commands shadow runs did not send because their nodes took the primary's rows, "
-         "by surface.");
-  for (const auto& [surface, m] : t.shadows) {
-    Sample(out, "rankd_shadow_saved_redis_commands_total", {{"surface", surface}},
-           m.saved_redis_commands);
-  }
-  Family(out, "rankd_shadow_redis_commands_total", "counter",
-         "Redis commands shadow runs sent, by surface.");
-  for (const auto& [surface, m] : t.shadows)
-    Sample(out, "rankd_shadow_redis_commands_total", {{"surface", surface}}, m.redis_commands);
-
-  if (process.captures || process.served_log || process.shadow_log) {
-    Family(out, "rankd_log_lines_total", "counter",
-           "Lines of the files the server writes (captures, served, shadow), by result: written, "
-           "or dropped (the writer's queue was full or a write failed).");
-    for (const auto& [log, counts] :
-         {std::pair{"captures", &process.captures}, std::pair{"served", &process.served_log},
-          std::pair{"shadow", &process.shadow_log}}) {
-      if (!*counts) continue;
-      Sample(out, "rankd_log_lines_total", {{"log", log}, {"result", "written"}},
-             (*counts)->written);
-      Sample(out, "rankd_log_lines_total", {{"log", log}, {"result", "dropped"}},
-             (*counts)->dropped);
-    }
-  }
-
-  Family(out, "rankd_plan_empty_results_total", "counter",
-         "Ranked answers with no row in any output, by plan.");
-  for (const PlanInfo& plan : process.plans) FindOrAdd(t.empty_results, plan.name);
-  for (const auto& [plan, n] : t.empty_results) {
-    Sample(out, "rankd_plan_empty_results_total", {{"plan", plan}}, n);
-  }
-  Family(out, "rankd_unparsable_values_total", "counter",
-         "Values read from Redis that the value rules turned into null, by key schema.");
-  for (const std::string& schema : process.hash_schemas) FindOrAdd(t.unparsable_values, schema);
-  for (const auto& [schema, n] : t.unparsable_values) {
-    Sample(out, "rankd_unparsable_values_total", {{"schema", schema}}, n);
-  }
-
-  Family(out, "rankd_redis_commands_total", "counter", "Redis commands sent, by endpoint.");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_redis_commands_total", {{"endpoint", name}}, e.client.commands_sent);
-  }
-  Family(out, "rankd_redis_errors_total", "counter",
-         "Redis commands that failed, by endpoint and kind: server (an error reply), connection, "
-         "protocol, deadline, cancelled.");
-  for (const auto& [name, e] : t.redis) {
-    const std::pair<std::string_view, std::uint64_t> kinds[] = {
-        {"server", e.client.errors_server},       {"connection", e.client.errors_connection},
-        {"protocol", e.client.errors_protocol},   {"deadline", e.client.errors_deadline},
-        {"cancelled", e.client.errors_cancelled},
-    };
-    for (const auto& [kind, n] : kinds) {
-      Sample(out, "rankd_redis_errors_total", {{"endpoint", name}, {"kind", kind}}, n);
-    }
-  }
-  Family(out, "rankd_redis_in_flight", "gauge",
-         "Redis calls on the connections now (a node's batch counts as one), by endpoint.");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_redis_in_flight", {{"endpoint", name}},
-           static_cast<std::uint64_t>(e.in_flight));
-  }
-  Family(out, "rankd_redis_queue_delay_seconds", "gauge",
-         "How long the oldest command due on the endpoint has waited (the most of any shard, at "
-         "its last request or probe); admission's limit shrinks while it stays over its target.");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_redis_queue_delay_seconds", {{"endpoint", name}}, e.queue_delay_seconds);
-  }
-  Family(out, "rankd_admission_limit", "gauge",
-         "Requests needing the endpoint that admission lets run at once, summed over the shards; "
-         "it adapts to the endpoint's queue delay.");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_admission_limit", {{"endpoint", name}},
-           static_cast<std::uint64_t>(e.admission_limit));
-  }
-  Family(out, "rankd_admission_running", "gauge",
-         "Requests needing the endpoint that run now, summed over the shards.");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_admission_running", {{"endpoint", name}},
-           static_cast<std::uint64_t>(e.admission_running));
-  }
-  Family(out, "rankd_redis_reconnects_total", "counter",
-         "Redis connections made again after they were lost, by endpoint.");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_redis_reconnects_total", {{"endpoint", name}}, e.client.reconnects);
-  }
-  Family(out, "rankd_redis_connect_failures_total", "counter",
-         "Redis connection attempts that failed, by endpoint.");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_redis_connect_failures_total", {{"endpoint", name}},
-           e.client.connect_failures);
-  }
-  Family(out, "rankd_redis_cluster_fallbacks_total", "counter",
-         "Cluster reads sent to another node after a failure, by endpoint and where they went: "
-         "replica (their primary's connections were lost: a master down until its replica is "
-         "promoted), primary (their replica's connection failed).");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_redis_cluster_fallbacks_total", {{"endpoint", name}, {"to", "replica"}},
-           e.client.primary_fallbacks);
-    Sample(out, "rankd_redis_cluster_fallbacks_total", {{"endpoint", name}, {"to", "primary"}},
-           e.client.replica_fallbacks);
-  }
-  Family(out, "rankd_redis_cluster_slot_map_reloads_total", "counter",
-         "Cluster slot map reloads (a redirect, a lost connection, the periodic refresh), by "
-         "endpoint.");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_redis_cluster_slot_map_reloads_total", {{"endpoint", name}},
-           e.client.topology_refreshes);
-  }
-  Family(out, "rankd_redis_up", "gauge",
-         "1 when some shard has a connection up to the endpoint (a cluster: every slot covered).");
-  for (const auto& [name, e] : t.redis) {
-    Sample(out, "rankd_redis_up", {{"endpoint", name}}, std::uint64_t{e.ready ? 1u : 0u});
-  }
-
-  Family(
-      out, "rankd_feature_cache_lookups_total", "counter",
-      "Commands of key schemas with a feature cache, by schema and result: hit (a stored reply), "
-      "joined (another request's fetch of the same command), miss (sent to Redis).");
-  for (const auto& [schema, c] : t.feature_caches) {
-    const std::pair<std::string_view, std::uint64_t> results[] = {
-        {"hit", c.hits}, {"joined", c.joined}, {"miss", c.misses}};
-    for (const auto& [result, n] : results) {
-      Sample(out, "rankd_feature_cache_lookups_total", {{"schema", schema}, {"result", result}}, n);
-    }
-  }
-  Family(out, "rankd_feature_cache_removals_total", "counter",
-         "Feature cache entries removed, by schema and reason: invalidated (Redis said the key "
-         "changed), flushed (a FLUSHDB, a lost connection, a slot moved), evicted (the memory "
-         "bound), expired (the TTL).");
-  for (const auto& [schema, c] : t.feature_caches) {
-    const std::pair<std::string_view, std::uint64_t> reasons[] = {
-        {"invalidated", c.invalidated_entries},
-        {"evicted", c.evictions},
-        {"expired", c.expirations}};
-    for (const auto& [reason, n] : reasons) {
-      Sample(out, "rankd_feature_cache_removals_total", {{"schema", schema}, {"reason", reason}},
-             n);
-    }
-  }
-  Family(out, "rankd_feature_cache_invalidations_total", "counter",
-         "Invalidation messages for the schema's cache: keys Redis said changed (kind key) and "
-         "whole-cache flushes (kind all: a FLUSHDB, a lost connection, a slot that moved).");
-  for (const auto& [schema, c] : t.feature_caches) {
-    Sample(out, "rankd_feature_cache_invalidations_total", {{"schema", schema}, {"kind", "key"}},
-           c.invalidations);
-    Sample(out, "rankd_feature_cache_invalidations_total", {{"schema", schema}, {"kind", "all"}},
-           c.flushes);
-  }
-  Family(out, "rankd_feature_cache_stale_fetches_total", "counter",
-         "Replies not stored because their key changed while they were fetched, by schema.");
-  for (const auto& [schema, c] : t.feature_caches) {
-    Sample(out, "rankd_feature_cache_stale_fetches_total", {{"schema", schema}}, c.stale_fetches);
-  }
-  Family(out, "rankd_feature_cache_entries", "gauge",
-         "Replies in the schema's feature cache, summed over the shards.");
-  for (const auto& [schema, c] : t.feature_caches) {
-    Sample(out, "rankd_feature_cache_entries", {{"schema", schema}}, c.entries);
-  }
-  Family(out, "rankd_feature_cache_bytes", "gauge",
-         "Bytes the schema's feature cache holds (commands, keys, replies and a fixed overhead "
-         "per entry), summed over the shards; at most the schema's max_mb.");
-  for (const auto& [schema, c] : t.feature_caches) {
-    Sample(out, "rankd_feature_cache_bytes", {{"schema", schema}}, c.bytes);
-  }
-
-  if (process.http_errors != nullptr) {
-    Family(out, "rankd_http_error_responses_total", "counter",
-           "Answers the HTTP layer made itself, by status: a request it could not parse (400, "
-           "411, 413, 417, 431, 501, 505), no route (404, 405), a handler that threw (500), a "
-           "connection over the shard's limit (503).");
-    for (int status = StatusCounts::kFirst; status <= StatusCounts::kLast; ++status) {
-      std::uint64_t n = process.http_errors->count(status);
-      if (status == 503) n += process.connections_rejected.value_or(0);
-      if (n == 0 && !HttpLayerErrorCode(status)) continue;
-      const std::string status_text = std::to_string(status);
-      Sample(out, "rankd_http_error_responses_total", {{"status", status_text}}, n);
-    }
-  }
-
-  Family(out, "rankd_event_loop_lag_seconds", "gauge",
-         "How late the shard's loop woke for its last lag probe (one every 100 ms).");
-  for (std::size_t i = 0; i < t.loop_lag_seconds.size(); ++i) {
-    const std::string shard = std::to_string(i);
-    Sample(out, "rankd_event_loop_lag_seconds", {{"shard", shard}}, t.loop_lag_seconds[i]);
-  }
-  if (process.stalls != nullptr) {
-    Family(out, "rankd_event_loop_stalls_total", "counter",
-           "Loop turns that ran past the stall threshold (10 ms) without polling, by shard.");
-    for (std::size_t i = 0; i < t.in_flight.size() && i < process.stalls->size(); ++i) {
-      const std::string shard = std::to_string(i);
-      Sample(out, "rankd_event_loop_stalls_total", {{"shard", shard}}, process.stalls->count(i));
-    }
-  }
-  Family(out, "rankd_cpu_pool_queued", "gauge", "CPU pool jobs waiting for a worker.");
-  Sample(out, "rankd_cpu_pool_queued", {}, static_cast<std::uint64_t>(process.cpu_pool_queued));
-  Family(out, "rankd_cpu_pool_threads", "gauge", "CPU pool worker threads.");
-  Sample(out, "rankd_cpu_pool_threads", {}, static_cast<std::uint64_t>(process.cpu_pool_threads));
-  Family(out, "rankd_plan_store_reloads_total", "counter", "Plan store reloads that loaded.");
-  Sample(out, "rankd_plan_store_reloads_total", {}, process.reloads);
-  Family(out, "rankd_plan_store_reload_failures_total", "counter",
-         "Plan store reloads refused (the store did not load whole, or changed the endpoints).");
-  Sample(out, "rankd_plan_store_reload_failures_total", {}, process.reload_failures);
-
-  // Prometheus' standard process metrics, under their standard names.
-  const struct {
-    std::string_view name, type, help;
-    const std::optional<double>& value;
-  } standard[] = {
-      {"process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
-       process.process.cpu_seconds},
-      {"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
-       process.process.resident_bytes},
-      {"process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
-       process.process.virtual_bytes},
-      {"process_open_fds", "gauge", "Number of open file descriptors.", process.process.open_fds},
-      {"process_max_fds", "gauge", "Maximum number of open file descriptors.",
-       process.process.max_fds},
-      {"process_start_time_seconds", "gauge",
-       "Start time of the process since unix epoch in seconds.",
-       process.process.start_time_seconds},
-  };
-  for (const auto& metric : standard) {
-    if (!metric.value) continue;
-    Family(out, metric.name, metric.type, metric.help);
-    Sample(out, metric.name, {}, *metric.value);
+  for (const MetricFamily& family : kFamilies) {
+    if (family.exposed != nullptr && !family.exposed(scrape)) continue;
+    Family(out, family.name, family.type, family.help);
+    family.samples(out, family.name, scrape);
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include "rankd/engine/experiments/ranking_diff.h"
 #include "rankd/engine/experiments/response_ranking.h"
 #include "rankd/engine/json/json_text.h"
+#include "rankd/engine/json/json_writer.h"
 #include "rankd/service/http_errors.h"
 #include "rankd/service/query_string.h"
 #include "rankd/service/rank_service.h"
@@ -45,15 +46,6 @@ bool EtagMatches(std::string_view if_none_match, std::string_view etag) {
   return false;
 }
 
-void AppendStrings(std::string& out, const std::vector<std::string_view>& names) {
-  out += '[';
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += ',';
-    engine::json::AppendJsonString(out, names[i]);
-  }
-  out += ']';
-}
-
 // The key an output node orders its rows by (topk's and sort's `by`), which the diff reads as the
 // score; empty for an output that orders by no key.
 std::string_view ScoreKey(const engine::CompiledPlan& plan, const engine::CompiledNode& node) {
@@ -64,22 +56,21 @@ std::string_view ScoreKey(const engine::CompiledPlan& plan, const engine::Compil
 
 // The ranking diff of each output of A against B's output at the same position, as a JSON
 // array; an output pair whose rows cannot be read or diffed has an `error` instead of `diff`.
-std::string DiffOutputs(const engine::Ranker::Answer& a, const engine::Ranker::Answer& b,
-                        std::size_t k) {
+void WriteDiffOutputs(engine::json::JsonWriter& w, const engine::Ranker::Answer& a,
+                      const engine::Ranker::Answer& b, std::size_t k) {
   namespace ex = engine::experiments;
-  std::string out = "[";
-  if (a.error || b.error || !a.compiled || !b.compiled) return out + ']';
+  w.BeginArray();
+  if (a.error || b.error || !a.compiled || !b.compiled) {
+    w.EndArray();
+    return;
+  }
   const engine::CompiledPlan& plan_a = *a.compiled;
   const engine::CompiledPlan& plan_b = *b.compiled;
   const std::size_t pairs = std::min(plan_a.outputs().size(), plan_b.outputs().size());
   for (std::size_t i = 0; i < pairs; ++i) {
     const engine::CompiledNode& node_a = plan_a.nodes()[plan_a.outputs()[i]];
     const engine::CompiledNode& node_b = plan_b.nodes()[plan_b.outputs()[i]];
-    if (i > 0) out += ',';
-    out += "{\"output_a\":";
-    engine::json::AppendJsonString(out, node_a.node->id);
-    out += ",\"output_b\":";
-    engine::json::AppendJsonString(out, node_b.node->id);
+    w.BeginObject().Member("output_a", node_a.node->id).Member("output_b", node_b.node->id);
     auto list_a = ex::RankedListOfResponse(a.body, node_a.node->id, ScoreKey(plan_a, node_a));
     auto list_b = ex::RankedListOfResponse(b.body, node_b.node->id, ScoreKey(plan_b, node_b));
     std::expected<ex::RankingDiff, std::string> diff =
@@ -88,15 +79,14 @@ std::string DiffOutputs(const engine::Ranker::Answer& a, const engine::Ranker::A
             ? std::unexpected("B: " + list_b.error())
             : ex::DiffRankings(*list_a, *list_b, ex::RankingDiffOptions{.k = k, .rbo_p = 0.9});
     if (diff) {
-      out += ",\"diff\":";
-      ex::WriteRankingDiffJson(out, *diff);
+      w.Key("diff");
+      ex::WriteRankingDiffJson(w, *diff);
     } else {
-      out += ",\"error\":";
-      engine::json::AppendJsonString(out, diff.error());
+      w.Member("error", diff.error());
     }
-    out += '}';
+    w.EndObject();
   }
-  return out + ']';
+  w.EndArray();
 }
 
 }  // namespace
@@ -168,34 +158,24 @@ http::Response RankService::StudioPlan(const http::Request& request) const {
   }
   const engine::Plan& plan = compiled->plan();
   const engine::Registry& registry = compiled->registry();
-  std::string body = "{\"name\":";
-  engine::json::AppendJsonString(body, plan.name);
-  body += ",\"digest\":";
-  engine::json::AppendJsonString(body, plan.digest);
-  body += ",\"nodes\":[";
-  for (std::size_t i = 0; i < compiled->nodes().size(); ++i) {
-    const engine::CompiledNode& node = compiled->nodes()[i];
-    if (i > 0) body += ',';
-    body += "{\"id\":";
-    engine::json::AppendJsonString(body, node.node->id);
-    body += ",\"op\":";
-    engine::json::AppendJsonString(body, engine::OpName(node.node->op));
-    std::vector<std::string_view> names;
-    for (const engine::KeyRef& key : node.output_keys)
-      names.push_back(registry.keys()[key.slot].name);
-    body += ",\"output_keys\":";
-    AppendStrings(body, names);
-    names.clear();
+  std::string body;
+  engine::json::JsonWriter w(body);
+  w.BeginObject().Member("name", plan.name).Member("digest", plan.digest);
+  w.Key("nodes").BeginArray();
+  for (const engine::CompiledNode& node : compiled->nodes()) {
+    w.BeginObject().Member("id", node.node->id).Member("op", engine::OpName(node.node->op));
+    w.Key("output_keys").BeginArray();
+    for (const engine::KeyRef& key : node.output_keys) w.String(registry.keys()[key.slot].name);
+    w.EndArray().Key("keys_added").BeginArray();
     for (const engine::KeyRef& key : engine::AddedKeys(*compiled, node)) {
-      names.push_back(registry.keys()[key.slot].name);
+      w.String(registry.keys()[key.slot].name);
     }
-    body += ",\"keys_added\":";
-    AppendStrings(body, names);
-    body += ",\"max_rows\":" + std::to_string(node.node->max_rows);
-    body += ",\"max_redis_commands\":" + std::to_string(node.node->max_redis_commands);
-    body += node.is_output ? ",\"output\":true}" : ",\"output\":false}";
+    w.EndArray();
+    w.Key("max_rows").Uint(node.node->max_rows);
+    w.Key("max_redis_commands").Uint(node.node->max_redis_commands);
+    w.Member("output", node.is_output).EndObject();
   }
-  body += "]}";
+  w.EndArray().EndObject();
   return http::Response::Text(200, std::move(body), kJson);
 }
 
@@ -233,15 +213,13 @@ rt::Task<http::Response> RankService::StudioCompare(http::Request& request) {
   engine::Ranker::Context context_b;
   context_b.plan_override = against;
   const engine::Ranker::Answer b = co_await RankOnShard(request.body, context_b);
-  std::string body = "{\"against\":";
-  engine::json::AppendJsonString(body, against);
-  body += ",\"k\":" + std::to_string(k) + ",\"a\":";
-  body += a.body;
-  body += ",\"b\":";
-  body += b.body;
-  body += ",\"diffs\":";
-  body += DiffOutputs(a, b, k);
-  body += '}';
+  // A's and B's answers are JSON already: written as they are.
+  std::string body;
+  engine::json::JsonWriter w(body);
+  w.BeginObject().Member("against", against).Key("k").Uint(k);
+  w.Key("a").Raw(a.body).Key("b").Raw(b.body).Key("diffs");
+  WriteDiffOutputs(w, a, b, k);
+  w.EndObject();
   co_return http::Response::Text(200, std::move(body), kJson);
 }
 

@@ -1,14 +1,13 @@
-// AppendItemTrace (api/item_trace.h; docs/engine.md, "Tracing items").
+// WriteItemTrace (api/item_trace.h; docs/engine.md, "Tracing items").
 #include "api/item_trace.h"
 
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "api/row_json.h"
-#include "json/number_format.h"
 #include "ops/op_table.h"
-#include "rankd/engine/json/json_text.h"
 #include "rankd/engine/ops/cpu_ops.h"
 
 namespace rankd::engine {
@@ -75,8 +74,8 @@ std::string WhyRemoved(const CompiledNode& node, const CandidateSet& input, std:
 
 }  // namespace
 
-void AppendItemTrace(std::string& out, const CompiledPlan& plan, const ExecutionResult& result,
-                     std::span<const std::int64_t> ids) {
+void WriteItemTrace(json::JsonWriter& w, const CompiledPlan& plan, const ExecutionResult& result,
+                    std::span<const std::int64_t> ids) {
   const Registry& registry = plan.registry();
   const std::vector<CompiledNode>& nodes = plan.nodes();
   const std::size_t id_slot = registry.id_slot();
@@ -87,9 +86,8 @@ void AppendItemTrace(std::string& out, const CompiledPlan& plan, const Execution
     return i < result.node_rows.size() ? result.node_rows[i] : nullptr;
   };
 
-  out.append(",\"trace\":[");
-  for (std::size_t t = 0; t < ids.size(); ++t) {
-    const std::int64_t id = ids[t];
+  w.BeginArray();
+  for (const std::int64_t id : ids) {
     // Per node: where the id is in its rows (nullopt: absent, or the node did not finish).
     std::vector<std::optional<std::size_t>> at(nodes.size());
     bool seen = false;
@@ -97,75 +95,61 @@ void AppendItemTrace(std::string& out, const CompiledPlan& plan, const Execution
       if (const CandidateSet* rows = rows_of(i)) at[i] = PositionOf(*rows, id_slot, id);
       seen = seen || at[i].has_value();
     }
+    // The outcome comes before the lists it is decided from: each list is written on its own and
+    // then into the trace.
     std::string nodes_json, removed_json, outputs_json;
+    json::JsonWriter nodes_w(nodes_json), removed_w(removed_json), outputs_w(outputs_json);
+    nodes_w.BeginArray();
+    removed_w.BeginArray();
+    outputs_w.BeginArray();
+    bool removed = false, returned = false;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const CompiledNode& node = nodes[i];
       const CandidateSet* rows = rows_of(i);
-      if (!nodes_json.empty()) nodes_json.push_back(',');
-      nodes_json.append("{\"node\":");
-      json::AppendJsonString(nodes_json, node.node->id);
-      nodes_json.append(",\"present\":");
+      nodes_w.BeginObject().Member("node", node.node->id).Key("present");
       if (rows == nullptr) {
-        nodes_json.append("null}");
+        nodes_w.Null().EndObject();
         continue;
       }
       if (!at[i]) {
-        nodes_json.append("false}");
+        nodes_w.Bool(false).EndObject();
         // Removed here: a node that keeps its input's rows lacks it while an input had it.
         if (node.op->degrade == ops::DegradeRule::kNoRows) continue;
         for (const std::size_t input : node.inputs) {
           if (!at[input]) continue;
-          if (!removed_json.empty()) removed_json.push_back(',');
-          removed_json.append("{\"node\":");
-          json::AppendJsonString(removed_json, node.node->id);
-          removed_json.append(",\"op\":");
-          json::AppendJsonString(removed_json, OpName(node.node->op));
-          removed_json.append(",\"why\":");
-          json::AppendJsonString(removed_json,
-                                 WhyRemoved(node, *rows_of(input), *at[input], rows->size()));
-          removed_json.push_back('}');
+          removed = true;
+          removed_w.BeginObject().Member("node", node.node->id).Member("op", OpName(node.node->op));
+          removed_w.Member("why", WhyRemoved(node, *rows_of(input), *at[input], rows->size()));
+          removed_w.EndObject();
           break;
         }
         continue;
       }
       const std::uint32_t row = rows->row(*at[i]);
-      nodes_json.append("true,\"rank\":");
-      json::AppendInt64(nodes_json, static_cast<std::int64_t>(*at[i] + 1));
-      nodes_json.append(",\"values\":{");
-      for (std::size_t k = 0; k < added[i].size(); ++k) {
-        if (k > 0) nodes_json.push_back(',');
-        json::AppendJsonString(nodes_json, registry.keys()[added[i][k].slot].name);
-        nodes_json.push_back(':');
-        AppendValue(nodes_json, rows->column(added[i][k].slot), row);
+      const auto rank = static_cast<std::int64_t>(*at[i] + 1);
+      nodes_w.Bool(true).Key("rank").Int(rank).Key("values").BeginObject();
+      for (const KeyRef& key : added[i]) {
+        nodes_w.Key(registry.keys()[key.slot].name);
+        WriteValue(nodes_w, rows->column(key.slot), row);
       }
-      nodes_json.append("}}");
+      nodes_w.EndObject().EndObject();
       if (node.is_output) {
-        if (!outputs_json.empty()) outputs_json.push_back(',');
-        outputs_json.append("{\"node\":");
-        json::AppendJsonString(outputs_json, node.node->id);
-        outputs_json.append(",\"rank\":");
-        json::AppendInt64(outputs_json, static_cast<std::int64_t>(*at[i] + 1));
-        outputs_json.push_back('}');
+        returned = true;
+        outputs_w.BeginObject().Member("node", node.node->id).Key("rank").Int(rank).EndObject();
       }
     }
-    const char* outcome = !outputs_json.empty()   ? "returned"
-                          : !removed_json.empty() ? "removed"
-                          : seen                  ? "not_returned"
-                                                  : "not_produced";
-    if (t > 0) out.push_back(',');
-    out.append("{\"id\":");
-    json::AppendInt64(out, id);
-    out.append(",\"outcome\":\"");
-    out.append(outcome);
-    out.append("\",\"outputs\":[");
-    out.append(outputs_json);
-    out.append("],\"removed_by\":[");
-    out.append(removed_json);
-    out.append("],\"nodes\":[");
-    out.append(nodes_json);
-    out.append("]}");
+    nodes_w.EndArray();
+    removed_w.EndArray();
+    outputs_w.EndArray();
+    const char* outcome = returned ? "returned"
+                          : removed ? "removed"
+                          : seen    ? "not_returned"
+                                    : "not_produced";
+    w.BeginObject().Key("id").Int(id).Member("outcome", outcome);
+    w.Key("outputs").Raw(outputs_json).Key("removed_by").Raw(removed_json);
+    w.Key("nodes").Raw(nodes_json).EndObject();
   }
-  out.push_back(']');
+  w.EndArray();
 }
 
 }  // namespace rankd::engine

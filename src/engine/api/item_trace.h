@@ -7,15 +7,15 @@
 
 #include <cstdint>
 #include <span>
-#include <string>
 
 #include "rankd/engine/exec/executor.h"
+#include "rankd/engine/json/json_writer.h"
 #include "rankd/engine/plan/compiled_plan.h"
 
 namespace rankd::engine {
 
-// Appends `,"trace":[...]`, one object per id of `ids`, in their order.
-void AppendItemTrace(std::string& out, const CompiledPlan& plan, const ExecutionResult& result,
-                     std::span<const std::int64_t> ids);
+// Writes explain's trace, an array of one object per id of `ids`, in their order.
+void WriteItemTrace(json::JsonWriter& w, const CompiledPlan& plan, const ExecutionResult& result,
+                    std::span<const std::int64_t> ids);
 
 }  // namespace rankd::engine

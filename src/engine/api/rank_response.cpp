@@ -5,40 +5,38 @@
 #include "api/item_trace.h"
 #include "api/row_json.h"
 #include "json/canonical.h"
-#include "json/number_format.h"
 #include "ops/op_table.h"
+#include "rankd/engine/json/json_writer.h"
 #include "rankd/runtime/debug_check.h"
 
 namespace rankd::engine {
 namespace {
 
-void AppendKey(std::string& out, std::string_view key) {
-  json::AppendJsonString(out, key);
-  out.push_back(':');
-}
+using json::JsonWriter;
 
-void AppendRows(std::string& out, const Registry& registry, const CompiledNode& node,
-                const CandidateSet& rows) {
-  out.push_back('[');
+void WriteRows(JsonWriter& w, const Registry& registry, const CompiledNode& node,
+               const CandidateSet& rows) {
+  w.BeginArray();
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (i > 0) out.push_back(',');
     const std::uint32_t row = rows.row(i);
-    out.push_back('{');
-    bool first = true;
+    w.BeginObject();
     for (const KeyRef& key : node.output_keys) {
-      if (!first) out.push_back(',');
-      first = false;
-      AppendKey(out, registry.keys()[key.slot].name);
-      AppendValue(out, rows.column(key.slot), row);
+      w.Key(registry.keys()[key.slot].name);
+      WriteValue(w, rows.column(key.slot), row);
     }
-    out.push_back('}');
+    w.EndObject();
   }
-  out.push_back(']');
+  w.EndArray();
 }
 
-void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionResult& result,
-                   std::span<const std::int64_t> trace_ids) {
-  out.append(",\"explain\":{\"nodes\":[");
+void Count(JsonWriter& w, std::string_view name, std::uint64_t n) {
+  w.Key(name).Int(static_cast<std::int64_t>(n));
+}
+
+// The "explain" member: every node's report, the totals and, when asked for, the item trace.
+void WriteExplain(JsonWriter& w, const CompiledPlan& plan, const ExecutionResult& result,
+                  std::span<const std::int64_t> trace_ids) {
+  w.Key("explain").BeginObject().Key("nodes").BeginArray();
   std::uint64_t commands = 0, round_trips = 0, shared = 0, saved = 0;
   std::int64_t cpu_us = 0;
   for (std::size_t i = 0; i < result.nodes.size(); ++i) {
@@ -47,106 +45,72 @@ void AppendExplain(std::string& out, const CompiledPlan& plan, const ExecutionRe
     commands += n.redis_commands;
     round_trips += n.redis_batches;
     cpu_us += n.cpu_us;
-    if (i > 0) out.push_back(',');
-    out.push_back('{');
-    AppendKey(out, "node");
-    json::AppendJsonString(out, node.id);
-    out.append(",\"op\":");
-    json::AppendJsonString(out, OpName(node.op));
-    out.append(",\"status\":");
-    json::AppendJsonString(out, NodeStatusName(n.status));
-    if (n.reason != DegradeReason::kNone) {
-      out.append(",\"reason\":");
-      json::AppendJsonString(out, DegradeReasonName(n.reason));
-    }
-    out.append(",\"start_us\":");
-    json::AppendInt64(out, n.start_us);
-    out.append(",\"end_us\":");
-    json::AppendInt64(out, n.end_us);
-    out.append(",\"rows_in\":");
-    json::AppendInt64(out, static_cast<std::int64_t>(n.rows_in));
-    out.append(",\"rows_out\":");
-    json::AppendInt64(out, static_cast<std::int64_t>(n.rows_out));
-    out.append(",\"redis_commands\":");
-    json::AppendInt64(out, static_cast<std::int64_t>(n.redis_commands));
-    out.append(",\"round_trips\":");
-    json::AppendInt64(out, static_cast<std::int64_t>(n.redis_batches));
+    w.BeginObject().Member("node", node.id).Member("op", OpName(node.op));
+    w.Member("status", NodeStatusName(n.status));
+    if (n.reason != DegradeReason::kNone) w.Member("reason", DegradeReasonName(n.reason));
+    w.Key("start_us").Int(n.start_us).Key("end_us").Int(n.end_us);
+    Count(w, "rows_in", n.rows_in);
+    Count(w, "rows_out", n.rows_out);
+    Count(w, "redis_commands", n.redis_commands);
+    Count(w, "round_trips", n.redis_batches);
     if (n.cached) {
-      out.append(",\"cache_hits\":");
-      json::AppendInt64(out, static_cast<std::int64_t>(n.cache_hits));
-      out.append(",\"cache_misses\":");
-      json::AppendInt64(out, static_cast<std::int64_t>(n.cache_misses));
+      Count(w, "cache_hits", n.cache_hits);
+      Count(w, "cache_misses", n.cache_misses);
     }
-    out.append(",\"reply_bytes\":");
-    json::AppendInt64(out, static_cast<std::int64_t>(n.reply_bytes));
-    out.append(",\"unparsable_values\":");
-    json::AppendInt64(out, static_cast<std::int64_t>(n.unparsable_values));
-    out.append(",\"ran_on\":");
-    out.append(n.on_pool ? "\"pool\"" : "\"loop\"");
-    out.append(",\"cpu_us\":");
-    json::AppendInt64(out, n.cpu_us);
+    Count(w, "reply_bytes", n.reply_bytes);
+    Count(w, "unparsable_values", n.unparsable_values);
+    w.Member("ran_on", n.on_pool ? "pool" : "loop").Key("cpu_us").Int(n.cpu_us);
     if (n.shared) {
       ++shared;
       saved += n.saved_redis_commands;
-      out.append(",\"shared\":true,\"saved_redis_commands\":");
-      json::AppendInt64(out, static_cast<std::int64_t>(n.saved_redis_commands));
+      w.Member("shared", true);
+      Count(w, "saved_redis_commands", n.saved_redis_commands);
     }
-    out.push_back('}');
+    w.EndObject();
   }
-  out.append("],\"totals\":{\"redis_commands\":");
-  json::AppendInt64(out, static_cast<std::int64_t>(commands));
+  w.EndArray().Key("totals").BeginObject();
+  Count(w, "redis_commands", commands);
   if (shared > 0) {
-    out.append(",\"shared_nodes\":");
-    json::AppendInt64(out, static_cast<std::int64_t>(shared));
-    out.append(",\"saved_redis_commands\":");
-    json::AppendInt64(out, static_cast<std::int64_t>(saved));
+    Count(w, "shared_nodes", shared);
+    Count(w, "saved_redis_commands", saved);
   }
-  out.append(",\"round_trips\":");
-  json::AppendInt64(out, static_cast<std::int64_t>(round_trips));
-  out.append(",\"cpu_us\":");
-  json::AppendInt64(out, cpu_us);
-  out.append(",\"elapsed_us\":");
-  json::AppendInt64(out, result.elapsed_us);
-  out.push_back('}');
-  if (!trace_ids.empty()) AppendItemTrace(out, plan, result, trace_ids);
-  out.push_back('}');
+  Count(w, "round_trips", round_trips);
+  w.Key("cpu_us").Int(cpu_us).Key("elapsed_us").Int(result.elapsed_us).EndObject();
+  if (!trace_ids.empty()) {
+    w.Key("trace");
+    WriteItemTrace(w, plan, result, trace_ids);
+  }
+  w.EndObject();
 }
 
-// `{"request_id":...,"error":{"code":...,"message":...}` (not closed).
-void AppendErrorFields(std::string& out, std::optional<std::string_view> request_id, ErrorCode code,
-                       std::string_view message) {
-  out.push_back('{');
-  if (request_id) {
-    out.append("\"request_id\":");
-    json::AppendJsonString(out, *request_id);
-    out.push_back(',');
-  }
-  out.append("\"error\":{\"code\":");
-  json::AppendJsonString(out, WireName(code));
-  out.append(",\"message\":");
-  json::AppendJsonString(out, message);
-  out.push_back('}');
+// `{"request_id":...,"error":{"code":...,"message":...}` (the object left open).
+void WriteErrorFields(JsonWriter& w, std::optional<std::string_view> request_id, ErrorCode code,
+                      std::string_view message) {
+  w.BeginObject();
+  if (request_id) w.Member("request_id", *request_id);
+  w.Key("error").BeginObject().Member("code", WireName(code)).Member("message", message);
+  w.EndObject();
 }
 
 }  // namespace
 
-void AppendValue(std::string& out, const Column* column, std::uint32_t row) {
+void WriteValue(JsonWriter& w, const Column* column, std::uint32_t row) {
   if (column == nullptr || !column->valid(row)) {
-    out.append("null");
+    w.Null();
     return;
   }
   switch (column->type()) {
     case ValueType::kInt:
-      json::AppendInt64(out, column->ints()[row]);
+      w.Int(column->ints()[row]);
       return;
     case ValueType::kFloat:
-      json::AppendEcmaScriptNumber(out, column->floats()[row]);
+      w.Double(column->floats()[row]);
       return;
     case ValueType::kBool:
-      out.append(column->bools()[row] != 0 ? "true" : "false");
+      w.Bool(column->bools()[row] != 0);
       return;
     case ValueType::kString:
-      json::AppendJsonString(out, column->strings()[row].view());
+      w.String(column->strings()[row].view());
       return;
   }
 }
@@ -156,43 +120,27 @@ void WriteRankResponse(std::string& out, const RankedRequest& ranked) {
   const ExecutionResult& result = ranked.result;
   const SurfaceAssignment& assignment = ranked.assignment;
   const Registry& registry = plan.registry();
-  out.append("{\"request_id\":");
-  json::AppendJsonString(out, ranked.request_id);
-  out.append(",\"plan\":");
-  json::AppendJsonString(out, plan.plan().name);
-  out.append(",\"plan_digest\":");
-  json::AppendJsonString(out, plan.plan().digest);
+  JsonWriter w(out);
+  w.BeginObject().Member("request_id", ranked.request_id).Member("plan", plan.plan().name);
+  w.Member("plan_digest", plan.plan().digest);
   if (!assignment.surface.empty()) {
-    out.append(",\"surface\":");
-    json::AppendJsonString(out, assignment.surface);
-    out.append(",\"variant\":");
-    json::AppendJsonString(out, assignment.variant);
+    w.Member("surface", assignment.surface).Member("variant", assignment.variant);
   }
-  out.append(",\"outputs\":{");
-  for (std::size_t i = 0; i < result.outputs.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    const ExecutionResult::Output& o = result.outputs[i];
-    AppendKey(out, o.node->node->id);
-    AppendRows(out, registry, *o.node, *o.rows);
+  w.Key("outputs").BeginObject();
+  for (const ExecutionResult::Output& o : result.outputs) {
+    w.Key(o.node->node->id);
+    WriteRows(w, registry, *o.node, *o.rows);
   }
-  out.append("},\"degraded\":[");
-  bool first = true;
+  w.EndObject().Key("degraded").BeginArray();
   for (std::size_t i = 0; i < result.nodes.size(); ++i) {
     const NodeReport& n = result.nodes[i];
     if (n.status != NodeStatus::kDegraded) continue;
-    if (!first) out.push_back(',');
-    first = false;
-    out.append("{\"node\":");
-    json::AppendJsonString(out, plan.nodes()[i].node->id);
-    out.append(",\"reason\":");
-    json::AppendJsonString(out, DegradeReasonName(n.reason));
-    out.append(",\"message\":");
-    json::AppendJsonString(out, n.message);
-    out.push_back('}');
+    w.BeginObject().Member("node", plan.nodes()[i].node->id);
+    w.Member("reason", DegradeReasonName(n.reason)).Member("message", n.message).EndObject();
   }
-  out.push_back(']');
-  if (ranked.request.explain) AppendExplain(out, plan, result, ranked.request.trace_ids);
-  out.push_back('}');
+  w.EndArray();
+  if (ranked.request.explain) WriteExplain(w, plan, result, ranked.request.trace_ids);
+  w.EndObject();
 }
 
 void WriteServedRecord(std::string& out, const RankedRequest& ranked) {
@@ -201,84 +149,64 @@ void WriteServedRecord(std::string& out, const RankedRequest& ranked) {
   const SurfaceAssignment& assignment = ranked.assignment;
   const std::optional<std::int64_t>& viewer_id = ranked.request.viewer_id;
   const Registry& registry = plan.registry();
-  out.append("{\"request_id\":");
-  json::AppendJsonString(out, ranked.request_id);
-  out.append(",\"plan\":");
-  json::AppendJsonString(out, plan.plan().name);
-  out.append(",\"plan_digest\":");
-  json::AppendJsonString(out, plan.plan().digest);
-  out.append(",\"surface\":");
-  json::AppendJsonString(out, assignment.surface);
-  out.append(",\"variant\":");
-  json::AppendJsonString(out, assignment.variant);
-  out.append(",\"viewer_id\":");
+  JsonWriter w(out);
+  w.BeginObject().Member("request_id", ranked.request_id).Member("plan", plan.plan().name);
+  w.Member("plan_digest", plan.plan().digest).Member("surface", assignment.surface);
+  w.Member("variant", assignment.variant).Key("viewer_id");
   if (viewer_id) {
-    json::AppendInt64(out, *viewer_id);
+    w.Int(*viewer_id);
   } else {
-    out.append("null");
+    w.Null();
   }
-  out.append(",\"request\":");
-  json::AppendJsonString(out, ranked.body);
-  out.append(",\"outputs\":{");
-  for (std::size_t i = 0; i < result.outputs.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    const ExecutionResult::Output& o = result.outputs[i];
+  w.Member("request", ranked.body).Key("outputs").BeginObject();
+  for (const ExecutionResult::Output& o : result.outputs) {
     const CompiledNode& node = *o.node;
-    AppendKey(out, node.node->id);
     const bool scored = node.op->orders_by_key;
-    out.append("{\"score_key\":");
+    w.Key(node.node->id).BeginObject().Key("score_key");
     if (scored) {
-      json::AppendJsonString(out, registry.keys()[node.key.slot].name);
+      w.String(registry.keys()[node.key.slot].name);
     } else {
-      out.append("null");
+      w.Null();
     }
-    out.append(",\"items\":[");
+    w.Key("items").BeginArray();
     for (std::size_t r = 0; r < o.rows->size(); ++r) {
-      if (r > 0) out.push_back(',');
       const std::uint32_t row = o.rows->row(r);
-      out.append("{\"rank\":");
-      json::AppendInt64(out, static_cast<std::int64_t>(r + 1));
-      out.append(",\"id\":");
-      AppendValue(out, o.rows->column(registry.id_slot()), row);
-      out.append(",\"score\":");
-      AppendValue(out, scored ? o.rows->column(node.key.slot) : nullptr, row);
-      out.append(",\"features\":{");
-      bool first = true;
+      w.BeginObject().Key("rank").Int(static_cast<std::int64_t>(r + 1)).Key("id");
+      WriteValue(w, o.rows->column(registry.id_slot()), row);
+      w.Key("score");
+      WriteValue(w, scored ? o.rows->column(node.key.slot) : nullptr, row);
+      w.Key("features").BeginObject();
       for (const KeyRef& key : node.output_keys) {
         if (key.slot == registry.id_slot()) continue;
-        if (!first) out.push_back(',');
-        first = false;
-        AppendKey(out, registry.keys()[key.slot].name);
-        AppendValue(out, o.rows->column(key.slot), row);
+        w.Key(registry.keys()[key.slot].name);
+        WriteValue(w, o.rows->column(key.slot), row);
       }
-      out.append("}}");
+      w.EndObject().EndObject();
     }
-    out.append("]}");
+    w.EndArray().EndObject();
   }
-  out.append("},\"degraded\":[");
-  bool first = true;
+  w.EndObject().Key("degraded").BeginArray();
   for (std::size_t i = 0; i < result.nodes.size(); ++i) {
     if (result.nodes[i].status != NodeStatus::kDegraded) continue;
-    if (!first) out.push_back(',');
-    first = false;
-    json::AppendJsonString(out, plan.nodes()[i].node->id);
+    w.String(plan.nodes()[i].node->id);
   }
-  out.append("]}");
+  w.EndArray().EndObject();
 }
 
 void WriteErrorBody(std::string& out, std::optional<std::string_view> request_id,
                     const RankError& error) {
-  AppendErrorFields(out, request_id, error.code, error.message);
-  out.push_back('}');
+  JsonWriter w(out);
+  WriteErrorFields(w, request_id, error.code, error.message);
+  w.EndObject();
 }
 
 void WriteFailedRankResponse(std::string& out, const RankedRequest& ranked) {
   const ExecutionResult& result = ranked.result;
   RANKD_D_ASSERT(result.error.has_value());
-  AppendErrorFields(out, ranked.request_id, result.error->code, result.error->message);
-  if (ranked.request.explain)
-    AppendExplain(out, ranked.plan, result, ranked.request.trace_ids);
-  out.push_back('}');
+  JsonWriter w(out);
+  WriteErrorFields(w, ranked.request_id, result.error->code, result.error->message);
+  if (ranked.request.explain) WriteExplain(w, ranked.plan, result, ranked.request.trace_ids);
+  w.EndObject();
 }
 
 }  // namespace rankd::engine

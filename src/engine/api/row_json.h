@@ -6,12 +6,12 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include "rankd/engine/columns/column.h"
+#include "rankd/engine/json/json_writer.h"
 
 namespace rankd::engine {
 
-void AppendValue(std::string& out, const Column* column, std::uint32_t row);
+void WriteValue(json::JsonWriter& w, const Column* column, std::uint32_t row);
 
 }  // namespace rankd::engine

@@ -8,6 +8,7 @@
 
 #include "json/parser.h"
 #include "rankd/engine/json/json_text.h"
+#include "rankd/engine/json/json_writer.h"
 #include "rankd/engine/values/value_parsers.h"
 
 namespace rankd::engine::experiments {
@@ -61,17 +62,14 @@ void AppendEncodedCommand(std::string& out, const std::vector<std::string>& args
 
 // `bytes` as the member `name` when they are UTF-8 (a JSON string carries them exactly), else
 // as `name`_base64.
-void AppendBytesMember(std::string& out, std::string_view name, std::string_view bytes) {
-  out += ",\"";
-  out += name;
+void WriteBytesMember(json::JsonWriter& w, std::string_view name, std::string_view bytes) {
   if (IsValidUtf8(bytes)) {
-    out += "\":";
-    json::AppendJsonString(out, bytes);
-  } else {
-    out += "_base64\":\"";
-    AppendBase64(out, bytes);
-    out += '"';
+    w.Member(name, bytes);
+    return;
   }
+  std::string base64;
+  AppendBase64(base64, bytes);
+  w.Member(std::string(name) + "_base64", base64);
 }
 
 std::expected<CapturedOutcome, std::string> OutcomeNamed(std::string_view name) {
@@ -197,50 +195,37 @@ std::expected<std::string, std::string> DecodeBase64(std::string_view text) {
 }
 
 void AppendCaptureLine(std::string& out, const CaptureRecord& record) {
-  out += "{\"rankd_capture\":";
-  out += std::to_string(kCaptureFormatVersion);
-  AppendBytesMember(out, "request", record.request);
-  out += ",\"request_id\":";
-  json::AppendJsonString(out, record.request_id);
-  out += ",\"plan\":";
-  json::AppendJsonString(out, record.plan);
-  out += ",\"plan_digest\":";
-  json::AppendJsonString(out, record.plan_digest);
-  AppendBytesMember(out, "response", record.response);
-  out += ",\"commands\":[";
-  for (std::size_t i = 0; i < record.commands.size(); ++i) {
-    const CapturedCommand& c = record.commands[i];
-    if (i > 0) out += ',';
-    out += "{\"batch\":";
-    out += std::to_string(c.batch);
-    out += ",\"endpoint\":";
-    json::AppendJsonString(out, c.endpoint);
+  json::JsonWriter w(out);
+  w.BeginObject().Key("rankd_capture").Int(kCaptureFormatVersion);
+  WriteBytesMember(w, "request", record.request);
+  w.Member("request_id", record.request_id).Member("plan", record.plan);
+  w.Member("plan_digest", record.plan_digest);
+  WriteBytesMember(w, "response", record.response);
+  w.Key("commands").BeginArray();
+  for (const CapturedCommand& c : record.commands) {
+    w.BeginObject().Key("batch").Uint(c.batch).Member("endpoint", c.endpoint);
     const std::optional<std::vector<std::string_view>> args = CommandArguments(c.command);
     bool readable = args.has_value();
     if (readable) {
       for (std::string_view a : *args) readable = readable && IsValidUtf8(a);
     }
     if (readable) {
-      out += ",\"command\":[";
-      for (std::size_t k = 0; k < args->size(); ++k) {
-        if (k > 0) out += ',';
-        json::AppendJsonString(out, (*args)[k]);
-      }
-      out += ']';
+      w.Key("command").BeginArray();
+      for (const std::string_view a : *args) w.String(a);
+      w.EndArray();
     } else {
-      out += ",\"command_base64\":\"";
-      AppendBase64(out, c.command);
-      out += '"';
+      std::string base64;
+      AppendBase64(base64, c.command);
+      w.Member("command_base64", base64);
     }
-    out += ",\"outcome\":\"";
-    out += CapturedOutcomeName(c.outcome);
-    out += '"';
+    w.Member("outcome", CapturedOutcomeName(c.outcome));
     if (c.outcome == CapturedOutcome::kReply || c.outcome == CapturedOutcome::kErrorReply) {
-      AppendBytesMember(out, "reply", c.reply);
+      WriteBytesMember(w, "reply", c.reply);
     }
-    out += '}';
+    w.EndObject();
   }
-  out += "]}\n";
+  w.EndArray().EndObject();
+  out += '\n';
 }
 
 std::expected<CaptureRecord, std::string> ParseCaptureLine(std::string_view line) {

@@ -126,31 +126,8 @@ std::optional<double> KendallTauB(std::span<const CommonItem> common) {
          std::sqrt(static_cast<double>(pairs - ties_a) * static_cast<double>(pairs - ties_b));
 }
 
-void AppendNumberOrNull(std::string& out, std::optional<double> value) {
-  if (value) {
-    json::AppendEcmaScriptNumber(out, *value);
-  } else {
-    out.append("null");
-  }
-}
-
 void AppendSize(std::string& out, std::size_t value) {
   json::AppendInt64(out, static_cast<std::int64_t>(value));
-}
-
-void AppendOnlyItems(std::string& out, std::span<const OnlyItem> items) {
-  out.push_back('[');
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    out.append("{\"id\":");
-    json::AppendInt64(out, items[i].id);
-    out.append(",\"rank\":");
-    AppendSize(out, items[i].rank);
-    out.append(",\"score\":");
-    AppendNumberOrNull(out, items[i].score);
-    out.push_back('}');
-  }
-  out.push_back(']');
 }
 
 // `value` with `digits` digits after the point.
@@ -207,48 +184,61 @@ std::expected<RankingDiff, std::string> DiffRankings(std::span<const RankedItem>
   return diff;
 }
 
-void WriteRankingDiffJson(std::string& out, const RankingDiff& diff) {
-  out.append("{\"k\":");
-  AppendSize(out, diff.options.k);
-  out.append(",\"rbo_p\":");
-  json::AppendEcmaScriptNumber(out, diff.options.rbo_p);
-  out.append(",\"size_a\":");
-  AppendSize(out, diff.size_a);
-  out.append(",\"size_b\":");
-  AppendSize(out, diff.size_b);
-  out.append(",\"common\":");
-  AppendSize(out, diff.common.size());
-  out.append(",\"overlap_at_k\":");
-  json::AppendEcmaScriptNumber(out, diff.overlap_at_k);
-  out.append(",\"rbo\":");
-  json::AppendEcmaScriptNumber(out, diff.rbo);
-  out.append(",\"kendall_tau\":");
-  AppendNumberOrNull(out, diff.kendall_tau);
-  out.append(",\"only_in_a\":");
-  AppendOnlyItems(out, diff.only_in_a);
-  out.append(",\"only_in_b\":");
-  AppendOnlyItems(out, diff.only_in_b);
-  out.append(",\"items\":[");
-  for (std::size_t i = 0; i < diff.common.size(); ++i) {
-    const CommonItem& item = diff.common[i];
-    if (i > 0) out.push_back(',');
-    out.append("{\"id\":");
-    json::AppendInt64(out, item.id);
-    out.append(",\"rank_a\":");
-    AppendSize(out, item.rank_a);
-    out.append(",\"rank_b\":");
-    AppendSize(out, item.rank_b);
-    out.append(",\"rank_change\":");
-    json::AppendInt64(out, item.rank_change());
-    out.append(",\"score_a\":");
-    AppendNumberOrNull(out, item.score_a);
-    out.append(",\"score_b\":");
-    AppendNumberOrNull(out, item.score_b);
-    out.append(",\"score_change\":");
-    AppendNumberOrNull(out, item.score_change());
-    out.push_back('}');
+void WriteRankingDiffJson(json::JsonWriter& w, const RankingDiff& diff) {
+  const auto number_or_null = [&w](std::optional<double> value) {
+    if (value) {
+      w.Double(*value);
+    } else {
+      w.Null();
+    }
+  };
+  const auto size = [&w](std::size_t value) { w.Int(static_cast<std::int64_t>(value)); };
+  const auto only_items = [&](std::span<const OnlyItem> items) {
+    w.BeginArray();
+    for (const OnlyItem& item : items) {
+      w.BeginObject().Key("id").Int(item.id).Key("rank");
+      size(item.rank);
+      w.Key("score");
+      number_or_null(item.score);
+      w.EndObject();
+    }
+    w.EndArray();
+  };
+  w.BeginObject().Key("k");
+  size(diff.options.k);
+  w.Key("rbo_p").Double(diff.options.rbo_p).Key("size_a");
+  size(diff.size_a);
+  w.Key("size_b");
+  size(diff.size_b);
+  w.Key("common");
+  size(diff.common.size());
+  w.Key("overlap_at_k").Double(diff.overlap_at_k).Key("rbo").Double(diff.rbo);
+  w.Key("kendall_tau");
+  number_or_null(diff.kendall_tau);
+  w.Key("only_in_a");
+  only_items(diff.only_in_a);
+  w.Key("only_in_b");
+  only_items(diff.only_in_b);
+  w.Key("items").BeginArray();
+  for (const CommonItem& item : diff.common) {
+    w.BeginObject().Key("id").Int(item.id).Key("rank_a");
+    size(item.rank_a);
+    w.Key("rank_b");
+    size(item.rank_b);
+    w.Key("rank_change").Int(item.rank_change()).Key("score_a");
+    number_or_null(item.score_a);
+    w.Key("score_b");
+    number_or_null(item.score_b);
+    w.Key("score_change");
+    number_or_null(item.score_change());
+    w.EndObject();
   }
-  out.append("]}");
+  w.EndArray().EndObject();
+}
+
+void WriteRankingDiffJson(std::string& out, const RankingDiff& diff) {
+  json::JsonWriter w(out);
+  WriteRankingDiffJson(w, diff);
 }
 
 void WriteRankingDiffText(std::string& out, const RankingDiff& diff, std::size_t max_moves) {

@@ -4,7 +4,7 @@
 
 #include "json/number_format.h"
 #include "ops/op_table.h"
-#include "rankd/engine/json/json_text.h"
+#include "rankd/engine/json/json_writer.h"
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/debug_check.h"
 #include "rankd/runtime/offload.h"
@@ -144,51 +144,29 @@ rt::Task<ShadowOutcome> RunShadow(Ranker& ranker, const ShadowRun& run) {
 }
 
 void WriteShadowRecord(std::string& out, const ShadowRun& run, const ShadowOutcome& outcome) {
-  out.append("{\"request_id\":");
-  json::AppendJsonString(out, run.request_id);
-  out.append(",\"surface\":");
-  json::AppendJsonString(out, run.surface);
-  out.append(",\"variant\":");
-  json::AppendJsonString(out, run.variant);
-  out.append(",\"plan\":");
-  json::AppendJsonString(out, run.primary.plan->plan().name);
-  out.append(",\"shadow_plan\":");
-  json::AppendJsonString(out, run.plan->plan().name);
-  out.append(",\"shadow_plan_digest\":");
-  json::AppendJsonString(out, run.plan->plan().digest);
-  out.append(",\"viewer_id\":");
+  json::JsonWriter w(out);
+  w.BeginObject().Member("request_id", run.request_id).Member("surface", run.surface);
+  w.Member("variant", run.variant).Member("plan", run.primary.plan->plan().name);
+  w.Member("shadow_plan", run.plan->plan().name);
+  w.Member("shadow_plan_digest", run.plan->plan().digest).Key("viewer_id");
   if (run.viewer_id) {
-    json::AppendInt64(out, *run.viewer_id);
+    w.Int(*run.viewer_id);
   } else {
-    out.append("null");
+    w.Null();
   }
-  out.append(",\"status\":");
-  json::AppendJsonString(out, ShadowStatusName(outcome.status));
-  if (outcome.error) {
-    out.append(",\"error\":");
-    json::AppendJsonString(out, WireName(*outcome.error));
-  }
-  if (!outcome.message.empty()) {
-    out.append(",\"message\":");
-    json::AppendJsonString(out, outcome.message);
-  }
-  out.append(",\"shared_nodes\":");
-  json::AppendInt64(out, static_cast<std::int64_t>(outcome.shared_nodes));
-  out.append(",\"saved_redis_commands\":");
-  json::AppendInt64(out, static_cast<std::int64_t>(outcome.saved_redis_commands));
-  out.append(",\"redis_commands\":");
-  json::AppendInt64(out, static_cast<std::int64_t>(outcome.redis_commands));
-  out.append(",\"degraded\":");
-  json::AppendInt64(out, static_cast<std::int64_t>(outcome.degraded));
-  out.append(",\"elapsed_us\":");
-  json::AppendInt64(out, outcome.elapsed_us);
-  out.append(",\"diff\":");
+  w.Member("status", ShadowStatusName(outcome.status));
+  if (outcome.error) w.Member("error", WireName(*outcome.error));
+  if (!outcome.message.empty()) w.Member("message", outcome.message);
+  w.Key("shared_nodes").Uint(outcome.shared_nodes);
+  w.Key("saved_redis_commands").Uint(outcome.saved_redis_commands);
+  w.Key("redis_commands").Uint(outcome.redis_commands).Key("degraded").Uint(outcome.degraded);
+  w.Key("elapsed_us").Int(outcome.elapsed_us).Key("diff");
   if (outcome.diff) {
-    WriteRankingDiffJson(out, *outcome.diff);
+    WriteRankingDiffJson(w, *outcome.diff);
   } else {
-    out.append("null");
+    w.Null();
   }
-  out.push_back('}');
+  w.EndObject();
 }
 
 }  // namespace rankd::engine::experiments

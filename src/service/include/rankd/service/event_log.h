@@ -7,10 +7,13 @@
 #pragma once
 
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
+
+#include "rankd/engine/json/json_writer.h"
 
 namespace rankd::service {
 
@@ -37,11 +40,24 @@ class EventLog {
   // per-shard generator, so logging shares no state between shards).
   bool Sampled(double random) const noexcept { return random < sample_; }
   void Request(const RequestLine& line);
-  // An event line: {"time", "event", then `fields`}. `fields` is the text of JSON members
-  // without braces (`"plans":4,"port":8080`), or empty.
-  void Event(std::string_view event, std::string_view fields = {});
+  // An event line: {"time", "event"}.
+  void Event(std::string_view event);
+  // An event line: {"time", "event", then the members `write_fields` writes into the open
+  // object}.
+  template <class WriteFields>
+    requires std::invocable<WriteFields&, engine::json::JsonWriter&>
+  void Event(std::string_view event, WriteFields&& write_fields) {
+    std::string line;
+    engine::json::JsonWriter w(line);
+    BeginLine(w, event);
+    write_fields(w);
+    w.EndObject();
+    Write(line);
+  }
 
  private:
+  // Opens the line's object with its time and event.
+  static void BeginLine(engine::json::JsonWriter& w, std::string_view event);
   void Write(std::string& line);
 
   double sample_;

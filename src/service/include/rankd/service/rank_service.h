@@ -2,7 +2,12 @@
 // POST /rank (docs/engine.md's request and response, each error code with its HTTP status),
 // GET /plans, GET /plans/:name, GET /healthz, GET /readyz, GET /metrics (Prometheus),
 // GET /openapi.json (built with each store it loads) and POST /admin/reload (from loopback only);
-// and the studio page with its API under /studio (studio_routes.cpp, docs/studio.md).
+// and the studio page with its API under /studio (docs/studio.md).
+//
+// The service owns the per-shard state (shard_engine.h) and the store, and registers its routes
+// by family, each in a file of its own: rank (rank_routes.cpp), plans and OpenAPI
+// (plan_routes.cpp), admin and reload (admin_routes.cpp), metrics (metrics_routes.cpp) and the
+// studio (studio_routes.cpp).
 //
 // Each shard has its own Redis clients (one per endpoint of the registry) and its own Ranker,
 // made on the shard's loop when the set starts; they connect in the background, so a server
@@ -147,13 +152,22 @@ class RankService {
                std::uint64_t* version) const;
   // Gives `shard` the current store if a reload replaced it.
   void Refresh(ShardEngine& shard) const;
+
+  // The rank family (rank_routes.cpp): POST /rank.
+  void AddRankRoutes(http::Router& router);
   rt::Task<http::Response> Rank(http::Request& request);
+  // The plans family (plan_routes.cpp): GET /plans, GET /plans/:name, GET /openapi.json.
+  void AddPlanRoutes(http::Router& router);
   http::Response Plans() const;
   http::Response PlanArtifact(const http::Request& request) const;
-  http::Response Ready() const;
-  http::Response Metrics() const;
   http::Response OpenApi() const;
+  // The admin family (admin_routes.cpp): GET /healthz, GET /readyz, POST /admin/reload.
+  void AddAdminRoutes(http::Router& router);
+  http::Response Ready() const;
   rt::Task<http::Response> AdminReload(http::Request& request);
+  // The metrics family (metrics_routes.cpp): GET /metrics.
+  void AddMetricsRoutes(http::Router& router);
+  http::Response Metrics() const;
   // Ranks `body` on this thread's shard with `context` (its store refreshed first), an exception
   // turned into an internal error's answer; counts and logs nothing.
   rt::Task<engine::Ranker::Answer> RankOnShard(std::string_view body,

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "rankd/engine/json/json_writer.h"
+
 namespace rankd::engine::experiments {
 
 // One item of a ranked list: the row's id and, when the answer carries one, its score.
@@ -86,8 +88,10 @@ std::expected<RankingDiff, std::string> DiffRankings(std::span<const RankedItem>
                                                      std::span<const RankedItem> b,
                                                      const RankingDiffOptions& options = {});
 
-// The diff as one JSON object (docs/experiments.md gives its members), appended to `out`.
+// The diff as one JSON object (docs/experiments.md gives its members), appended to `out`, or
+// written as the next value of `w`.
 void WriteRankingDiffJson(std::string& out, const RankingDiff& diff);
+void WriteRankingDiffJson(json::JsonWriter& w, const RankingDiff& diff);
 
 // The diff as text: a summary line, then the `max_moves` common items whose rank changed most
 // (largest |rank_change| first, then by rank in A), one per line; each line ends with '\n'.
