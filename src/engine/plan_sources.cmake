@@ -24,14 +24,15 @@ set(RANKD_ENGINE_PLAN_SOURCES
   plan/plan_loader.cpp
   plan/regex.cpp
   plan/tree_types.cpp
+  problems/error_code.cpp
+  problems/file_reader.cpp
+  problems/load_error.cpp
   registry/registry.cpp
   registry/registry_checks.cpp
   registry/registry_loader.cpp
   registry/toml_reader.cpp
   schema/json_adapter.cpp
   schema/schema_validator.cpp
-  store/file_reader.cpp
-  store/load_error.cpp
   store/plan_store.cpp
   store/store_models.cpp
   store/surfaces.cpp
@@ -55,7 +56,6 @@ set(RANKD_ENGINE_VM_SOURCES
 # Execution: requests and responses, the schedulers, the ops' run functions and kernels, Redis
 # sources and value parsing.
 set(RANKD_ENGINE_EXEC_SOURCES
-  problems/error_code.cpp
   api/item_trace.cpp
   api/rank_request.cpp
   api/rank_response.cpp

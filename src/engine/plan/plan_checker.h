@@ -15,7 +15,7 @@
 
 #include "json/value.h"
 #include "ops/op_table.h"
-#include "plan/problem_sink.h"
+#include "problems/problem_sink.h"
 #include "rankd/engine/plan/plan.h"
 #include "rankd/engine/registry/registry.h"
 
