@@ -1,9 +1,8 @@
 # The engine's sources, relative to src/engine, in three lists: plan loading (JSON, registry, op
 # table, plan validation, plan store, tree models), the expression VM, and execution. The fuzz
 # project (fuzz/CMakeLists.txt) compiles the same lists with its instrumentation. A fourth list,
-# experiments, is built on them and only into rankd_engine. The op table names each
-# op's run function, so plan loading links with execution (and so with the runtime, net and
-# redis components).
+# experiments, is built on them and only into rankd_engine. The op table (plan/op_table.h) is
+# the plan-time specification only; each op's run function is bound in exec/op_runs.cpp.
 set(RANKD_ENGINE_PLAN_SOURCES
   json/canonical.cpp
   json/digest.cpp
@@ -17,10 +16,10 @@ set(RANKD_ENGINE_PLAN_SOURCES
   models/quick_scorer.cpp
   models/tree_model.cpp
   models/xgboost_json_reader.cpp
-  ops/op_table.cpp
   plan/plan.cpp
   plan/plan_builder.cpp
   plan/plan_checker.cpp
+  plan/op_table.cpp
   plan/plan_loader.cpp
   plan/regex.cpp
   plan/tree_types.cpp
@@ -64,6 +63,7 @@ set(RANKD_ENGINE_EXEC_SOURCES
   exec/capturing_batch.cpp
   exec/cpu_nodes.cpp
   exec/executor.cpp
+  exec/op_runs.cpp
   exec/redis_nodes.cpp
   exec/request.cpp
   exec/request_capture.cpp

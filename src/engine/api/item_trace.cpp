@@ -7,7 +7,7 @@
 
 #include "api/row_json.h"
 #include "json/number_format.h"
-#include "ops/op_table.h"
+#include "plan/op_table.h"
 #include "rankd/engine/json/json_text.h"
 #include "rankd/engine/ops/cpu_ops.h"
 

@@ -6,7 +6,7 @@
 #include "api/row_json.h"
 #include "json/canonical.h"
 #include "json/number_format.h"
-#include "ops/op_table.h"
+#include "plan/op_table.h"
 #include "rankd/runtime/debug_check.h"
 
 namespace rankd::engine {

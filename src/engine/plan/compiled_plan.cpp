@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "ops/op_table.h"
+#include "plan/op_table.h"
 #include "rankd/engine/plan/compiled_plan.h"
 
 namespace rankd::engine {
