@@ -61,6 +61,7 @@ set(RANKD_ENGINE_EXEC_SOURCES
   api/ranker.cpp
   api/request_ids.cpp
   exec/capturing_batch.cpp
+  exec/compiled_plan.cpp
   exec/cpu_nodes.cpp
   exec/executor.cpp
   exec/op_runs.cpp
@@ -72,7 +73,6 @@ set(RANKD_ENGINE_EXEC_SOURCES
   ops/concat_op.cpp
   ops/ordering_ops.cpp
   ops/selection_ops.cpp
-  plan/compiled_plan.cpp
   sources/endpoints.cpp
   sources/reply_sinks.cpp
   values/value_parsers.cpp

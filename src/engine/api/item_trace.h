@@ -10,7 +10,7 @@
 #include <string>
 
 #include "rankd/engine/exec/executor.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 
 namespace rankd::engine {
 

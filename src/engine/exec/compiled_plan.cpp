@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "plan/op_table.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 
 namespace rankd::engine {
 namespace {
