@@ -65,7 +65,7 @@ test-cpp: setup-test
 # redis-server processes and clusters, and the engine's executor (label integration). Parsers,
 # plan loading and the VM are single-threaded: ASan covers them, and TSan would only rebuild them
 # (minutes on 2 cores) to find nothing.
-ASAN_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests rankd_http_tests rankd_engine_tests rankd_engine_integration_tests rankd_redis_integration_tests
+ASAN_TESTS := rankd_runtime_tests rankd_net_tests rankd_redis_tests rankd_http_tests rankd_plan_loading_tests rankd_engine_tests rankd_engine_integration_tests rankd_redis_integration_tests
 ASAN_LABELS := runtime|net|redis|http|engine|service
 TSAN_TESTS := rankd_runtime_tests rankd_net_tests rankd_http_tests rankd_engine_integration_tests rankd_redis_integration_tests rankd_service_tests
 TSAN_LABELS := ^(runtime|net|http|integration|service)$$

@@ -32,7 +32,7 @@
 #include "plan_case_registry.h"
 #include "plan_cases.h"
 #include "rankd/engine/exec/executor.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/runtime/event_loop.h"
 #include "reference_executor.h"
 

@@ -17,7 +17,7 @@
 #include "rankd/engine/api/rank_response.h"
 #include "rankd/engine/api/ranker.h"
 #include "rankd/engine/experiments/capture_file.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/engine/sources/endpoints.h"
 #include "rankd/engine/store/plan_store.h"
 #include "rankd/runtime/event_loop.h"

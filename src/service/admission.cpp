@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/runtime/debug_check.h"
 
 namespace rankd::service {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "rankd/engine/api/ranker.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/task_scope.h"
 #include "rankd/service/admission.h"

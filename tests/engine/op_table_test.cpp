@@ -10,7 +10,7 @@
 
 #include "json/parser.h"
 #include "json/pointer.h"
-#include "ops/op_table.h"
+#include "plan/op_table.h"
 #include "schema/plan_schema_text.h"
 
 namespace rankd::engine::ops {
@@ -156,15 +156,12 @@ TEST(OpTableTest, ReadsAnIntGivenAsAParam) {
 // How each op runs and degrades, as docs/plan-format.md's "Failure policy" states it: sources and
 // the ops that make new candidates from their input yield no rows, concat keeps its finished
 // inputs, every other op passes its input on; an op sends Redis commands exactly when it reads a
-// key schema, and its run function is of its execution's kind.
+// key schema. (That its run function is of its execution's kind: op_runs_test.cpp.)
 TEST(OpTableTest, EveryOpSaysHowItRunsAndDegrades) {
   for (const OpSpec& op : AllOps()) {
     SCOPED_TRACE(std::string(op.name));
     const bool reads_redis = op.reads_list.present() || op.reads_hash.present();
     EXPECT_EQ(op.execution == Execution::kRedisSource, reads_redis);
-    const bool async = op.execution == Execution::kRedisSource || op.execution == Execution::kWait;
-    EXPECT_EQ(op.run_async != nullptr, async);
-    EXPECT_EQ(op.run_cpu != nullptr, !async);
     if (op.inputs.max == 0 || op.reads_list.present()) {
       EXPECT_EQ(op.degrade, DegradeRule::kNoRows);
     } else if (op.inputs.max == 2) {

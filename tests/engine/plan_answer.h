@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "rankd/engine/exec/executor.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/engine/values/value.h"
 
 namespace rankd::engine::testing {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "plan_builder.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 
 namespace rankd::service {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "api/row_json.h"
-#include "ops/op_table.h"
+#include "plan/op_table.h"
 #include "rankd/engine/ops/cpu_ops.h"
 
 namespace rankd::engine {

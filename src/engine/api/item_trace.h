@@ -9,8 +9,8 @@
 #include <span>
 
 #include "rankd/engine/exec/executor.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/engine/json/json_writer.h"
-#include "rankd/engine/plan/compiled_plan.h"
 
 namespace rankd::engine {
 

@@ -5,7 +5,7 @@
 #include "api/item_trace.h"
 #include "api/row_json.h"
 #include "json/canonical.h"
-#include "ops/op_table.h"
+#include "plan/op_table.h"
 #include "rankd/engine/json/json_writer.h"
 #include "rankd/runtime/debug_check.h"
 

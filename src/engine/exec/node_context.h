@@ -16,7 +16,7 @@
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/candidates.h"
 #include "rankd/engine/exec/executor.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/engine/sources/endpoints.h"
 
 namespace rankd::engine {

@@ -1,4 +1,4 @@
-// The run functions of the op table's entries (ops/op_table.h): how each op's node does its work,
+// The ops' run functions (bound to each op in exec/op_runs.h): how each op's node does its work,
 // given its NodeContext (exec/node_context.h). Redis sources and waits are coroutines on the
 // shard's loop; CPU runs are plain functions that may run on a CPU pool thread (over the node's
 // own arena and its finished inputs) and check their cancellation token as they go.

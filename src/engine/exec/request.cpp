@@ -1,5 +1,5 @@
 // Request: scheduling and outcomes (request.h). The nodes' work is their ops' run functions
-// (exec/node_runs.h), found through the op table.
+// (exec/node_runs.h), bound to each op in exec/op_runs.h.
 #include "exec/request.h"
 
 #include <time.h>
@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "exec/verify_rows.h"
-#include "ops/op_table.h"
+#include "exec/op_runs.h"
+#include "plan/op_table.h"
 #include "rankd/engine/ops/cpu_ops.h"
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/debug_check.h"
@@ -221,7 +222,7 @@ rt::Task<const CandidateSet*> Request::Work(NodeContext& node) {
   switch (op.execution) {
     case ops::Execution::kRedisSource:
     case ops::Execution::kWait:
-      co_return co_await op.run_async(node);
+      co_return co_await OpRunOf(op.op).run_async(node);
     case ops::Execution::kCpu:
     case ops::Execution::kHeavyCpu:
       co_return co_await Cpu(node);
@@ -240,7 +241,7 @@ rt::Task<const CandidateSet*> Request::Cpu(NodeContext& node) {
     const rt::CancelToken token = co_await rt::CurrentCancelToken();
     token.ThrowIfStopRequested();
     const std::int64_t cpu = ThreadCpuNanos();
-    const CandidateSet* rows = op.run_cpu(node, token);
+    const CandidateSet* rows = OpRunOf(op.op).run_cpu(node, token);
     report.cpu_us += (ThreadCpuNanos() - cpu) / 1000;
     co_return rows;
   }
@@ -256,7 +257,7 @@ rt::Task<const CandidateSet*> Request::Cpu(NodeContext& node) {
           ~Account() { *total = ThreadCpuNanos() - start; }
         } account{start, &cpu_ns};
         token.ThrowIfStopRequested();
-        return op.run_cpu(node, token);
+        return OpRunOf(op.op).run_cpu(node, token);
       });
   report.cpu_us += cpu_ns / 1000;
   co_return rows;

@@ -3,8 +3,8 @@
 //
 // Per node it keeps the rows (in the node's own arena, so that a node's CPU work can run on a pool
 // thread while other nodes of the request allocate on the loop), how many inputs are still
-// running, and the explain report. A node's work is its op's run function (the op table,
-// ops/op_table.h), given a NodeContext; what a `skip` node yields when it degrades is its op's
+// running, and the explain report. A node's work is its op's run function (exec/op_runs.h,
+// beside the op table plan/op_table.h), given a NodeContext; what a `skip` node yields when it degrades is its op's
 // degrade rule. After every node, the rows are checked against the compiled node (every output
 // key has a column of its type; in debug builds also the selection is in range): a broken
 // invariant fails the request as `internal` rather than reaching a kernel. The async scheduler

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "rankd/engine/columns/candidates.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 
 namespace rankd::engine {
 

@@ -3,7 +3,7 @@
 #include "rankd/engine/experiments/shadow.h"
 
 #include "json/number_format.h"
-#include "ops/op_table.h"
+#include "plan/op_table.h"
 #include "rankd/engine/json/json_writer.h"
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/debug_check.h"

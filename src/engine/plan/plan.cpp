@@ -1,7 +1,7 @@
 // The typed plan's lookups and the names of its enums (rankd/engine/plan.h).
 #include "rankd/engine/plan/plan.h"
 
-#include "ops/op_table.h"
+#include "plan/op_table.h"
 #include "registry/find_by_name.h"
 
 namespace rankd::engine {

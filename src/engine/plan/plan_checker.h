@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "json/value.h"
-#include "ops/op_table.h"
-#include "plan/problem_sink.h"
+#include "plan/op_table.h"
+#include "problems/problem_sink.h"
 #include "rankd/engine/plan/plan.h"
 #include "rankd/engine/registry/registry.h"
 

@@ -4,7 +4,6 @@
 
 #include "json/parser.h"
 #include "plan/plan_builder.h"
-#include "rankd/engine/store/plan_store.h"
 
 namespace rankd::engine {
 
@@ -20,14 +19,6 @@ std::shared_ptr<const Plan> LoadPlanText(std::string_view text, const Registry& 
   if (!analysis) return nullptr;
   return std::make_shared<const Plan>(
       BuildPlan(*parsed, std::move(*analysis), problems.file(), std::string(text)));
-}
-
-std::shared_ptr<const Plan> LoadPlan(std::string_view text, const std::string& file,
-                                     const Registry& registry) {
-  ProblemSink problems(file);
-  std::shared_ptr<const Plan> plan = LoadPlanText(text, registry, PlanCheckOptions{}, problems);
-  if (plan == nullptr) throw LoadError(problems.Take());
-  return plan;
 }
 
 }  // namespace rankd::engine

@@ -1,5 +1,5 @@
 // Loading one plan artifact: its text parsed (json/parser.h), checked (plan_checker.h) and built
-// into a Plan (plan_builder.h). LoadPlan (plan_store.h) is this with the digest checked and the
+// into a Plan (plan_builder.h). LoadPlan (plan_store.h, defined in store/) is this with the digest checked and the
 // problems thrown; the store loader and the fuzz target use it directly.
 //
 // Plain function; no thread affinity.
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "plan/plan_checker.h"
-#include "plan/problem_sink.h"
+#include "problems/problem_sink.h"
 #include "rankd/engine/plan/plan.h"
 #include "rankd/engine/registry/registry.h"
 

@@ -6,6 +6,7 @@
 #include "json/pointer.h"
 #include "plan/regex.h"
 #include "problems/problem_codes.h"
+#include "rankd/engine/plan/plan.h"
 #include "rankd/runtime/debug_check.h"
 #include "values/value_json.h"
 

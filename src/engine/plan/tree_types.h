@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "json/value.h"
-#include "plan/problem_sink.h"
+#include "problems/problem_sink.h"
 #include "rankd/engine/registry/registry.h"
 #include "rankd/engine/values/value.h"
 

@@ -8,12 +8,12 @@
 
 #include "json/canonical.h"
 #include "json/digest.h"
+#include "problems/file_reader.h"
 #include "problems/problem_codes.h"
+#include "rankd/engine/problems/load_problem.h"
 #include "rankd/engine/registry/registry.h"
-#include "rankd/engine/store/plan_store.h"
 #include "registry/registry_checks.h"
 #include "registry/toml_reader.h"
-#include "store/file_reader.h"
 #include "values/value_json.h"
 
 namespace rankd::engine {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "json/value.h"
-#include "rankd/engine/store/plan_store.h"
+#include "rankd/engine/problems/load_problem.h"
 
 namespace rankd::engine {
 

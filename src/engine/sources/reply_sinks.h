@@ -26,7 +26,6 @@
 
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/column.h"
-#include "rankd/engine/plan/compiled_plan.h"
 #include "rankd/redis/resp.h"
 #include "rankd/redis/sinks.h"
 

@@ -12,9 +12,9 @@
 #include "json/pointer.h"
 #include "plan/plan_loader.h"
 #include "problems/problem_codes.h"
-#include "plan/problem_sink.h"
+#include "problems/problem_sink.h"
 #include "registry/registry_checks.h"
-#include "store/file_reader.h"
+#include "problems/file_reader.h"
 #include "store/store_models.h"
 #include "store/surfaces_loader.h"
 
@@ -219,6 +219,14 @@ std::shared_ptr<const Plan> PlanStore::Find(std::string_view name) const {
 std::shared_ptr<const Surface> PlanStore::FindSurface(std::string_view name) const {
   const auto it = surfaces_.find(name);
   return it == surfaces_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const Plan> LoadPlan(std::string_view text, const std::string& file,
+                                     const Registry& registry) {
+  ProblemSink problems(file);
+  std::shared_ptr<const Plan> plan = LoadPlanText(text, registry, PlanCheckOptions{}, problems);
+  if (plan == nullptr) throw LoadError(problems.Take());
+  return plan;
 }
 
 std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plans_dir,

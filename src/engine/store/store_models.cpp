@@ -8,7 +8,7 @@
 #include "json/digest.h"
 #include "json/pointer.h"
 #include "problems/problem_codes.h"
-#include "store/file_reader.h"
+#include "problems/file_reader.h"
 
 namespace rankd::engine {
 namespace {

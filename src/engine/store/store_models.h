@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/problem_sink.h"
+#include "problems/problem_sink.h"
 #include "rankd/engine/models/bound_model.h"
 #include "rankd/engine/plan/plan.h"
 #include "rankd/engine/registry/registry.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/engine/sources/endpoints.h"
 
 namespace rankd::service {

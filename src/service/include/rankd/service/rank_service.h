@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "rankd/engine/api/ranker.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/http/router.h"
 #include "rankd/http/server.h"
 #include "rankd/runtime/clock.h"

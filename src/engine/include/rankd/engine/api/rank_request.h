@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "rankd/engine/problems/error_code.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/engine/values/value.h"
 #include "rankd/engine/vm/program.h"
 

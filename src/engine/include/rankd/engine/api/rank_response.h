@@ -12,7 +12,7 @@
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/problems/error_code.h"
 #include "rankd/engine/exec/executor.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 
 namespace rankd::engine {
 

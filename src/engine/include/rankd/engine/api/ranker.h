@@ -19,7 +19,7 @@
 #include "rankd/engine/problems/error_code.h"
 #include "rankd/engine/api/shadow_run.h"
 #include "rankd/engine/exec/executor.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/engine/sources/endpoints.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/task.h"

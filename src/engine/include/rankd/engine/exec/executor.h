@@ -38,7 +38,7 @@
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/candidates.h"
 #include "rankd/engine/exec/request_capture.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/engine/vm/program.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/cpu_pool.h"

@@ -3,7 +3,7 @@
 // The loader (plan_store.h) parses an artifact, validates it against the JSON Schema and every
 // rule of the format, and builds this; anything here has passed. Node params are those of the
 // node's op (the others keep their defaults); expressions and predicates are trees as in the
-// artifact. The compiler (compiled_plan.h) turns a Plan into what a request executes.
+// artifact. The compiler (exec/compiled_plan.h) turns a Plan into what a request executes.
 //
 // Thread affinity: immutable once loaded; shared by pointer across threads. Ownership: owns
 // everything, the artifact's text included.

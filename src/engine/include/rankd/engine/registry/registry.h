@@ -148,7 +148,7 @@ class Registry {
   std::size_t id_slot_ = 0;
 };
 
-// Loads `dir/*.toml`. Throws LoadError (plan_store.h) naming the file and field.
+// Loads `dir/*.toml`. Throws LoadError (problems/load_problem.h) naming the file and field.
 std::shared_ptr<const Registry> LoadRegistry(const std::filesystem::path& dir);
 
 }  // namespace rankd::engine

@@ -149,7 +149,7 @@ class OneByOneEndpoint final : public Endpoint {
 };
 
 // A shard's clients of every endpoint (made on the shard's loop), in name order: a compiled
-// plan's SchemaRef::endpoint indexes them (compiled_plan.h).
+// plan's SchemaRef::endpoint indexes them (exec/compiled_plan.h).
 class EndpointSet {
  public:
   // Clients of each target (a pool for a single server, a cluster client for a cluster), with

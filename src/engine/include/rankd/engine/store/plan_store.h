@@ -27,32 +27,11 @@
 
 #include "rankd/engine/models/model_set.h"
 #include "rankd/engine/plan/plan.h"
+#include "rankd/engine/problems/load_problem.h"
 #include "rankd/engine/registry/registry.h"
 #include "rankd/engine/store/surfaces.h"
 
 namespace rankd::engine {
-
-// One problem found while loading.
-struct LoadProblem {
-  std::string file;     // the file it is in
-  std::string code;     // the problem code (docs/plan-format.md, "Problem codes")
-  std::string pointer;  // RFC 6901 pointer of the field in that file ("" for the whole file)
-  std::string node;     // the node id, "$plan" for the plan as a whole, "" outside plans
-  std::string message;  // what is wrong, for people
-
-  // "file: /pointer (node n): message [code]"
-  std::string ToString() const;
-};
-
-// Thrown when a registry or plan store cannot be loaded; what() lists every problem.
-class LoadError : public std::runtime_error {
- public:
-  explicit LoadError(std::vector<LoadProblem> problems);
-  const std::vector<LoadProblem>& problems() const noexcept { return problems_; }
-
- private:
-  std::vector<LoadProblem> problems_;
-};
 
 class PlanStore {
  public:

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "ops/op_table.h"
-#include "rankd/engine/plan/compiled_plan.h"
+#include "plan/op_table.h"
+#include "rankd/engine/exec/compiled_plan.h"
 
 namespace rankd::engine {
 namespace {

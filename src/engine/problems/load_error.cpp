@@ -1,7 +1,7 @@
 #include <string>
 #include <utility>
 
-#include "rankd/engine/store/plan_store.h"
+#include "rankd/engine/problems/load_problem.h"
 
 namespace rankd::engine {
 namespace {

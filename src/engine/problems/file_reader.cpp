@@ -1,4 +1,4 @@
-#include "store/file_reader.h"
+#include "problems/file_reader.h"
 
 #include <cerrno>
 #include <cstring>

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "rankd/engine/store/plan_store.h"
+#include "rankd/engine/problems/load_problem.h"
 
 namespace rankd::engine {
 

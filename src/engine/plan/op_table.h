@@ -1,7 +1,8 @@
 // The op table: what the engine knows about each plan op, one entry per op, indexed by Op
 // (docs/plan-format.md, "Ops"). It has the shape of rankc's table (dsl/src/compiler/ops.ts), so
-// the two are read side by side; the plan validator reads ops only from here, and the data plane
-// adds how to run each op.
+// the two are read side by side. This is the plan-time specification: the plan validator reads
+// ops only from here, and plan loading links without execution. How a node of each op runs (its
+// run function) is the execution-time half, exec/op_runs.h, indexed by the same Op.
 //
 // An entry (OpSpec) states:
 //   inputs   how many input nodes the op reads, {min, max}.
@@ -20,8 +21,8 @@
 //   check    the op's own checks beyond what the fields above imply (null when none).
 //   runs     how a node of the op executes: a Redis source (a coroutine sending commands on the
 //            shard's endpoints), CPU work (a function over its inputs, inline or on the CPU
-//            pool), or a wait on the loop (the `sleep` test op); and the function that does it
-//            (exec/node_runs.h).
+//            pool), or a wait on the loop (the `sleep` test op). The function that does it is
+//            bound in exec/op_runs.h.
 //   viewer   whether it reads the request's viewer_id (a request to a plan with such a node
 //            must carry one).
 //   degrade  what a `skip` node of the op yields when it fails or times out (docs/plan-format.md,
@@ -30,8 +31,9 @@
 //            known (docs/engine.md, "Execution").
 //
 // Nothing else in the engine switches on an op: the plan checker, the plan compiler, the
-// schedulers, explain and OpenAPI read this table. Adding an op is one entry here, its run
-// function, its docs and its tests.
+// schedulers, explain and OpenAPI read this table (the schedulers with exec/op_runs.h). Adding an
+// op is one entry here, its run function and its entry in exec/op_runs.cpp, its docs and its
+// tests.
 //
 // Immutable, static data; any thread.
 #pragma once
@@ -44,7 +46,6 @@
 #include <string_view>
 #include <vector>
 
-#include "exec/node_runs.h"
 #include "json/value.h"
 #include "plan/tree_types.h"
 #include "rankd/engine/plan/plan.h"
@@ -159,8 +160,6 @@ struct OpSpec {
   NodeCost (*cost)(std::span<const std::uint64_t> input_rows, const NodeParams& params) = nullptr;
   void (*check)(OpCheck& check) = nullptr;
   Execution execution = Execution::kCpu;
-  AsyncNodeRun run_async = nullptr;  // kRedisSource, kWait
-  CpuNodeRun run_cpu = nullptr;      // kCpu
   DegradeRule degrade = DegradeRule::kPassInput;
   bool reads_viewer_id = false;  // its rows start from the request's viewer_id
   // It reads nothing of its input's rows but their ids (the lists it reads are keyed by them):

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/store/plan_store.h"
+#include "rankd/engine/problems/load_problem.h"
 
 namespace rankd::engine {
 

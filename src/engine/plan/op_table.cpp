@@ -1,4 +1,4 @@
-#include "ops/op_table.h"
+#include "plan/op_table.h"
 
 #include <algorithm>
 #include <array>
@@ -175,45 +175,43 @@ constexpr std::span<const ParamSpec> kNone{};
 
 // clang-format off
 // In the order of Op. Fields: op, name, inputs, params, reads_list, reads_hash, output, cost,
-// check, execution, run_async, run_cpu, degrade, reads_viewer_id, reads_input_ids_only.
+// check, execution, degrade, reads_viewer_id, reads_input_ids_only.
 constexpr std::array<OpSpec, 16> kOps = {{
     {Op::kViewer, "viewer", {0, 0}, kNone, {}, Fixed("user"), kIdAndHashKeys, ViewerCost,
-     nullptr, Execution::kRedisSource, RunViewerNode, nullptr, DegradeRule::kNoRows, true},
+     nullptr, Execution::kRedisSource, DegradeRule::kNoRows, true},
     {Op::kFollow, "follow", {1, 1}, kFanoutParams, Fixed("follow"), Fixed("user"),
-     kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource, RunUserListNode, nullptr,
-     DegradeRule::kNoRows, false, true},
+     kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource, DegradeRule::kNoRows, false, true},
     {Op::kRecommendation, "recommendation", {1, 1}, kFanoutParams, Fixed("recommendation"),
      Fixed("user"), kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource,
-     RunUserListNode, nullptr, DegradeRule::kNoRows, false, true},
+     DegradeRule::kNoRows, false, true},
     {Op::kMedia, "media", {1, 1}, kFanoutParams, Fixed("media"), {}, kIdOnly, ListCost, nullptr,
-     Execution::kRedisSource, RunIdListNode, nullptr, DegradeRule::kNoRows, false, true},
+     Execution::kRedisSource, DegradeRule::kNoRows, false, true},
     {Op::kFetchList, "fetch_list", {1, 1}, kFetchListParams, FromSchemaParam(), {}, kIdOnly,
-     ListCost, nullptr, Execution::kRedisSource, RunIdListNode, nullptr, DegradeRule::kNoRows,
+     ListCost, nullptr, Execution::kRedisSource, DegradeRule::kNoRows,
      false, true},
     {Op::kFixedSource, "fixed_source", {0, 0}, kFixedSourceParams, {}, {}, kIdOnly,
-     FixedSourceCost, CheckFixedSource, Execution::kCpu, nullptr, RunFixedSourceNode,
-     DegradeRule::kNoRows},
+     FixedSourceCost, CheckFixedSource, Execution::kCpu, DegradeRule::kNoRows},
     {Op::kFetchFeatures, "fetch_features", {1, 1}, kFetchFeaturesParams, {}, FromSchemaParam(),
      kInputAndFetchedKeys, FetchFeaturesCost, CheckFetchFeatures, Execution::kRedisSource,
-     RunFetchFeaturesNode, nullptr, DegradeRule::kPassInput},
+     DegradeRule::kPassInput},
     {Op::kVm, "vm", {1, 1}, kVmParams, {}, {}, kInputAndOutKey, FromInput, CheckVm,
-     Execution::kCpu, nullptr, RunVmNode, DegradeRule::kPassInput},
+     Execution::kCpu, DegradeRule::kPassInput},
     {Op::kFilter, "filter", {1, 1}, kFilterParams, {}, {}, kInputKeys, FromInput, CheckFilter,
-     Execution::kCpu, nullptr, RunFilterNode, DegradeRule::kPassInput},
+     Execution::kCpu, DegradeRule::kPassInput},
     {Op::kSort, "sort", {1, 1}, kSortParams, {}, {}, kInputKeys, FromInput, nullptr,
-     Execution::kCpu, nullptr, RunSortNode, DegradeRule::kPassInput, false, false, true},
+     Execution::kCpu, DegradeRule::kPassInput, false, false, true},
     {Op::kTake, "take", {1, 1}, kTakeParams, {}, {}, kInputKeys, TakeCost, nullptr,
-     Execution::kCpu, nullptr, RunTakeNode, DegradeRule::kPassInput},
+     Execution::kCpu, DegradeRule::kPassInput},
     {Op::kTopk, "topk", {1, 1}, kTopkParams, {}, {}, kInputKeys, TopkCost, CheckTopk,
-     Execution::kCpu, nullptr, RunTopkNode, DegradeRule::kPassInput, false, false, true},
+     Execution::kCpu, DegradeRule::kPassInput, false, false, true},
     {Op::kDedupe, "dedupe", {1, 1}, kDedupeParams, {}, {}, kInputKeys, FromInput, nullptr,
-     Execution::kCpu, nullptr, RunDedupeNode, DegradeRule::kPassInput},
+     Execution::kCpu, DegradeRule::kPassInput},
     {Op::kConcat, "concat", {2, 2}, kNone, {}, {}, kInputKeys, ConcatCost, nullptr,
-     Execution::kCpu, nullptr, RunConcatNode, DegradeRule::kKeepFinishedInputs},
+     Execution::kCpu, DegradeRule::kKeepFinishedInputs},
     {Op::kSleep, "sleep", {1, 1}, kMsParams, {}, {}, kInputKeys, FromInput, nullptr,
-     Execution::kWait, RunSleepNode, nullptr, DegradeRule::kPassInput},
+     Execution::kWait, DegradeRule::kPassInput},
     {Op::kBusyCpu, "busy_cpu", {1, 1}, kMsParams, {}, {}, kInputKeys, FromInput, nullptr,
-     Execution::kHeavyCpu, nullptr, RunBusyCpuNode, DegradeRule::kPassInput},
+     Execution::kHeavyCpu, DegradeRule::kPassInput},
 }};
 // clang-format on
 
