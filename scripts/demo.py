@@ -34,6 +34,7 @@ import time
 
 from rankd_harness.demo_common import (SURFACES, Stop, on_sigterm, print_top, request,
                                        start_serve, step)
+from rankd_harness.files import lines_when
 from rankd_harness.processes import stop_process
 from rankd_harness.redis_server import RedisServer
 
@@ -147,15 +148,7 @@ class Demo:
     def wait_lines(self, path, count):
         """The lines of `path` once it has `count` (the server writes them from a thread of its
         own), or what it has after 10 s."""
-        deadline = time.time() + 10
-        while True:
-            lines = []
-            if os.path.exists(path):
-                with open(path) as f:
-                    lines = f.read().splitlines()
-            if len(lines) >= count or time.time() > deadline:
-                return lines
-            time.sleep(0.05)
+        return lines_when(path, count, 10)
 
     def show_experiment(self, viewers):
         if not os.path.exists(os.path.join(self.plans, "surfaces.toml")):

@@ -14,6 +14,7 @@ import threading
 import time
 import unittest
 
+from rankd_harness.files import lines_when
 from rankd_harness.processes import stop_process
 from rankd_harness.run_fixture import redis_with_dataset
 
@@ -266,12 +267,4 @@ def samples(text):
 def json_lines(path, count, timeout=10):
     """The JSON lines of `path` once it holds `count` of them, or what it holds after `timeout`
     seconds (the server writes them from a thread of its own)."""
-    deadline = time.time() + timeout
-    while True:
-        lines = []
-        if os.path.exists(path):
-            with open(path) as f:
-                lines = f.read().splitlines()
-        if len(lines) >= count or time.time() > deadline:
-            return [json.loads(l) for l in lines]
-        time.sleep(0.02)
+    return [json.loads(line) for line in lines_when(path, count, timeout)]
