@@ -44,6 +44,9 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
   }
   context.served_record = options_.served_log != nullptr &&
                           NextUniform(shard.random_state) < options_.served_log_sample;
+  // The served record's time: the server's clock as the record is asked for.
+  const std::string served_time = context.served_record ? NowRfc3339() : std::string();
+  context.served_record_time = served_time;
   context.shadow_draw = NextUniform(shard.random_state);
   engine::Ranker::Answer answer = co_await RankOnShard(request.body, context);
   const int status = answer.error ? engine::HttpStatus(*answer.error) : 200;
@@ -60,11 +63,8 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
     options_.captures->Offer(std::move(line));
   }
   if (!answer.served_record.empty()) {
-    // The record with the server's clock first: {"time":"...", then the record's members.
-    std::string line = "{\"time\":\"" + NowRfc3339() + "\",";
-    line.append(answer.served_record, 1);
-    line.push_back('\n');
-    options_.served_log->Offer(std::move(line));
+    answer.served_record.push_back('\n');
+    options_.served_log->Offer(std::move(answer.served_record));
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -148,10 +148,8 @@ rt::Task<void> RankService::Shadow(ShardEngine& shard, std::unique_ptr<engine::S
   if (options_.shadow_log != nullptr &&
       NextUniform(shard.random_state) < options_.shadow_log_sample) {
     // The record with the server's clock first, as the served-rankings log's.
-    std::string line = "{\"time\":\"" + NowRfc3339() + "\",";
-    std::string record;
-    ex::WriteShadowRecord(record, *run, outcome);
-    line.append(record, 1);
+    std::string line;
+    ex::WriteShadowRecord(line, *run, outcome, NowRfc3339());
     line.push_back('\n');
     options_.shadow_log->Offer(std::move(line));
   }

@@ -125,6 +125,7 @@ class ServedLogTest(OwnServer):
         self.assertEqual(sorted(r["request_id"] for r in records), sorted(sent))
         for r in records:
             body, response = sent[r["request_id"]]
+            self.assertEqual(next(iter(r)), "time")  # the record's first member
             self.assertRegex(r["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
             self.assertEqual(r["request"], body)
             self.assertEqual((r["plan"], r["plan_digest"]), (response["plan"], response["plan_digest"]))

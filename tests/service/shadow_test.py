@@ -80,6 +80,7 @@ class ShadowTest(OwnServer):
                 self.assertEqual((record["status"], record["surface"], record["variant"],
                                   record["plan"], record["shadow_plan"], record["viewer_id"]),
                                  ("ran", "home", "control", "feed", "feed_fresh", viewer))
+                self.assertEqual(next(iter(record)), "time")  # the record's first member
                 self.assertRegex(record["time"], r"^\d{4}-\d\d-\d\dT")
                 # viewer, follow, media and features are feed's; score, quality and top run on
                 # them and read no Redis.

@@ -143,14 +143,16 @@ void WriteRankResponse(std::string& out, const RankedRequest& ranked) {
   w.EndObject();
 }
 
-void WriteServedRecord(std::string& out, const RankedRequest& ranked) {
+void WriteServedRecord(std::string& out, const RankedRequest& ranked, std::string_view time) {
   const CompiledPlan& plan = ranked.plan;
   const ExecutionResult& result = ranked.result;
   const SurfaceAssignment& assignment = ranked.assignment;
   const std::optional<std::int64_t>& viewer_id = ranked.request.viewer_id;
   const Registry& registry = plan.registry();
   JsonWriter w(out);
-  w.BeginObject().Member("request_id", ranked.request_id).Member("plan", plan.plan().name);
+  w.BeginObject();
+  if (!time.empty()) w.Member("time", time);
+  w.Member("request_id", ranked.request_id).Member("plan", plan.plan().name);
   w.Member("plan_digest", plan.plan().digest).Member("surface", assignment.surface);
   w.Member("variant", assignment.variant).Key("viewer_id");
   if (viewer_id) {

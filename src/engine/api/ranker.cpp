@@ -268,7 +268,9 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
     answer.degraded += n.status == NodeStatus::kDegraded ? 1 : 0;
   for (const ExecutionResult::Output& o : result.outputs) answer.rows += o.rows->size();
   WriteRankResponse(answer.body, ranked);
-  if (context.served_record) WriteServedRecord(answer.served_record, ranked);
+  if (context.served_record) {
+    WriteServedRecord(answer.served_record, ranked, context.served_record_time);
+  }
   if (shadow_run) {
     shadow_run->request_id = answer.request_id;
     shadow_run->surface = answer.surface;

@@ -143,9 +143,12 @@ rt::Task<ShadowOutcome> RunShadow(Ranker& ranker, const ShadowRun& run) {
   co_return outcome;
 }
 
-void WriteShadowRecord(std::string& out, const ShadowRun& run, const ShadowOutcome& outcome) {
+void WriteShadowRecord(std::string& out, const ShadowRun& run, const ShadowOutcome& outcome,
+                       std::string_view time) {
   json::JsonWriter w(out);
-  w.BeginObject().Member("request_id", run.request_id).Member("surface", run.surface);
+  w.BeginObject();
+  if (!time.empty()) w.Member("time", time);
+  w.Member("request_id", run.request_id).Member("surface", run.surface);
   w.Member("variant", run.variant).Member("plan", run.primary.plan->plan().name);
   w.Member("shadow_plan", run.plan->plan().name);
   w.Member("shadow_plan_digest", run.plan->plan().digest).Key("viewer_id");

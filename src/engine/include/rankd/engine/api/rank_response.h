@@ -41,11 +41,11 @@ struct RankedRequest {
 void WriteRankResponse(std::string& out, const RankedRequest& ranked);
 
 // The served-rankings record of an executed request (`result` without error; docs/experiments.md,
-// "Served-rankings log"), as one JSON object without a line end and without its "time" (the
-// server's clock, which the caller adds first): the request, the plan, and each output's items
+// "Served-rankings log"), as one JSON object without a line end: its "time" first when `time`
+// (the server's clock, RFC 3339) is not empty, then the request, the plan, and each output's items
 // by rank with every key of their rows and, when the output node orders its rows by a key (sort,
 // topk), that key's value as the item's score.
-void WriteServedRecord(std::string& out, const RankedRequest& ranked);
+void WriteServedRecord(std::string& out, const RankedRequest& ranked, std::string_view time = {});
 
 // An error body, the one form of every error rankd answers with:
 // {"request_id": ..., "error": {"code": ..., "message": ...}}, without request_id when it is

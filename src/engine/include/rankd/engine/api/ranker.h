@@ -63,7 +63,7 @@ class Ranker {
     std::size_t rows = 0;   // of a ranked answer: its rows, over every output
     bool captured = false;  // its plan ran with Context::capture recording
     // Of a ranked answer, when Context::served_record asked: its served-rankings record
-    // (WriteServedRecord, without "time"); empty otherwise.
+    // (WriteServedRecord, with Context::served_record_time as its "time"); empty otherwise.
     std::string served_record;
     // The plan it named, once found in the store (null before), and its executed nodes.
     std::shared_ptr<const CompiledPlan> compiled;
@@ -91,6 +91,9 @@ class Ranker {
     // Write Answer::served_record when the request ranks (docs/experiments.md, "Served-rankings
     // log").
     bool served_record = false;
+    // The served-rankings record's "time": the server's clock when it asks (RFC 3339; empty:
+    // none). Borrowed until Rank returns.
+    std::string_view served_record_time{};
     // A uniform draw in [0, 1) deciding whether a request of a surface with a shadow plan is
     // shadowed (it is when the draw is under the shadow's sample); nullopt: never.
     std::optional<double> shadow_draw{};

@@ -56,8 +56,9 @@ rt::Task<ShadowOutcome> RunShadow(Ranker& ranker, const ShadowRun& run);
 std::vector<RankedItem> RankedListOfRows(const ExecutionResult::Output& output,
                                          const Registry& registry);
 
-// The shadow log's record of a run (docs/experiments.md, "Shadow plans"): one JSON object,
-// without "time" and without a newline.
-void WriteShadowRecord(std::string& out, const ShadowRun& run, const ShadowOutcome& outcome);
+// The shadow log's record of a run (docs/experiments.md, "Shadow plans"): one JSON object without
+// a newline, its first member "time" when `time` (the server's clock, RFC 3339) is not empty.
+void WriteShadowRecord(std::string& out, const ShadowRun& run, const ShadowOutcome& outcome,
+                       std::string_view time = {});
 
 }  // namespace rankd::engine::experiments
