@@ -14,23 +14,27 @@ const Reply* Reply::Find(std::string_view key) const {
   return nullptr;
 }
 
+bool Reply::SameAttributes(const Reply& other) const {
+  return attributes == other.attributes && AttributeMaps() == other.AttributeMaps();
+}
+
 bool Reply::operator==(const Reply& other) const {
   if (type != other.type) return false;
   switch (type) {
     case Type::kInteger:
-      return integer == other.integer && attributes == other.attributes;
+      return integer == other.integer && SameAttributes(other);
     case Type::kDouble:
       if (std::isnan(number) || std::isnan(other.number)) {
-        return std::isnan(number) && std::isnan(other.number) && attributes == other.attributes;
+        return std::isnan(number) && std::isnan(other.number) && SameAttributes(other);
       }
-      return number == other.number && attributes == other.attributes;
+      return number == other.number && SameAttributes(other);
     case Type::kBoolean:
-      return boolean == other.boolean && attributes == other.attributes;
+      return boolean == other.boolean && SameAttributes(other);
     case Type::kNull:
-      return attributes == other.attributes;
+      return SameAttributes(other);
     default:
       return str == other.str && format == other.format && elements == other.elements &&
-             attributes == other.attributes;
+             SameAttributes(other);
   }
 }
 
@@ -60,10 +64,15 @@ void AppendEscaped(std::string& out, std::string_view s) {
 }
 
 void Render(const Reply& r, std::string& out) {
-  if (!r.attributes.empty()) {
+  std::size_t first = 0;
+  for (const std::size_t entries : r.AttributeMaps()) {
     out += "|attributes ";
-    Render(Reply::Aggregate(Type::kMap, r.attributes), out);
+    const auto begin = r.attributes.begin() + static_cast<std::ptrdiff_t>(first);
+    Render(Reply::Aggregate(Type::kMap, std::vector<Reply>(
+                                            begin, begin + static_cast<std::ptrdiff_t>(2 * entries))),
+           out);
     out += "| ";
+    first += 2 * entries;
   }
   switch (r.type) {
     case Type::kSimpleString:
@@ -150,10 +159,11 @@ void ReplyBuilder::OnAggregateBegin(Type type, std::size_t values) {
   Reply r;
   r.type = type;
   r.elements.reserve(values);  // bounded: the parser has already seen every one of them
-  // An aggregate is the value a pending attribute describes (its own children come later).
-  if (type != Type::kAttribute && pending_attribute_) {
-    r.attributes = std::move(pending_attribute_->elements);
-    pending_attribute_.reset();
+  // An aggregate is the value a pending attribute describes (its own children come later). An
+  // attribute right after an attribute describes the same value: it holds the pending maps while
+  // it is read, so that no value inside it takes them.
+  if (pending_attribute_) {
+    TakePendingAttributes(r);
   }
   open_.push_back(std::move(r));
 }
@@ -162,21 +172,28 @@ void ReplyBuilder::OnAggregateEnd(Type) {
   Reply r = std::move(open_.back());
   open_.pop_back();
   if (r.type == Type::kAttribute) {
-    if (pending_attribute_) {  // two attributes in a row describe the same value
-      for (Reply& e : r.elements) pending_attribute_->elements.push_back(std::move(e));
-    } else {
-      pending_attribute_ = std::move(r);
-    }
+    // The maps before it (held while it was read), then its own, describe the next value.
+    Reply pending;
+    pending.type = Type::kAttribute;
+    pending.attribute_maps = r.AttributeMaps();
+    pending.attribute_maps.push_back(r.elements.size() / 2);
+    pending.elements = std::move(r.attributes);
+    for (Reply& e : r.elements) pending.elements.push_back(std::move(e));
+    pending_attribute_ = std::move(pending);
     return;
   }
   Add(std::move(r), /*is_aggregate_end=*/true);
 }
 
+void ReplyBuilder::TakePendingAttributes(Reply& value) {
+  value.attributes = std::move(pending_attribute_->elements);
+  value.attribute_maps = std::move(pending_attribute_->attribute_maps);
+  if (value.attribute_maps.size() == 1) value.attribute_maps.clear();  // one map: the default
+  pending_attribute_.reset();
+}
+
 void ReplyBuilder::Add(Reply value, bool is_aggregate_end) {
-  if (!is_aggregate_end && pending_attribute_) {
-    value.attributes = std::move(pending_attribute_->elements);
-    pending_attribute_.reset();
-  }
+  if (!is_aggregate_end && pending_attribute_) TakePendingAttributes(value);
   if (open_.empty()) {
     root_ = std::move(value);
     done_ = true;

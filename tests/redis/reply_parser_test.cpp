@@ -229,6 +229,27 @@ TEST(ReplyParserResp3, AttributesCanBeExposed) {
   EXPECT_EQ(testing::Written(r), kAttributed);
 }
 
+// Two attribute maps in a row describe the one value after them: the first is not taken by a
+// value inside the second, and each map keeps its entries (so the reply writes back as it came,
+// within the depth and element limits it was read under).
+TEST(ReplyParserResp3, AttributesInARowDescribeTheNextValueMapByMap) {
+  Limits limits;
+  limits.expose_attributes = true;
+  limits.max_depth = 2;
+  limits.max_elements = 4;
+  constexpr std::string_view kTwoMaps = "|1\r\n+a\r\n~0\r\n|1\r\n+b\r\n:2\r\n(12678\r\n";
+  const Reply r = ParseOne(kTwoMaps, limits);
+  ASSERT_EQ(r.type, Type::kBigNumber);
+  EXPECT_EQ(r.attributes, (std::vector<Reply>{Reply::Simple("a"), Reply::Aggregate(Type::kSet, {}),
+                                               Reply::Simple("b"), Reply::Integer(2)}));
+  EXPECT_EQ(r.AttributeMaps(), (std::vector<std::size_t>{1, 1}));
+  EXPECT_EQ(testing::Written(r), kTwoMaps);
+  // One map of two entries is not the same reply as two maps of one.
+  Reply one_map = r;
+  one_map.attribute_maps.clear();
+  EXPECT_NE(one_map, r);
+}
+
 TEST(ReplyParser, ViewsPointIntoTheBuffer) {
   const std::string buffer = "*2\r\n$3\r\nabc\r\n+def\r\n";
   struct Views : NullSink {

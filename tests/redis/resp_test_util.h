@@ -75,9 +75,11 @@ inline void WriteReply(const Reply& r, std::string& out, bool resp2 = false) {
     out += payload;
     out += "\r\n";
   };
-  if (!r.attributes.empty()) {
-    line('|', std::to_string(r.attributes.size() / 2));
-    for (const Reply& a : r.attributes) WriteReply(a, out, resp2);
+  std::size_t first = 0;
+  for (const std::size_t entries : r.AttributeMaps()) {  // each map in a row with its own header
+    line('|', std::to_string(entries));
+    for (std::size_t i = first; i < first + 2 * entries; ++i) WriteReply(r.attributes[i], out, resp2);
+    first += 2 * entries;
   }
   switch (r.type) {
     case Type::kSimpleString:

@@ -31,6 +31,15 @@ struct Reply {
   std::vector<Reply> elements;
   // Attributes sent just before this value (keys and values alternating), when exposed.
   std::vector<Reply> attributes;
+  // How many entries each attribute map sent before the value holds, in order: RESP3 lets several
+  // maps in a row describe one value, and `attributes` holds them all. Empty: one map (or none).
+  std::vector<std::size_t> attribute_maps;
+
+  // The entries of each attribute map before the value, in order (none: empty).
+  std::vector<std::size_t> AttributeMaps() const {
+    if (!attribute_maps.empty() || attributes.empty()) return attribute_maps;
+    return {attributes.size() / 2};
+  }
 
   static Reply Null() { return Reply{}; }
   static Reply Simple(std::string_view s) { return Text(Type::kSimpleString, s); }
@@ -62,6 +71,8 @@ struct Reply {
 
   // Doubles compare by bit pattern class: nan equals nan, so round-trip tests can compare.
   bool operator==(const Reply& other) const;
+  // The same attributes, in the same maps.
+  bool SameAttributes(const Reply& other) const;
 
   // One line, e.g. [bulk "a", int 1, {simple "k": null}], strings escaped.
   std::string DebugString() const;
@@ -91,6 +102,9 @@ class ReplyBuilder {
  private:
   // A finished value (is_aggregate_end: an aggregate whose attributes it already took).
   void Add(Reply value, bool is_aggregate_end = false);
+  // Moves the pending attribute maps onto `value` (the value they describe, or an attribute
+  // right after them that holds them while it is read).
+  void TakePendingAttributes(Reply& value);
 
   std::vector<Reply> open_;  // aggregates begun and not yet ended, outermost first
   std::optional<Reply> pending_attribute_;
