@@ -27,6 +27,7 @@ function scratchTree(): string {
   const dir = mkdtempSync(path.join(tmpdir(), "rankd-spec-"));
   cpSync(path.join(REPO_DIR, "spec"), path.join(dir, "spec"), { recursive: true });
   cpSync(path.join(REPO_DIR, "docs"), path.join(dir, "docs"), { recursive: true });
+  cpSync(path.join(REPO_DIR, "schema"), path.join(dir, "schema"), { recursive: true });
   symlinkSync(path.join(REPO_DIR, "node_modules"), path.join(dir, "node_modules"));
   return dir;
 }
@@ -55,6 +56,62 @@ test("the generator writes each output and then finds the tree current; an edit 
   }
 });
 
+/** A plan op entry for spec/ops.toml, with parts replaced. */
+function opEntry(name: string, parts: { cost?: string; explain?: string; param?: string; extra?: string }): string {
+  return [
+    "",
+    "[[op]]",
+    `name = "${name}"`,
+    "inputs = [1, 1]",
+    "output = { input_keys = true }",
+    parts.cost ?? 'cost = { rows = "in", cmds = "0" }',
+    ...(parts.extra?.startsWith("execution") ? [] : ['execution = "cpu"']),
+    'run = "RunShuffleNode"',
+    'degrade = "pass_input"',
+    parts.explain ?? 'explain = ""',
+    'summary = ""',
+    'dsl = ".shuffle()"',
+    'dsl_note = "x"',
+    'doc = "x"',
+    ...(parts.extra ? [parts.extra] : []),
+    ...(parts.param ? [parts.param] : []),
+    "",
+  ].join("\n");
+}
+
+test("a new plan op is one entry in spec/ops.toml: the engine's and rankc's tables, the schema and the docs follow from it", () => {
+  const dir = scratchTree();
+  try {
+    const ops = path.join(dir, "spec", "ops.toml");
+    const entry = opEntry("shuffle", {
+      cost: 'cost = { rows = "min(in, limit)", cmds = "0" }',
+      explain: 'explain = "limit={limit}"',
+      param: '[[op.param]]\nname = "limit"\ntype = "int"\nmin = 1\nmax = 500\n',
+    });
+    writeFileSync(ops, readFileSync(ops, "utf8") + entry);
+    const script = path.join(dir, "spec", "generate.mjs");
+    const r = run(script);
+    assert.equal(r.status, 0, r.stderr);
+    const read = (file: string) => readFileSync(path.join(dir, file), "utf8");
+    assert.match(read("src/engine/include/rankd/engine/plan/ops.gen.h"), /kBusyCpu, kShuffle,\n/);
+    assert.match(read("src/engine/include/rankd/engine/plan/ops.gen.h"), /\/\/ shuffle: an integer from 1 to 500\.\n  std::int64_t limit = 0;/);
+    const table = read("src/engine/plan/op_table.gen.h");
+    assert.match(table, /\{\.op = Op::kShuffle,\n     \.name = "shuffle",/);
+    assert.match(table, /\.rows = std::min\(in, Count\(p\.limit\)\)/);
+    assert.match(table, /ReadParam\(params, "limit", out\.limit\);/);
+    assert.match(read("src/engine/exec/op_runs.gen.h"), /\{\.run_async = nullptr, \.run_cpu = &RunShuffleNode\},  \/\/ shuffle/);
+    assert.match(read("dsl/src/generated/ops.ts"), /shuffle: \{\n    inputs: \{"min":1,"max":1\},\n    params: \{ limit: \{"type":"int","required":true,"min":1,"max":500\} \}/);
+    const node = JSON.parse(read("schema/plan.v1.schema.json")).definitions.node;
+    assert.ok(node.properties.op.enum.includes("shuffle"));
+    const clause = node.allOf.find((c: { if: { properties: { op: { enum: string[] } } } }) => c.if.properties.op.enum[0] === "shuffle");
+    assert.deepEqual(clause.then.properties.params.properties, { limit: { type: "integer", minimum: 1, maximum: 500 } });
+    assert.match(read("docs/plan-format.md"), /\| `shuffle` \| 1 \| `\{limit\}` \| x \| input keys \| min\(in, limit\) \| 0 \|/);
+    assert.match(read("docs/authoring.md"), /\| `\.shuffle\(\)` \| `shuffle` \| x \|/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a spec entry with an unknown field, a missing field or a name given twice is refused with its file and entry", () => {
   const cases: Array<[string, string, RegExp]> = [
     ["request.toml", '\n[[field]]\nname = "colour"\ntype = "string"\nshade = "red"\ndoc = "x"\n', /spec\/request\.toml: field 10: unknown field "shade"/],
@@ -63,6 +120,11 @@ test("a spec entry with an unknown field, a missing field or a name given twice 
     ["request.toml", '\n[[field]]\nname = "limit"\ntype = "int"\nmin = 5\nmax = 1\ndoc = "x"\n', /limit: min and max must lie within int64, min <= max/],
     ["errors.toml", '\n[[error]]\ncode = "teapot"\nstatus = 418\nlayer = "kettle"\ndoc = "x"\n', /layer = "kettle" is not one of engine, service, http/],
     ["problems.toml", '\n[[problem]]\ncode = "odd"\ngroup = "plan"\nproblem = "x"\npointer = "x"\n', /odd: a plan problem has "rule"/],
+    ["ops.toml", opEntry("shuffle", { param: '[[op.param]]\nname = "by"\ntype = "int"\nmin = 0\nmax = 1\n' }), /shuffle: param "by" is a int here but a key in sort: one name, one meaning/],
+    ["ops.toml", opEntry("shuffle", { cost: 'cost = { rows = "in * seed", cmds = "0" }' }), /shuffle: cost\.rows = "in \* seed": "seed" is not in, sum\(in\), len\(list\), min\(a, b\), an integer or an int param/],
+    ["ops.toml", opEntry("shuffle", { explain: 'explain = "{seed}"' }), /shuffle: explain: \{seed\} is not a param/],
+    ["ops.toml", opEntry("shuffle", { extra: 'removal = "predicate"' }), /shuffle: removal "predicate" needs a pred param "pred"/],
+    ["ops.toml", opEntry("shuffle", { extra: 'execution = "teleport"' }), /execution = "teleport" is not one of redis_source, cpu, heavy_cpu, wait/],
   ];
   for (const [file, extra, message] of cases) {
     const dir = scratchTree();

@@ -27,19 +27,19 @@ std::optional<std::size_t> PositionOf(const CandidateSet& rows, std::size_t id_s
 
 std::string Rank(std::size_t position) { return std::to_string(position + 1); }
 
-// Why a node that keeps its input's rows (filter, dedupe, topk, take, ...) did not keep the row
-// at `position` of `input`.
+// Why a node that keeps its input's rows did not keep the row at `position` of `input`, by its
+// op's removal rule (spec/ops.toml).
 std::string WhyRemoved(const CompiledNode& node, const CandidateSet& input, std::size_t position,
                        std::size_t kept) {
   const NodeParams& params = node.node->params;
   const std::string of = " of " + std::to_string(input.size());
-  switch (node.node->op) {
-    case Op::kFilter:
+  switch (node.op->removal) {
+    case ops::RemovalRule::kPredicate:
       return "its predicate " + params.pred + " was not true for it (false or null)";
-    case Op::kTake:
+    case ops::RemovalRule::kPosition:
       return "at rank " + Rank(position) + of + " in its input; the node kept the first " +
              std::to_string(kept);
-    case Op::kTopk: {
+    case ops::RemovalRule::kRankByKey: {
       // Its rank by `by` as topk orders (highest first, ties in input order, nulls last): the
       // stable descending sort's.
       Arena arena(4096);
@@ -52,7 +52,7 @@ std::string WhyRemoved(const CompiledNode& node, const CandidateSet& input, std:
       return "ranked " + (by_rank ? Rank(*by_rank) : std::string("?")) + of + " by " + params.by +
              "; the node kept the top " + std::to_string(kept);
     }
-    case Op::kDedupe: {
+    case ops::RemovalRule::kEarlierDuplicate: {
       const Column* by = input.column(node.key.slot);
       const std::uint32_t row = input.row(position);
       for (std::size_t i = 0; i < position; ++i) {
@@ -67,9 +67,10 @@ std::string WhyRemoved(const CompiledNode& node, const CandidateSet& input, std:
       }
       return "a row before it has the same " + params.by + " value";
     }
-    default:
-      return "its rows do not have it";
+    case ops::RemovalRule::kNone:
+      break;
   }
+  return "its rows do not have it";
 }
 
 }  // namespace
@@ -114,7 +115,7 @@ void WriteItemTrace(json::JsonWriter& w, const CompiledPlan& plan, const Executi
       if (!at[i]) {
         nodes_w.Bool(false).EndObject();
         // Removed here: a node that keeps its input's rows lacks it while an input had it.
-        if (node.op->degrade == ops::DegradeRule::kNoRows) continue;
+        if (node.op->makes_candidates) continue;
         for (const std::size_t input : node.inputs) {
           if (!at[input]) continue;
           removed = true;
@@ -141,7 +142,7 @@ void WriteItemTrace(json::JsonWriter& w, const CompiledPlan& plan, const Executi
     nodes_w.EndArray();
     removed_w.EndArray();
     outputs_w.EndArray();
-    const char* outcome = returned ? "returned"
+    const char* outcome = returned  ? "returned"
                           : removed ? "removed"
                           : seen    ? "not_returned"
                                     : "not_produced";

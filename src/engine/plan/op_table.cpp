@@ -4,8 +4,7 @@
 #include <array>
 #include <limits>
 
-#include "json/number_format.h"
-#include "problems/problem_codes.h"
+#include "plan/op_checks.gen.h"
 
 namespace rankd::engine::ops {
 
@@ -22,198 +21,82 @@ std::uint64_t SaturatingMul(std::uint64_t a, std::uint64_t b) noexcept {
 
 namespace {
 
-constexpr ParamSpec Int(std::string_view name, std::int64_t min, std::int64_t max) {
-  return ParamSpec{name, ParamType::kInt, true, min, max, {}};
-}
-// An int param a plan may also give as a declared int request param (ParamSpec::from_param).
-constexpr ParamSpec IntOrParam(std::string_view name, std::int64_t min, std::int64_t max,
-                               std::int64_t NodeParams::*value,
-                               std::string NodeParams::*from_param) {
-  return ParamSpec{name, ParamType::kInt, true, min, max, {}, value, from_param};
-}
-constexpr ParamSpec Named(std::string_view name, ParamType type) {
-  return ParamSpec{name, type, true, 0, 0, {}};
-}
-
-constexpr std::int64_t kMaxFanout = 10'000;
-constexpr std::int64_t kMaxMs = 60'000;
-
-constexpr std::string_view kSortOrders[] = {"asc", "desc"};
-
-constexpr ParamSpec kFanoutParams[] = {Int("fanout", 1, kMaxFanout)};
-constexpr ParamSpec kFetchListParams[] = {Named("schema", ParamType::kSchema),
-                                          Int("fanout", 1, kMaxFanout)};
-constexpr ParamSpec kFixedSourceParams[] = {{"ids", ParamType::kIntList, true, 1, 10'000, {}}};
-constexpr ParamSpec kFetchFeaturesParams[] = {Named("schema", ParamType::kSchema),
-                                              {"keys", ParamType::kKeyList, true, 1, 256, {}}};
-constexpr ParamSpec kVmParams[] = {Named("out_key", ParamType::kOutKey),
-                                   Named("expr", ParamType::kExpr)};
-constexpr ParamSpec kFilterParams[] = {Named("pred", ParamType::kPred)};
-constexpr ParamSpec kSortParams[] = {Named("by", ParamType::kKey),
-                                     {"order", ParamType::kEnum, true, 0, 0, kSortOrders}};
-constexpr ParamSpec kTakeParams[] = {
-    IntOrParam("count", 0, 1'000'000, &NodeParams::count, &NodeParams::count_param)};
-constexpr ParamSpec kTopkParams[] = {
-    Named("by", ParamType::kKey),
-    IntOrParam("k", 1, 1'000'000, &NodeParams::k, &NodeParams::k_param)};
-constexpr ParamSpec kDedupeParams[] = {Named("by", ParamType::kKey)};
-constexpr ParamSpec kMsParams[] = {Int("ms", 0, kMaxMs)};
-
-constexpr OutputKeys kIdOnly{false, nullptr, nullptr, false};
-constexpr OutputKeys kIdAndHashKeys{false, nullptr, nullptr, true};
-constexpr OutputKeys kInputKeys{true, nullptr, nullptr, false};
-constexpr OutputKeys kInputAndFetchedKeys{true, nullptr, &NodeParams::keys, false};
-constexpr OutputKeys kInputAndOutKey{true, &NodeParams::out_key, nullptr, false};
-
-constexpr SchemaRead Fixed(std::string_view name) { return {name, {}, nullptr}; }
-constexpr SchemaRead FromSchemaParam() { return {{}, "schema", &NodeParams::schema}; }
-
 std::uint64_t InRows(std::span<const std::uint64_t> input_rows) {
   return input_rows.empty() ? 0 : input_rows[0];
 }
 
-// At most the input's rows, and no Redis commands.
-NodeCost FromInput(std::span<const std::uint64_t> input_rows, const NodeParams&) {
-  return {InRows(input_rows), 0};
-}
-
-// One LRANGE per input row, reading up to `fanout` ids each.
-NodeCost ListCost(std::span<const std::uint64_t> input_rows, const NodeParams& p) {
-  return {SaturatingMul(InRows(input_rows), static_cast<std::uint64_t>(p.fanout)),
-          InRows(input_rows)};
-}
-
-// follow and recommendation: a list of user ids per input row, then each user's hash.
-NodeCost UserListCost(std::span<const std::uint64_t> input_rows, const NodeParams& p) {
-  const NodeCost lists = ListCost(input_rows, p);
-  return {lists.rows, SaturatingAdd(lists.redis_commands, lists.rows)};
-}
-
-NodeCost ViewerCost(std::span<const std::uint64_t>, const NodeParams&) { return {1, 1}; }
-
-NodeCost FixedSourceCost(std::span<const std::uint64_t>, const NodeParams& p) {
-  return {p.ids.size(), 0};
-}
-
-NodeCost FetchFeaturesCost(std::span<const std::uint64_t> input_rows, const NodeParams&) {
-  return {InRows(input_rows), InRows(input_rows)};
-}
-
-NodeCost TakeCost(std::span<const std::uint64_t> input_rows, const NodeParams& p) {
-  return {std::min(InRows(input_rows), static_cast<std::uint64_t>(p.count)), 0};
-}
-
-NodeCost TopkCost(std::span<const std::uint64_t> input_rows, const NodeParams& p) {
-  return {std::min(InRows(input_rows), static_cast<std::uint64_t>(p.k)), 0};
-}
-
-NodeCost ConcatCost(std::span<const std::uint64_t> input_rows, const NodeParams&) {
+std::uint64_t SumRows(std::span<const std::uint64_t> input_rows) {
   std::uint64_t rows = 0;
   for (const std::uint64_t r : input_rows) rows = SaturatingAdd(rows, r);
-  return {rows, 0};
+  return rows;
 }
 
-void CheckFixedSource(OpCheck& c) {
-  const json::Value::Array& ids = c.params_json().Find("ids")->array();
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i].IsSafeInteger()) continue;
-    std::string number;
-    json::AppendEcmaScriptNumber(number, ids[i].number());
-    c.Report(codes::kUnsafeInteger, "/params/ids/" + std::to_string(i),
-             "fixed_source ids[" + std::to_string(i) + "] = " + number + " is not a safe integer");
+// An int param as a cost counts it (the validator has bounded it: never negative).
+std::uint64_t Count(std::int64_t value) { return static_cast<std::uint64_t>(value); }
+
+// The param readers of the generated ones (ReadNodeParams): each reads the member `name` of a
+// node's params, which passed the schema, and leaves `out` as it is when the member is absent.
+
+std::int64_t Integer(const json::Value& v) {
+  return v.IsSafeInteger() ? static_cast<std::int64_t>(v.number()) : std::int64_t{0};
+}
+
+void ReadParam(const json::Value& params, std::string_view name, std::int64_t& out) {
+  if (const json::Value* v = params.Find(name)) out = Integer(*v);
+}
+
+// An int that may be {"param": NAME}: the name goes to `param`, the value stays 0 (the
+// validator sets it to the param's max once it has checked the param).
+void ReadParam(const json::Value& params, std::string_view name, std::int64_t& out,
+               std::string& param) {
+  const json::Value* v = params.Find(name);
+  if (v == nullptr) return;
+  if (v->is_object()) {
+    param = v->Find("param")->string();
+  } else {
+    out = Integer(*v);
   }
 }
 
-void CheckFetchFeatures(OpCheck& c) {
-  const KeySchema* schema = c.hash_schema();
-  if (schema == nullptr) return;
-  const std::vector<std::string>& keys = c.node().params.keys;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (std::find(schema->yields.begin(), schema->yields.end(), keys[i]) != schema->yields.end())
-      continue;
-    std::string yields;
-    for (const std::string& y : schema->yields) yields += (yields.empty() ? "" : ", ") + y;
-    c.Report(codes::kKeyNotYielded, "/params/keys/" + std::to_string(i),
-             "key schema \"" + schema->name + "\" does not yield key \"" + keys[i] +
-                 "\" (it yields " + yields + ")");
+void ReadParam(const json::Value& params, std::string_view name, std::string& out) {
+  if (const json::Value* v = params.Find(name)) out = v->string();
+}
+
+void ReadParam(const json::Value& params, std::string_view name, std::vector<std::string>& out) {
+  if (const json::Value* v = params.Find(name)) {
+    for (const json::Value& item : v->array()) out.push_back(item.string());
   }
 }
 
-void CheckVm(OpCheck& c) {
-  const std::string& out = c.node().params.out_key;
-  const KeyDef* key = c.registry().FindKey(out);
-  if (key == nullptr) {
-    c.Report(codes::kKeyUnknown, "/params/out_key",
-             "vm writes unknown key \"" + out + "\": it is not in the registry");
-  } else if (!key->writable) {
-    c.Report(codes::kKeyNotWritable, "/params/out_key",
-             "vm cannot write key \"" + out +
-                 "\": the registry marks it read-only (write one of the registry's "
-                 "writable keys)");
-  }
-  const std::optional<TreeType> type = c.ExprType(c.node().params.expr);
-  if (key != nullptr && type && !Assignable(*type, key->type)) {
-    c.Report(codes::kTypeMismatch, "/params/expr",
-             "vm cannot assign " + WithArticle(TreeTypeName(*type)) + " expression to " +
-                 std::string(ValueTypeName(key->type)) + " key \"" + out + "\"");
+// An id that is not a safe integer reads as 0 (the op's check reports it).
+void ReadParam(const json::Value& params, std::string_view name, std::vector<std::int64_t>& out) {
+  if (const json::Value* v = params.Find(name)) {
+    for (const json::Value& item : v->array()) out.push_back(Integer(item));
   }
 }
 
-void CheckFilter(OpCheck& c) { c.CheckPred(c.node().params.pred); }
-
-void CheckTopk(OpCheck& c) {
-  const std::string& by = c.node().params.by;
-  const KeyDef* key = c.registry().FindKey(by);
-  if (key != nullptr && key->type != ValueType::kInt && key->type != ValueType::kFloat) {
-    c.Report(codes::kKeyNotNumeric, "/params/by",
-             "topk ranks by a number, but key \"" + by + "\" is " +
-                 WithArticle(ValueTypeName(key->type)));
+// An enum: the index of its value in `values` (the schema allowed only those).
+template <class Enum>
+void ReadParam(const json::Value& params, std::string_view name, Enum& out,
+               std::span<const std::string_view> values) {
+  const json::Value* v = params.Find(name);
+  if (v == nullptr) return;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i] == v->string()) out = static_cast<Enum>(i);
   }
 }
 
-constexpr std::span<const ParamSpec> kNone{};
+#include "plan/op_table.gen.h"
 
-// clang-format off
-// In the order of Op. Fields: op, name, inputs, params, reads_list, reads_hash, output, cost,
-// check, execution, degrade, reads_viewer_id, reads_input_ids_only.
-constexpr std::array<OpSpec, 16> kOps = {{
-    {Op::kViewer, "viewer", {0, 0}, kNone, {}, Fixed("user"), kIdAndHashKeys, ViewerCost,
-     nullptr, Execution::kRedisSource, DegradeRule::kNoRows, true},
-    {Op::kFollow, "follow", {1, 1}, kFanoutParams, Fixed("follow"), Fixed("user"),
-     kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource, DegradeRule::kNoRows, false, true},
-    {Op::kRecommendation, "recommendation", {1, 1}, kFanoutParams, Fixed("recommendation"),
-     Fixed("user"), kIdAndHashKeys, UserListCost, nullptr, Execution::kRedisSource,
-     DegradeRule::kNoRows, false, true},
-    {Op::kMedia, "media", {1, 1}, kFanoutParams, Fixed("media"), {}, kIdOnly, ListCost, nullptr,
-     Execution::kRedisSource, DegradeRule::kNoRows, false, true},
-    {Op::kFetchList, "fetch_list", {1, 1}, kFetchListParams, FromSchemaParam(), {}, kIdOnly,
-     ListCost, nullptr, Execution::kRedisSource, DegradeRule::kNoRows,
-     false, true},
-    {Op::kFixedSource, "fixed_source", {0, 0}, kFixedSourceParams, {}, {}, kIdOnly,
-     FixedSourceCost, CheckFixedSource, Execution::kCpu, DegradeRule::kNoRows},
-    {Op::kFetchFeatures, "fetch_features", {1, 1}, kFetchFeaturesParams, {}, FromSchemaParam(),
-     kInputAndFetchedKeys, FetchFeaturesCost, CheckFetchFeatures, Execution::kRedisSource,
-     DegradeRule::kPassInput},
-    {Op::kVm, "vm", {1, 1}, kVmParams, {}, {}, kInputAndOutKey, FromInput, CheckVm,
-     Execution::kCpu, DegradeRule::kPassInput},
-    {Op::kFilter, "filter", {1, 1}, kFilterParams, {}, {}, kInputKeys, FromInput, CheckFilter,
-     Execution::kCpu, DegradeRule::kPassInput},
-    {Op::kSort, "sort", {1, 1}, kSortParams, {}, {}, kInputKeys, FromInput, nullptr,
-     Execution::kCpu, DegradeRule::kPassInput, false, false, true},
-    {Op::kTake, "take", {1, 1}, kTakeParams, {}, {}, kInputKeys, TakeCost, nullptr,
-     Execution::kCpu, DegradeRule::kPassInput},
-    {Op::kTopk, "topk", {1, 1}, kTopkParams, {}, {}, kInputKeys, TopkCost, CheckTopk,
-     Execution::kCpu, DegradeRule::kPassInput, false, false, true},
-    {Op::kDedupe, "dedupe", {1, 1}, kDedupeParams, {}, {}, kInputKeys, FromInput, nullptr,
-     Execution::kCpu, DegradeRule::kPassInput},
-    {Op::kConcat, "concat", {2, 2}, kNone, {}, {}, kInputKeys, ConcatCost, nullptr,
-     Execution::kCpu, DegradeRule::kKeepFinishedInputs},
-    {Op::kSleep, "sleep", {1, 1}, kMsParams, {}, {}, kInputKeys, FromInput, nullptr,
-     Execution::kWait, DegradeRule::kPassInput},
-    {Op::kBusyCpu, "busy_cpu", {1, 1}, kMsParams, {}, {}, kInputKeys, FromInput, nullptr,
-     Execution::kHeavyCpu, DegradeRule::kPassInput},
-}};
-// clang-format on
+static_assert(kOps.size() == kOpCount);
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < kOps.size(); ++i) {
+        if (kOps[i].op != static_cast<Op>(i)) return false;
+      }
+      return true;
+    }(),
+    "the op table is in the order of Op");
 
 }  // namespace
 
@@ -261,40 +144,7 @@ std::string_view SchemaName(const SchemaRead& read, const NodeParams& params) {
 }
 
 NodeParams ReadNodeParams(const OpSpec& op, const json::Value& params) {
-  NodeParams out;
-  const auto integer = [](const json::Value& v) {
-    return v.IsSafeInteger() ? static_cast<std::int64_t>(v.number()) : std::int64_t{0};
-  };
-  for (const ParamSpec& p : op.params) {
-    const json::Value* value = params.Find(p.name);
-    if (value == nullptr) continue;
-    if (p.from_param != nullptr && value->is_object()) {
-      out.*p.from_param = value->Find("param")->string();
-    } else if (p.name == "fanout") {
-      out.fanout = integer(*value);
-    } else if (p.name == "schema") {
-      out.schema = value->string();
-    } else if (p.name == "keys") {
-      for (const json::Value& k : value->array()) out.keys.push_back(k.string());
-    } else if (p.name == "ids") {
-      for (const json::Value& id : value->array()) out.ids.push_back(integer(id));
-    } else if (p.name == "out_key") {
-      out.out_key = value->string();
-    } else if (p.name == "expr") {
-      out.expr = value->string();
-    } else if (p.name == "pred") {
-      out.pred = value->string();
-    } else if (p.name == "by") {
-      out.by = value->string();
-    } else if (p.name == "order") {
-      out.order = value->string() == "desc" ? SortOrder::kDesc : SortOrder::kAsc;
-    } else if (p.value != nullptr) {  // take's count, topk's k
-      out.*p.value = integer(*value);
-    } else if (p.name == "ms") {
-      out.ms = integer(*value);
-    }
-  }
-  return out;
+  return op.read_params(params);
 }
 
 }  // namespace rankd::engine::ops

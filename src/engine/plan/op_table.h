@@ -1,8 +1,9 @@
 // The op table: what the engine knows about each plan op, one entry per op, indexed by Op
-// (docs/plan-format.md, "Ops"). It has the shape of rankc's table (dsl/src/compiler/ops.ts), so
-// the two are read side by side. This is the plan-time specification: the plan validator reads
-// ops only from here, and plan loading links without execution. How a node of each op runs (its
-// run function) is the execution-time half, exec/op_runs.h, indexed by the same Op.
+// (docs/plan-format.md, "Ops"). The entries are generated from spec/ops.toml (op_table.gen.h),
+// as rankc's are (dsl/src/generated/ops.ts): this header states what each member means. It is
+// the plan-time specification: the plan validator reads ops only from here, and plan loading
+// links without execution. How a node of each op runs (its run function) is the execution-time
+// half, exec/op_runs.h, indexed by the same Op and generated from the same entries.
 //
 // An entry (OpSpec) states:
 //   inputs   how many input nodes the op reads, {min, max}.
@@ -18,22 +19,21 @@
 //            the keys its add_params name; the keys its hash schema yields if add_hash_yields.
 //   cost     its static cost from its inputs' worst-case rows: the most rows it can produce and
 //            Redis commands it can issue per request (saturating: never overflows).
-//   check    the op's own checks beyond what the fields above imply (null when none).
+//   read_params  its params as written into NodeParams.
+//   check    the op's own checks beyond what the fields above imply (null when none;
+//            plan/op_checks.cpp).
 //   runs     how a node of the op executes: a Redis source (a coroutine sending commands on the
 //            shard's endpoints), CPU work (a function over its inputs, inline or on the CPU
-//            pool), or a wait on the loop (the `sleep` test op). The function that does it is
-//            bound in exec/op_runs.h.
-//   viewer   whether it reads the request's viewer_id (a request to a plan with such a node
-//            must carry one).
+//            pool), or a wait on the loop (the `sleep` test op).
 //   degrade  what a `skip` node of the op yields when it fails or times out (docs/plan-format.md,
 //            "Failure policy"; docs/engine.md, "Deadlines and degraded answers").
-//   ids      whether it reads only its input rows' ids, so that it may start once they are
-//            known (docs/engine.md, "Execution").
+//   flags    reads_viewer_id, reads_input_ids_only, orders_by_key, makes_candidates (below).
+//   removal  how an item trace explains an id the node dropped (api/item_trace.cpp).
 //
 // Nothing else in the engine switches on an op: the plan checker, the plan compiler, the
-// schedulers, explain and OpenAPI read this table (the schedulers with exec/op_runs.h). Adding an
-// op is one entry here, its run function and its entry in exec/op_runs.cpp, its docs and its
-// tests.
+// schedulers, explain, item traces and OpenAPI read this table (the schedulers with
+// exec/op_runs.h). Adding an op is one entry in spec/ops.toml, its run function (and check, if
+// it has one), its docs and its tests.
 //
 // Immutable, static data; any thread.
 #pragma once
@@ -119,6 +119,16 @@ enum class DegradeRule : std::uint8_t {
   kKeepFinishedInputs,
 };
 
+// How an item trace says why a node dropped an id its input had (docs/engine.md, "Item
+// traces"); kNone: "its rows do not have it".
+enum class RemovalRule : std::uint8_t {
+  kNone,
+  kPredicate,         // its predicate `pred` was not true for the row
+  kPosition,          // the row's rank in the input was past the rows it kept
+  kRankByKey,         // the row's rank by `by` (highest first) was past the rows it kept
+  kEarlierDuplicate,  // an earlier row had the same `by` value
+};
+
 // The static cost of one node (docs/plan-format.md, "Budgets and static cost").
 struct NodeCost {
   std::uint64_t rows = 0;
@@ -158,6 +168,8 @@ struct OpSpec {
   SchemaRead reads_hash;
   OutputKeys output;
   NodeCost (*cost)(std::span<const std::uint64_t> input_rows, const NodeParams& params) = nullptr;
+  // Its params as written (they passed the schema) into NodeParams: see ReadNodeParams.
+  NodeParams (*read_params)(const json::Value& params) = nullptr;
   void (*check)(OpCheck& check) = nullptr;
   Execution execution = Execution::kCpu;
   DegradeRule degrade = DegradeRule::kPassInput;
@@ -169,6 +181,10 @@ struct OpSpec {
   // Its rows leave in the order of its `by` key (CompiledNode::key): a served-rankings record
   // gives that key as an output's score.
   bool orders_by_key = false;
+  // Its rows are other entities than its input's (a source of new candidates): it drops none of
+  // its input's ids, and a `skip` node of it yields no rows.
+  bool makes_candidates = false;
+  RemovalRule removal = RemovalRule::kNone;
 };
 
 // Every op, in the order of Op (and of the schema's op enum).

@@ -5,6 +5,7 @@
 
 import type { NodeJson, ParamRefJson } from "@rankd/dsl/plan-format";
 import type { NodeAnalysis, PlanAnalysis, PlanArtifact } from "./api_types.js";
+import { OP_SUMMARIES } from "../generated/op_summaries.js";
 import { expressionText } from "./expression_text.js";
 import { formatCount, truncate } from "./format.js";
 
@@ -60,44 +61,25 @@ function countText(value: unknown, artifact: PlanArtifact): string {
   return typeof value === "number" ? formatCount(value) : JSON.stringify(value);
 }
 
-/** One line summarising an op's parameters, the way a ranking engineer reads them. */
+/** One line summarising an op's parameters, the way a ranking engineer reads them (spec/ops.toml's `summary`). */
 export function summariseParams(node: NodeJson, artifact: PlanArtifact): string {
   const p = node.params;
-  switch (node.op) {
-    case "viewer": return "";
-    case "follow":
-    case "recommendation":
-    case "media":
-      return `fanout ${countText(p["fanout"], artifact)}`;
-    case "fetch_list":
-      return `${String(p["schema"])} fanout ${countText(p["fanout"], artifact)}`;
-    case "fixed_source": {
-      const ids = Array.isArray(p["ids"]) ? p["ids"] : [];
-      return `${ids.length} id${ids.length === 1 ? "" : "s"}`;
-    }
-    case "fetch_features": {
-      const keys = Array.isArray(p["keys"]) ? p["keys"].map(String) : [];
-      return `${String(p["schema"])}: ${keys.join(", ")}`;
-    }
-    case "vm": {
-      const expr = artifact.exprs?.[String(p["expr"])];
-      return `${String(p["out_key"])} = ${expr !== undefined ? expressionText(expr) : String(p["expr"])}`;
-    }
-    case "filter": {
-      const pred = artifact.preds?.[String(p["pred"])];
-      return pred !== undefined ? expressionText(pred) : String(p["pred"]);
-    }
-    case "sort": return `by ${String(p["by"])} ${String(p["order"])}`;
-    case "take": return `first ${countText(p["count"], artifact)}`;
-    case "topk": return `top ${countText(p["k"], artifact)} by ${String(p["by"])}`;
-    case "dedupe": return `by ${String(p["by"])}`;
-    case "concat": return "";
-    case "sleep":
-    case "busy_cpu":
-      return `${String(p["ms"])} ms`;
-    default:
-      return Object.entries(p).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
-  }
+  const summary = Object.hasOwn(OP_SUMMARIES, node.op) ? OP_SUMMARIES[node.op] : undefined;
+  if (summary === undefined) return Object.entries(p).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
+  return summary(p, {
+    int: (v) => countText(v, artifact),
+    list: (v) => (Array.isArray(v) ? v.map(String).join(", ") : String(v)),
+    len: (v) => String(Array.isArray(v) ? v.length : 0),
+    name: (v) => String(v),
+    expr: (id) => {
+      const expr = artifact.exprs?.[String(id)];
+      return expr !== undefined ? expressionText(expr) : String(id);
+    },
+    pred: (id) => {
+      const pred = artifact.preds?.[String(id)];
+      return pred !== undefined ? expressionText(pred) : String(id);
+    },
+  });
 }
 
 function nodeLines(node: NodeJson, analysis: NodeAnalysis | null, artifact: PlanArtifact): string[] {

@@ -1,9 +1,10 @@
 // Plan: one validated plan artifact (docs/plan-format.md), as typed data.
 //
 // The loader (plan_store.h) parses an artifact, validates it against the JSON Schema and every
-// rule of the format, and builds this; anything here has passed. Node params are those of the
-// node's op (the others keep their defaults); expressions and predicates are trees as in the
-// artifact. The compiler (exec/compiled_plan.h) turns a Plan into what a request executes.
+// rule of the format, and builds this; anything here has passed. Ops and node params are
+// spec/ops.toml's (ops.gen.h): a node's params are those of its op (the others keep their
+// defaults); expressions and predicates are trees as in the artifact. The compiler
+// (exec/compiled_plan.h) turns a Plan into what a request executes.
 //
 // Thread affinity: immutable once loaded; shared by pointer across threads. Ownership: owns
 // everything, the artifact's text included.
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "rankd/engine/plan/ops.gen.h"
 #include "rankd/engine/plan/tree_ops.gen.h"
 #include "rankd/engine/values/value.h"
 
@@ -46,37 +48,7 @@ struct Pred {
   std::optional<std::string> param;     // the declared string param holding one
 };
 
-// clang-format off
-enum class Op : std::uint8_t {
-  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures,
-  kVm, kFilter, kSort, kTake, kTopk, kDedupe, kConcat, kSleep, kBusyCpu,
-};
-// clang-format on
-
 enum class OnError : std::uint8_t { kFail, kSkip };
-enum class SortOrder : std::uint8_t { kAsc, kDesc };
-
-// A node's params: the fields of its op (docs/plan-format.md, "Ops"); the rest stay default.
-struct NodeParams {
-  std::int64_t fanout = 0;            // follow, recommendation, media, fetch_list
-  std::string schema;                 // fetch_list, fetch_features
-  std::vector<std::string> keys;      // fetch_features
-  std::vector<std::int64_t> ids;      // fixed_source
-  std::string out_key;                // vm
-  std::string expr;                   // vm: an id of Plan::exprs
-  std::string pred;                   // filter: an id of Plan::preds
-  std::string by;                     // sort, topk, dedupe
-  SortOrder order = SortOrder::kAsc;  // sort
-  // take's count and topk's k: the literal, or with count_param/k_param the param's max (the
-  // most the node keeps, which its static cost counts).
-  std::int64_t count = 0;  // take
-  std::int64_t k = 0;      // topk
-  // The declared int request param giving count/k per request ({"param": NAME}); empty: the
-  // literal.
-  std::string count_param;  // take
-  std::string k_param;      // topk
-  std::int64_t ms = 0;      // sleep, busy_cpu
-};
 
 struct Node {
   std::string id;
