@@ -12,7 +12,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { INT64_MAX, INT64_MIN, SpecError, banner, bool, camel, cell, comment, cppInt, cppString, jsonText, num, plainText, readSpec, readSpecArrays, root, str } from "./lib.mjs";
-import { opDocTables, opOutputs, readOps } from "./ops.mjs";
+import { opDocTables, opOutputs, readOps, withNodeClauses } from "./ops.mjs";
+import { kernelTableHeader, readTreeOps, treeDocTables, treeOpsHeader, treeOpsTs, withTreeClauses } from "./tree_ops.mjs";
 
 
 function readErrors() {
@@ -101,29 +102,6 @@ function readRequestFields() {
   return fields;
 }
 
-const EXPR_TYPINGS = ["const", "null", "key", "param", "numeric", "common", "model"];
-const PRED_TYPINGS = ["logic", "compare", "in", "null_test", "regex"];
-
-function readTreeOps() {
-  const common = { name: { ...str, required: true }, fields: { ...str, required: true }, args: { type: "array" }, doc: { ...str, required: true } };
-  const { expr, pred } = readSpecArrays("expressions.toml", {
-    expr: { ...common, typing: { ...str, required: true, values: EXPR_TYPINGS }, type: { ...str, required: true } },
-    pred: { ...common, typing: { ...str, required: true, values: PRED_TYPINGS }, ordered: bool },
-  });
-  for (const op of [...expr, ...pred]) {
-    if (op.args !== undefined) {
-      const [min, max, extra] = op.args.map(Number);
-      if (extra !== undefined || !(min >= 1 && max >= min && max <= 64)) {
-        throw new SpecError(`spec/expressions.toml: ${op.name}: args must be [min, max] with 1 <= min <= max <= 64`);
-      }
-      op.args = [min, max];
-    }
-    if (op.ordered && op.typing !== "compare") throw new SpecError(`spec/expressions.toml: ${op.name}: only a compare op is ordered`);
-  }
-  return { expr, pred };
-}
-
-
 function errorCodesHeader(errors) {
   const members = errors
     .map((e) => `${comment(`${e.status} ${e.code}: ${plainText(e.doc)}`, "  //")}\n  k${camel(e.code)},`)
@@ -183,67 +161,6 @@ ${group("plan", "Plan rules (docs/plan-format.md, \"Problem codes\").")}
 ${group("file", "Files, JSON, the registry, the store index and surfaces.toml.")}
 
 }  // namespace rankd::engine::codes
-`;
-}
-
-function treeOpsHeader({ expr, pred }) {
-  const enumOf = (ops) => ops.map((o) => `k${camel(o.name)}`).join(", ");
-  const exprRows = expr
-    .map((o) => `    {.op = ExprOp::k${camel(o.name)}, .name = ${cppString(o.name)}, .min_args = ${o.args?.[0] ?? 0}, .max_args = ${o.args?.[1] ?? 0}, .typing = ExprTyping::k${camel(o.typing)}},`)
-    .join("\n");
-  const predRows = pred
-    .map((o) => `    {.op = PredOp::k${camel(o.name)}, .name = ${cppString(o.name)}, .min_args = ${o.args?.[0] ?? 0}, .max_args = ${o.args?.[1] ?? 0}, .typing = PredTyping::k${camel(o.typing)}, .ordered = ${o.ordered === true}},`)
-    .join("\n");
-  return `${banner("//", "spec/expressions.toml")}//
-// The ops of expressions and predicates (rankd/engine/plan/plan.h includes this): the enums, and a
-// table of each op's name, how many \`args\` it has (0: none) and the typing rule
-// plan/tree_types.cpp applies to it.
-#pragma once
-
-#include <array>
-#include <cstdint>
-#include <string_view>
-
-namespace rankd::engine {
-
-// clang-format off
-enum class ExprOp : std::uint8_t { ${enumOf(expr)} };
-enum class PredOp : std::uint8_t { ${enumOf(pred)} };
-// clang-format on
-
-// How an expression op is typed (spec/expressions.toml, "typing").
-enum class ExprTyping : std::uint8_t { ${EXPR_TYPINGS.map((t) => `k${camel(t)}`).join(", ")} };
-// How a predicate op is checked.
-enum class PredTyping : std::uint8_t { ${PRED_TYPINGS.map((t) => `k${camel(t)}`).join(", ")} };
-
-struct ExprOpSpec {
-  ExprOp op;
-  std::string_view name;
-  int min_args;  // 0: the op has no \`args\`
-  int max_args;
-  ExprTyping typing;
-};
-
-struct PredOpSpec {
-  PredOp op;
-  std::string_view name;
-  int min_args;  // 0: the op has no \`args\`
-  int max_args;
-  PredTyping typing;
-  bool ordered;  // a comparison that orders its operands (not for bools)
-};
-
-// In the order of the enums.
-// clang-format off
-inline constexpr std::array<ExprOpSpec, ${expr.length}> kExprOps = {{
-${exprRows}
-}};
-inline constexpr std::array<PredOpSpec, ${pred.length}> kPredOps = {{
-${predRows}
-}};
-// clang-format on
-
-}  // namespace rankd::engine
 `;
 }
 
@@ -431,6 +348,8 @@ function specTs(errors, problems, fields, treeOps) {
     })
     .join("\n");
   return `${banner("//", "spec/errors.toml, spec/problems.toml, spec/request.toml and spec/expressions.toml")}
+import type { ExprJson, PredJson } from "../authoring/json.js";
+
 /** The plan rules' problem codes, in the docs' order: what rankc's validator reports (issues.ts). */
 export const ISSUE_CODES = [
 ${planCodes}
@@ -450,16 +369,7 @@ ${fieldRows}
 
 export type RequestFieldName = keyof typeof REQUEST_FIELDS;
 
-/** The expression ops: how many \`args\` each has ([min, max]; none: no \`args\`) and its typing rule. */
-export const EXPR_OPS = {
-${treeOps.expr.map((o) => `  ${JSON.stringify(o.name)}: ${JSON.stringify({ ...(o.args ? { args: o.args } : {}), typing: o.typing })},`).join("\n")}
-} as const;
-
-/** The predicate ops, likewise; \`ordered\` comparisons cannot compare bools. */
-export const PRED_OPS = {
-${treeOps.pred.map((o) => `  ${JSON.stringify(o.name)}: ${JSON.stringify({ ...(o.args ? { args: o.args } : {}), typing: o.typing, ...(o.ordered ? { ordered: true } : {}) })},`).join("\n")}
-} as const;
-
+${treeOpsTs(treeOps)}
 export type ExprOpName = keyof typeof EXPR_OPS;
 export type PredOpName = keyof typeof PRED_OPS;
 `;
@@ -501,13 +411,7 @@ const docTables = {
     problems.filter((p) => p.group === "file").map((p) => `| \`${p.code}\` | ${p.problem} | ${p.pointer} |`).join("\n"),
 };
 
-docTables["expr-ops"] = ({ treeOps }) =>
-  "| op | fields | type | value |\n|---|---|---|---|\n" +
-  treeOps.expr.map((o) => `| \`${o.name}\` | ${cell(o.fields)} | ${cell(o.type)} | ${cell(o.doc)} |`).join("\n");
-docTables["pred-ops"] = ({ treeOps }) =>
-  "| op | fields | meaning |\n|---|---|---|\n" +
-  treeOps.pred.map((o) => `| \`${o.name}\` | ${cell(o.fields)} | ${cell(o.doc)} |`).join("\n");
-
+Object.assign(docTables, treeDocTables);
 Object.assign(docTables, opDocTables);
 
 const DOCS = ["docs/authoring.md", "docs/engine.md", "docs/operations.md", "docs/plan-format.md"];
@@ -519,6 +423,11 @@ function withDocTables(file, text, spec) {
     if (!table) throw new SpecError(`${file}: unknown generated table "${name}" (tables: ${Object.keys(docTables).join(", ")})`);
     return `${open}\n${table(spec)}\n${close}`;
   });
+}
+
+function planSchema(treeOps, ops) {
+  const schema = JSON.parse(readFileSync(join(root, "schema/plan.v1.schema.json"), "utf8"));
+  return JSON.stringify(withTreeClauses(withNodeClauses(schema, ops), treeOps), null, 2) + "\n";
 }
 
 // ---- main ----------------------------------------------------------------------------------
@@ -536,8 +445,12 @@ function outputs() {
     "src/engine/include/rankd/engine/api/rank_request_fields.gen.h": requestFieldsHeader(fields),
     "src/service/openapi_request.gen.h": openapiRequestHeader(fields),
     "src/engine/include/rankd/engine/plan/tree_ops.gen.h": treeOpsHeader(treeOps),
+    "src/engine/vm/kernel_table.gen.h": kernelTableHeader(treeOps),
     "dsl/src/generated/spec.ts": specTs(errors, problems, fields, treeOps),
-    ...opOutputs(ops, (file) => readFileSync(join(root, file), "utf8")),
+    ...opOutputs(ops),
+    // The plan schema's op clauses; the rest of the file is kept as it is (it is exactly
+    // JSON.stringify(schema, null, 2) + "\n", so only what the spec writes changes).
+    "schema/plan.v1.schema.json": planSchema(treeOps, ops),
   };
   for (const doc of DOCS) files[doc] = withDocTables(doc, readFileSync(join(root, doc), "utf8"), spec);
   return files;

@@ -619,10 +619,9 @@ function paramSchema(p) {
   }
 }
 
-// The schema file's text with the node's op enum and its clauses (one per op, in order) written
-// from the spec; the rest of the file is kept as it is.
-export function withNodeClauses(schemaText, ops) {
-  const schema = JSON.parse(schemaText);
+// The schema with the node's op enum and its clauses (one per op, in order) written from the spec;
+// the rest is kept as it is.
+export function withNodeClauses(schema, ops) {
   const node = schema.definitions.node;
   node.properties.op = { enum: ops.map((o) => o.name) };
   node.allOf = ops.map((o) => ({
@@ -639,7 +638,7 @@ export function withNodeClauses(schemaText, ops) {
       },
     },
   }));
-  return JSON.stringify(schema, null, 2) + "\n";
+  return schema;
 }
 
 // ---- docs ----------------------------------------------------------------------------------
@@ -664,7 +663,7 @@ export const opDocTables = {
     "| method | node op | notes |\n|---|---|---|\n" + ops.map((o) => `| \`${cell(o.dsl)}\` | \`${o.name}\` | ${cell(o.dsl_note)} |`).join("\n"),
 };
 
-export function opOutputs(ops, readText) {
+export function opOutputs(ops) {
   return {
     "src/engine/include/rankd/engine/plan/ops.gen.h": opsPublicHeader(ops),
     "src/engine/plan/op_table.gen.h": opTableHeader(ops),
@@ -672,7 +671,6 @@ export function opOutputs(ops, readText) {
     "src/engine/exec/op_runs.gen.h": opRunsHeader(ops),
     "dsl/src/generated/ops.ts": opsTs(ops),
     "studio/src/generated/op_summaries.ts": studioSummariesTs(ops),
-    "schema/plan.v1.schema.json": withNodeClauses(readText("schema/plan.v1.schema.json"), ops),
   };
 }
 

@@ -174,3 +174,34 @@ test("the plan schema's expression and predicate ops are spec/expressions.toml's
     }
   }
 });
+
+test("every DSL spelling spec/expressions.toml names for an op exists, and every expression method of the DSL is some op's", async () => {
+  const dsl = (await import("../src/authoring/expr.js")) as unknown as Record<string, unknown>;
+  const owners: Record<string, object | undefined> = {
+    NumExpr: (dsl["NumExpr"] as { prototype: object }).prototype,
+    StrExpr: (dsl["StrExpr"] as { prototype: object }).prototype,
+    BoolExpr: (dsl["BoolExpr"] as { prototype: object }).prototype,
+    Expr: (dsl["Expr"] as { prototype: object }).prototype,
+    Pred: dsl["Pred"] as object,
+    E: dsl["E"] as object,
+  };
+  const named = new Set<string>();
+  for (const [name, op] of [...Object.entries(EXPR_OPS), ...Object.entries(PRED_OPS)]) {
+    for (const spelling of op.dsl as readonly string[]) {
+      named.add(spelling);
+      const [owner, member] = spelling.includes(".") ? spelling.split(".") : [undefined, spelling];
+      const target = owner === undefined ? dsl[member as string] : (owners[owner as string] as Record<string, unknown> | undefined)?.[member as string];
+      assert.equal(typeof target, "function", `${name}: ${spelling} is not a function of the DSL`);
+    }
+  }
+  // The reverse: each method of the expression classes and each E function spells an op (or is
+  // one of the conveniences listed here, which build other ops' JSON).
+  const conveniences = new Set(["BoolExpr.isTrue", "Pred.and", "Pred.or", "Pred.not"]);
+  for (const cls of ["NumExpr", "StrExpr", "BoolExpr", "Expr"]) {
+    for (const m of Object.getOwnPropertyNames(owners[cls])) {
+      if (m === "constructor") continue;
+      assert.ok(named.has(`${cls}.${m}`) || conveniences.has(`${cls}.${m}`), `${cls}.${m} spells no op in spec/expressions.toml`);
+    }
+  }
+  for (const f of Object.keys(owners["E"] as object)) assert.ok(named.has(`E.${f}`), `E.${f} spells no op in spec/expressions.toml`);
+});

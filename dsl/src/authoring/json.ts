@@ -2,35 +2,34 @@
 // authoring runtime, which produces them, the compiler, which checks them, and
 // the studio, which draws them (it imports the types as "@rankd/dsl/plan-format").
 
+import type { CompareOp, SpecExprJson, SpecPredJson } from "../generated/spec.js";
+
 /** The value types of keys, params and expressions. */
 export type ValueType = "int" | "float" | "string" | "bool";
 export type NumType = "int" | "float";
 
-/** An expression tree: a value computed per row. */
+/**
+ * An expression tree: a value computed per row. The ops whose members are
+ * only operands are spec/expressions.toml's (SpecExprJson); the others'
+ * shapes are written here.
+ */
 export type ExprJson =
+  | SpecExprJson
   | { op: "const"; type: ValueType; value: number | string | boolean }
-  | { op: "null" }
   | { op: "key"; key: string }
   | { op: "param"; name: string }
-  | { op: "add" | "sub" | "mul" | "div"; args: [ExprJson, ExprJson] }
-  | { op: "min" | "max" | "coalesce"; args: ExprJson[] }
-  | { op: "neg" | "abs" | "log1p" | "exp"; args: [ExprJson] }
-  | { op: "clamp"; args: [ExprJson, ExprJson, ExprJson] }
   | { op: "if"; pred: PredJson; args: [ExprJson, ExprJson] }
   | { op: "model"; model: string; output: ModelOutput };
 
 /** Which score a `model` expression gives: the margin, or the objective's transform of it. */
 export type ModelOutput = "raw" | "transformed";
 
-export type CompareOp = "eq" | "ne" | "lt" | "le" | "gt" | "ge";
+export type { CompareOp };
 
-/** A predicate tree: true, false or null (unknown) per row. */
+/** A predicate tree: true, false or null (unknown) per row (as ExprJson, SpecPredJson are the spec's). */
 export type PredJson =
-  | { op: "and" | "or"; args: PredJson[] }
-  | { op: "not"; args: [PredJson] }
-  | { op: CompareOp; args: [ExprJson, ExprJson] }
+  | SpecPredJson
   | { op: "in"; arg: ExprJson; type: ValueType; values: Array<number | string | boolean> }
-  | { op: "is_null" | "not_null"; arg: ExprJson }
   | { op: "regex"; arg: ExprJson; pattern: string; flags: string }
   | { op: "regex"; arg: ExprJson; param: string; flags: string };
 

@@ -8,6 +8,7 @@ import type { ExprJson, PlanJson, PredJson, ValueType } from "../authoring/json.
 import { pointerTo, withArticle, type IssueCode, type Report } from "./issues.js";
 import { re2Error } from "./re2.js";
 import { valueProblem, type Registry } from "./registry.js";
+import { EXPR_OPS, PRED_OPS } from "../generated/spec.js";
 
 /** Most levels an expression or predicate tree may have (its root is level 1); bounds the engine's recursion. */
 export const MAX_EXPR_DEPTH = 64;
@@ -92,37 +93,32 @@ export function exprType(e: ExprJson, c: TypeContext, at: TreeSite): Ty | undefi
   if (tooDeep(at, c)) return undefined;
   const where = at.where;
   const sub = (x: ExprJson, i: number) => exprType(x, c, below(at, "args", i));
-  switch (e.op) {
+  // By the op's typing rule (spec/expressions.toml): a new op of an existing rule needs nothing here.
+  switch (EXPR_OPS[e.op].typing) {
     case "const": {
-      const p = valueProblem(e.type, e.value);
+      const k = e as Extract<ExprJson, { op: "const" }>;
+      const p = valueProblem(k.type, k.value);
       if (p) {
-        report(c, "unsafe_integer", pointerTo(at.pointer, "value"), `${where}: ${e.type} constant ${p}`);
+        report(c, "unsafe_integer", pointerTo(at.pointer, "value"), `${where}: ${k.type} constant ${p}`);
         return undefined;
       }
-      return e.type;
+      return k.type;
     }
     case "null":
       return "null";
-    case "key":
-      return keyType(e.key, where, c, pointerTo(at.pointer, "key"));
+    case "key": {
+      const k = e as Extract<ExprJson, { op: "key" }>;
+      return keyType(k.key, where, c, pointerTo(at.pointer, "key"));
+    }
     case "param": {
-      const t = paramType(e.name, where, c, pointerTo(at.pointer, "name"));
-      if (t) checkDeclared(e.name, where, c, pointerTo(at.pointer, "name"));
+      const k = e as Extract<ExprJson, { op: "param" }>;
+      const t = paramType(k.name, where, c, pointerTo(at.pointer, "name"));
+      if (t) checkDeclared(k.name, where, c, pointerTo(at.pointer, "name"));
       return t;
     }
-    case "add":
-    case "sub":
-    case "mul":
-    case "div":
-    case "neg":
-    case "abs":
-    case "log1p":
-    case "exp":
-    case "min":
-    case "max":
-    case "clamp": {
+    case "numeric": {
       let ok = true;
-      e.args.forEach((a, i) => {
+      (e as { args: ExprJson[] }).args.forEach((a, i) => {
         const t = sub(a, i);
         if (t === undefined) ok = false;
         else if (!isNum(t)) {
@@ -132,15 +128,14 @@ export function exprType(e: ExprJson, c: TypeContext, at: TreeSite): Ty | undefi
       });
       return ok ? "float" : undefined;
     }
-    case "coalesce":
-    case "if": {
-      if (e.op === "if") predCheck(e.pred, c, below(at, "pred"));
-      const types = e.args.map(sub);
+    case "common": {
+      if ("pred" in e) predCheck(e.pred, c, below(at, "pred"));
+      const types = (e as { args: ExprJson[] }).args.map(sub);
       if (types.some((t) => t === undefined)) return undefined;
       return common(types as Ty[], e.op, c, at);
     }
     case "model":
-      return modelType(e, c, at);
+      return modelType(e as Extract<ExprJson, { op: "model" }>, c, at);
   }
 }
 
@@ -177,21 +172,14 @@ function common(types: Ty[], op: string, c: TypeContext, at: TreeSite): Ty | und
 export function predCheck(p: PredJson, c: TypeContext, at: TreeSite): void {
   if (tooDeep(at, c)) return;
   const where = at.where;
-  switch (p.op) {
-    case "and":
-    case "or":
-    case "not":
-      p.args.forEach((a, i) => predCheck(a, c, below(at, "args", i)));
+  switch (PRED_OPS[p.op].typing) {
+    case "logic":
+      (p as { args: PredJson[] }).args.forEach((a, i) => predCheck(a, c, below(at, "args", i)));
       return;
-    case "eq":
-    case "ne":
-    case "lt":
-    case "le":
-    case "gt":
-    case "ge": {
-      const [a, b] = p.args.map((x, i) => exprType(x, c, below(at, "args", i)));
+    case "compare": {
+      const [a, b] = (p as { args: ExprJson[] }).args.map((x, i) => exprType(x, c, below(at, "args", i)));
       if (a === undefined || b === undefined) return;
-      const ordered = p.op !== "eq" && p.op !== "ne";
+      const ordered = "ordered" in PRED_OPS[p.op];
       if (a !== "null" && b !== "null") {
         const comparable = (isNum(a) && isNum(b)) || a === b;
         if (!comparable) report(c, "type_mismatch", at.pointer, `${where}: ${p.op} compares ${withArticle(a)} with ${withArticle(b)}`);
@@ -200,32 +188,33 @@ export function predCheck(p: PredJson, c: TypeContext, at: TreeSite): void {
       return;
     }
     case "in": {
-      const t = exprType(p.arg, c, below(at, "arg"));
-      p.values.forEach((v, i) => {
-        const prob = valueProblem(p.type, v);
-        if (prob) report(c, "unsafe_integer", pointerTo(at.pointer, "values", i), `${where}: in value ${i + 1} ${prob} (the list is ${p.type})`);
+      const q = p as Extract<PredJson, { op: "in" }>;
+      const t = exprType(q.arg, c, below(at, "arg"));
+      q.values.forEach((v, i) => {
+        const prob = valueProblem(q.type, v);
+        if (prob) report(c, "unsafe_integer", pointerTo(at.pointer, "values", i), `${where}: in value ${i + 1} ${prob} (the list is ${q.type})`);
       });
       if (t !== undefined && t !== "null") {
-        const ok = p.type === "string" ? t === "string" : isNum(t);
-        if (!ok) report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: in tests ${withArticle(t)} against a list of ${p.type} values`);
+        const ok = q.type === "string" ? t === "string" : isNum(t);
+        if (!ok) report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: in tests ${withArticle(t)} against a list of ${q.type} values`);
       }
       return;
     }
-    case "is_null":
-    case "not_null":
-      exprType(p.arg, c, below(at, "arg"));
+    case "null_test":
+      exprType((p as { arg: ExprJson }).arg, c, below(at, "arg"));
       return;
     case "regex": {
-      const t = exprType(p.arg, c, below(at, "arg"));
+      const q = p as Extract<PredJson, { op: "regex" }>;
+      const t = exprType(q.arg, c, below(at, "arg"));
       if (t !== undefined && t !== "string" && t !== "null") report(c, "type_mismatch", pointerTo(at.pointer, "arg"), `${where}: regex matches strings, but its operand is ${withArticle(t)}`);
-      if ("pattern" in p) {
-        const prob = regexProblem(p.pattern, p.flags);
+      if ("pattern" in q) {
+        const prob = regexProblem(q.pattern, q.flags);
         if (prob) report(c, "regex_invalid", pointerTo(at.pointer, "pattern"), `${where}: ${prob.message}`, prob.hint);
       } else {
         const ptr = pointerTo(at.pointer, "param");
-        const r = paramType(p.param, where, c, ptr);
-        if (r && r !== "string") report(c, "type_mismatch", ptr, `${where}: regex pattern param "${p.param}" must be a string param, but it is ${withArticle(r)}`);
-        checkDeclared(p.param, where, c, ptr);
+        const r = paramType(q.param, where, c, ptr);
+        if (r && r !== "string") report(c, "type_mismatch", ptr, `${where}: regex pattern param "${q.param}" must be a string param, but it is ${withArticle(r)}`);
+        checkDeclared(q.param, where, c, ptr);
       }
       return;
     }

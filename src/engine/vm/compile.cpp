@@ -78,6 +78,44 @@ ValueType TypeOf(RegKind k) {
   throw std::invalid_argument("cannot compile: " + what);
 }
 
+template <Cmp C>
+Kernel PickComparison(RegKind ka, RegKind kb, bool ca, bool cb) {
+  if (ka == RegKind::kInt && kb == RegKind::kFloat) {
+    return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
+      return &vm::MixedComparison<C, true, decltype(x)::value, decltype(y)::value>;
+    });
+  }
+  if (ka == RegKind::kFloat && kb == RegKind::kInt) {
+    return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
+      return &vm::MixedComparison<C, false, decltype(x)::value, decltype(y)::value>;
+    });
+  }
+  if (ka != kb) Invalid("comparison of different types");
+  switch (ka) {
+    case RegKind::kInt:
+      return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
+        return &vm::Comparison<C, std::int64_t, decltype(x)::value, decltype(y)::value>;
+      });
+    case RegKind::kFloat:
+      return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
+        return &vm::Comparison<C, double, decltype(x)::value, decltype(y)::value>;
+      });
+    case RegKind::kBool:
+      return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
+        return &vm::Comparison<C, std::uint8_t, decltype(x)::value, decltype(y)::value>;
+      });
+    case RegKind::kString:
+      return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
+        return &vm::Comparison<C, StringRef, decltype(x)::value, decltype(y)::value>;
+      });
+    case RegKind::kTruth:
+      break;
+  }
+  Invalid("comparison of truth values");
+}
+
+#include "vm/kernel_table.gen.h"
+
 class Compiler {
  public:
   Compiler(const Registry& registry, const std::vector<PlanParam>& params, const ModelSet* models,
@@ -193,66 +231,15 @@ std::uint16_t Compiler::ModelScore(const engine::Expr& e) {
 std::uint16_t Compiler::Arithmetic(ExprOp op, std::uint16_t a, std::uint16_t b) {
   a = ToFloat(a);
   b = ToFloat(b);
-  const bool ca = IsConst(a), cb = IsConst(b);
-  Kernel k = nullptr;
-  switch (op) {
-    case ExprOp::kAdd:
-      k = Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::Arith<vm::AddOp, decltype(x)::value, decltype(y)::value>;
-      });
-      break;
-    case ExprOp::kSub:
-      k = Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::Arith<vm::SubOp, decltype(x)::value, decltype(y)::value>;
-      });
-      break;
-    case ExprOp::kMul:
-      k = Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::Arith<vm::MulOp, decltype(x)::value, decltype(y)::value>;
-      });
-      break;
-    case ExprOp::kDiv:
-      k = Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::Arith<vm::DivOp, decltype(x)::value, decltype(y)::value>;
-      });
-      break;
-    case ExprOp::kMin:
-      k = Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::MinMax<true, decltype(x)::value, decltype(y)::value>;
-      });
-      break;
-    case ExprOp::kMax:
-      k = Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::MinMax<false, decltype(x)::value, decltype(y)::value>;
-      });
-      break;
-    default:
-      Invalid("not a binary arithmetic operator");
-  }
+  const Kernel k = ArithKernel(op, IsConst(a), IsConst(b));
+  if (k == nullptr) Invalid("not an arithmetic operator");
   return Emit(k, RegKind::kFloat, a, b, 0, true);
 }
 
 std::uint16_t Compiler::UnaryMath(ExprOp op, std::uint16_t a) {
   a = ToFloat(a);
-  const bool ca = IsConst(a);
-  Kernel k = nullptr;
-  switch (op) {
-    case ExprOp::kNeg:
-      k = Pick1(ca, [](auto x) -> Kernel { return &vm::Unary<vm::NegOp, decltype(x)::value>; });
-      break;
-    case ExprOp::kAbs:
-      k = Pick1(ca, [](auto x) -> Kernel { return &vm::Unary<vm::AbsOp, decltype(x)::value>; });
-      break;
-    case ExprOp::kLog1p:
-      k = Pick1(ca,
-                [](auto x) -> Kernel { return &vm::UnaryCall<vm::Log1pOp, decltype(x)::value>; });
-      break;
-    case ExprOp::kExp:
-      k = Pick1(ca, [](auto x) -> Kernel { return &vm::UnaryCall<vm::ExpOp, decltype(x)::value>; });
-      break;
-    default:
-      Invalid("not a unary operator");
-  }
+  const Kernel k = UnaryKernel(op, IsConst(a));
+  if (k == nullptr) Invalid("not a unary operator");
   return Emit(k, RegKind::kFloat, a, 0, 0, false);
 }
 
@@ -355,8 +342,17 @@ std::uint16_t Compiler::Expr(const engine::Expr& e, int depth) {
   if (depth > kMaxTreeDepth) {
     Invalid("expression nests deeper than " + std::to_string(kMaxTreeDepth) + " levels");
   }
-  switch (e.op) {
-    case ExprOp::kConst: {
+  // How the op compiles is its spec entry's lowering (spec/expressions.toml); its operand count
+  // was checked by the schema, and is again here, so that a tree built in code cannot reach a
+  // kernel with the wrong operands.
+  const ExprOpSpec& spec = ExprOpSpecOf(e.op);
+  if (spec.max_args > 0 && (e.args.size() < static_cast<std::size_t>(spec.min_args) ||
+                            e.args.size() > static_cast<std::size_t>(spec.max_args))) {
+    Invalid(std::string(spec.name) + " needs " + std::to_string(spec.min_args) + " to " +
+            std::to_string(spec.max_args) + " operands");
+  }
+  switch (spec.lowering) {
+    case ExprLowering::kConst: {
       if (IsNull(e.value)) Invalid("a constant without a value");
       Scalar v = e.value;
       // Ints in float constants are floats (the artifact may write 1 for 1.0).
@@ -365,9 +361,9 @@ std::uint16_t Compiler::Expr(const engine::Expr& e, int depth) {
       }
       return Constant(KindOf(e.const_type), std::move(v));
     }
-    case ExprOp::kNull:
+    case ExprLowering::kNull:
       return NullOf(RegKind::kFloat);
-    case ExprOp::kKey: {
+    case ExprLowering::kKey: {
       const std::optional<std::size_t> slot = registry_.KeySlot(e.name);
       if (!slot) Invalid("unknown key \"" + e.name + "\"");
       const RegKind kind = KindOf(registry_.keys()[*slot].type);
@@ -392,125 +388,43 @@ std::uint16_t Compiler::Expr(const engine::Expr& e, int depth) {
       p_.code.push_back(Instr{k, dst, 0, 0, static_cast<std::uint32_t>(*slot)});
       return dst;
     }
-    case ExprOp::kParam:
+    case ExprLowering::kParam:
       return ParamReg(e.name);
-    case ExprOp::kAdd:
-    case ExprOp::kSub:
-    case ExprOp::kMul:
-    case ExprOp::kDiv: {
-      if (e.args.size() != 2) Invalid("arithmetic needs two operands");
-      const std::uint16_t a = Expr(e.args[0], depth + 1);
-      const std::uint16_t b = Expr(e.args[1], depth + 1);
-      return Arithmetic(e.op, a, b);
-    }
-    case ExprOp::kNeg:
-    case ExprOp::kAbs:
-    case ExprOp::kLog1p:
-    case ExprOp::kExp:
-      if (e.args.size() != 1) Invalid("a unary operator needs one operand");
-      return UnaryMath(e.op, Expr(e.args[0], depth + 1));
-    case ExprOp::kMin:
-    case ExprOp::kMax: {
-      if (e.args.size() < 2) Invalid("min / max need at least two operands");
+    case ExprLowering::kArith: {
+      // A left fold: op(op(a, b), c), which keeps the earlier operand on ties (min, max).
       std::uint16_t acc = Expr(e.args[0], depth + 1);
       for (std::size_t i = 1; i < e.args.size(); ++i) {
         acc = Arithmetic(e.op, acc, Expr(e.args[i], depth + 1));
       }
       return acc;
     }
-    case ExprOp::kClamp: {
-      if (e.args.size() != 3) Invalid("clamp needs three operands");
+    case ExprLowering::kUnary:
+      return UnaryMath(e.op, Expr(e.args[0], depth + 1));
+    case ExprLowering::kClamp: {
       const std::uint16_t x = Expr(e.args[0], depth + 1);
       const std::uint16_t lo = Expr(e.args[1], depth + 1);
       const std::uint16_t hi = Expr(e.args[2], depth + 1);
       return Arithmetic(ExprOp::kMin, Arithmetic(ExprOp::kMax, x, lo), hi);
     }
-    case ExprOp::kCoalesce:
-    case ExprOp::kIf:
+    case ExprLowering::kChoose:
       return Choose(e, depth);
-    case ExprOp::kModel:
+    case ExprLowering::kModel:
       return ModelScore(e);
   }
   Invalid("unknown expression operator");
 }
 
-template <Cmp C>
-Kernel PickComparison(RegKind ka, RegKind kb, bool ca, bool cb) {
-  if (ka == RegKind::kInt && kb == RegKind::kFloat) {
-    return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-      return &vm::MixedComparison<C, true, decltype(x)::value, decltype(y)::value>;
-    });
-  }
-  if (ka == RegKind::kFloat && kb == RegKind::kInt) {
-    return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-      return &vm::MixedComparison<C, false, decltype(x)::value, decltype(y)::value>;
-    });
-  }
-  if (ka != kb) Invalid("comparison of different types");
-  switch (ka) {
-    case RegKind::kInt:
-      return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::Comparison<C, std::int64_t, decltype(x)::value, decltype(y)::value>;
-      });
-    case RegKind::kFloat:
-      return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::Comparison<C, double, decltype(x)::value, decltype(y)::value>;
-      });
-    case RegKind::kBool:
-      return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::Comparison<C, std::uint8_t, decltype(x)::value, decltype(y)::value>;
-      });
-    case RegKind::kString:
-      return Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-        return &vm::Comparison<C, StringRef, decltype(x)::value, decltype(y)::value>;
-      });
-    case RegKind::kTruth:
-      break;
-  }
-  Invalid("comparison of truth values");
-}
-
 std::uint16_t Compiler::Comparison(PredOp op, std::uint16_t a, std::uint16_t b) {
   // A null literal on either side: null for every row.
   if (null_typed_[a] || null_typed_[b]) return Constant(RegKind::kTruth, std::monostate{});
-  const RegKind ka = Kind(a), kb = Kind(b);
-  const bool ca = IsConst(a), cb = IsConst(b);
-  Kernel k = nullptr;
-  switch (op) {
-    case PredOp::kEq:
-      k = PickComparison<Cmp::kEq>(ka, kb, ca, cb);
-      break;
-    case PredOp::kNe:
-      k = PickComparison<Cmp::kNe>(ka, kb, ca, cb);
-      break;
-    case PredOp::kLt:
-      k = PickComparison<Cmp::kLt>(ka, kb, ca, cb);
-      break;
-    case PredOp::kLe:
-      k = PickComparison<Cmp::kLe>(ka, kb, ca, cb);
-      break;
-    case PredOp::kGt:
-      k = PickComparison<Cmp::kGt>(ka, kb, ca, cb);
-      break;
-    case PredOp::kGe:
-      k = PickComparison<Cmp::kGe>(ka, kb, ca, cb);
-      break;
-    default:
-      Invalid("not a comparison");
-  }
+  const Kernel k = CompareKernel(op, Kind(a), Kind(b), IsConst(a), IsConst(b));
+  if (k == nullptr) Invalid("not a comparison");
   return Emit(k, RegKind::kTruth, a, b, 0, true);
 }
 
 std::uint16_t Compiler::Logic(PredOp op, std::uint16_t a, std::uint16_t b) {
-  const bool ca = IsConst(a), cb = IsConst(b);
-  const Kernel k = op == PredOp::kAnd
-                       ? Pick2(ca, cb,
-                               [](auto x, auto y) -> Kernel {
-                                 return &vm::Logic<true, decltype(x)::value, decltype(y)::value>;
-                               })
-                       : Pick2(ca, cb, [](auto x, auto y) -> Kernel {
-                           return &vm::Logic<false, decltype(x)::value, decltype(y)::value>;
-                         });
+  const Kernel k = LogicKernel(op, IsConst(a), IsConst(b));
+  if (k == nullptr) Invalid("not a logical operator");
   return Emit(k, RegKind::kTruth, a, b, 0, true);
 }
 
@@ -592,36 +506,37 @@ std::uint16_t Compiler::Pred(const engine::Pred& p, int depth) {
   if (depth > kMaxTreeDepth) {
     Invalid("predicate nests deeper than " + std::to_string(kMaxTreeDepth) + " levels");
   }
-  switch (p.op) {
-    case PredOp::kAnd:
-    case PredOp::kOr: {
-      if (p.preds.size() < 2) Invalid("and / or need at least two operands");
+  // As for expressions: the op's lowering, after its operand count (preds for logic ops, exprs
+  // for comparisons).
+  const PredOpSpec& spec = PredOpSpecOf(p.op);
+  const std::size_t operands =
+      spec.lowering == PredLowering::kLogic || spec.lowering == PredLowering::kNot ? p.preds.size()
+                                                                                   : p.exprs.size();
+  if (spec.max_args > 0 && (operands < static_cast<std::size_t>(spec.min_args) ||
+                            operands > static_cast<std::size_t>(spec.max_args))) {
+    Invalid(std::string(spec.name) + " needs " + std::to_string(spec.min_args) + " to " +
+            std::to_string(spec.max_args) + " operands");
+  }
+  switch (spec.lowering) {
+    case PredLowering::kLogic: {
       std::uint16_t acc = Pred(p.preds[0], depth + 1);
       for (std::size_t i = 1; i < p.preds.size(); ++i)
         acc = Logic(p.op, acc, Pred(p.preds[i], depth + 1));
       return acc;
     }
-    case PredOp::kNot: {
-      if (p.preds.size() != 1) Invalid("not needs one operand");
+    case PredLowering::kNot: {
       const std::uint16_t a = Pred(p.preds[0], depth + 1);
       const Kernel k = IsConst(a) ? &vm::Not<true> : &vm::Not<false>;
       return Emit(k, RegKind::kTruth, a, 0, 0, false);
     }
-    case PredOp::kEq:
-    case PredOp::kNe:
-    case PredOp::kLt:
-    case PredOp::kLe:
-    case PredOp::kGt:
-    case PredOp::kGe: {
-      if (p.exprs.size() != 2) Invalid("a comparison needs two operands");
+    case PredLowering::kCompare: {
       const std::uint16_t a = Expr(p.exprs[0], depth + 1);
       const std::uint16_t b = Expr(p.exprs[1], depth + 1);
       return Comparison(p.op, a, b);
     }
-    case PredOp::kIn:
+    case PredLowering::kIn:
       return InTest(p, depth);
-    case PredOp::kIsNull:
-    case PredOp::kNotNull: {
+    case PredLowering::kNullTest: {
       if (p.exprs.size() != 1) Invalid("a null test needs one operand");
       const std::uint16_t a = Expr(p.exprs[0], depth + 1);
       const bool is_null = p.op == PredOp::kIsNull;
@@ -634,7 +549,7 @@ std::uint16_t Compiler::Pred(const engine::Pred& p, int depth) {
       }
       return Emit(k, RegKind::kTruth, a, 0, 0, false);
     }
-    case PredOp::kRegex:
+    case PredLowering::kRegex:
       return RegexTest(p, depth);
   }
   Invalid("unknown predicate operator");

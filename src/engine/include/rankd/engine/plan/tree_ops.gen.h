@@ -2,8 +2,8 @@
 // `npm run spec`.
 //
 // The ops of expressions and predicates (rankd/engine/plan/plan.h includes this): the enums, and a
-// table of each op's name, how many `args` it has (0: none) and the typing rule
-// plan/tree_types.cpp applies to it.
+// table of each op's name, how many `args` it has (0: none), the typing rule
+// plan/tree_types.cpp applies to it and how vm/compile.cpp lowers it.
 #pragma once
 
 #include <array>
@@ -21,6 +21,9 @@ enum class PredOp : std::uint8_t { kAnd, kOr, kNot, kEq, kNe, kLt, kLe, kGt, kGe
 enum class ExprTyping : std::uint8_t { kConst, kNull, kKey, kParam, kNumeric, kCommon, kModel };
 // How a predicate op is checked.
 enum class PredTyping : std::uint8_t { kLogic, kCompare, kIn, kNullTest, kRegex };
+// How the VM compiles an op (spec/expressions.toml, "lowering").
+enum class ExprLowering : std::uint8_t { kConst, kNull, kKey, kParam, kArith, kUnary, kClamp, kChoose, kModel };
+enum class PredLowering : std::uint8_t { kLogic, kNot, kCompare, kIn, kNullTest, kRegex };
 
 struct ExprOpSpec {
   ExprOp op;
@@ -28,6 +31,7 @@ struct ExprOpSpec {
   int min_args;  // 0: the op has no `args`
   int max_args;
   ExprTyping typing;
+  ExprLowering lowering;
 };
 
 struct PredOpSpec {
@@ -36,45 +40,46 @@ struct PredOpSpec {
   int min_args;  // 0: the op has no `args`
   int max_args;
   PredTyping typing;
+  PredLowering lowering;
   bool ordered;  // a comparison that orders its operands (not for bools)
 };
 
 // In the order of the enums.
 // clang-format off
 inline constexpr std::array<ExprOpSpec, 18> kExprOps = {{
-    {.op = ExprOp::kConst, .name = "const", .min_args = 0, .max_args = 0, .typing = ExprTyping::kConst},
-    {.op = ExprOp::kNull, .name = "null", .min_args = 0, .max_args = 0, .typing = ExprTyping::kNull},
-    {.op = ExprOp::kKey, .name = "key", .min_args = 0, .max_args = 0, .typing = ExprTyping::kKey},
-    {.op = ExprOp::kParam, .name = "param", .min_args = 0, .max_args = 0, .typing = ExprTyping::kParam},
-    {.op = ExprOp::kAdd, .name = "add", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kSub, .name = "sub", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kMul, .name = "mul", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kDiv, .name = "div", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kNeg, .name = "neg", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kAbs, .name = "abs", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kLog1p, .name = "log1p", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kExp, .name = "exp", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kMin, .name = "min", .min_args = 2, .max_args = 64, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kMax, .name = "max", .min_args = 2, .max_args = 64, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kClamp, .name = "clamp", .min_args = 3, .max_args = 3, .typing = ExprTyping::kNumeric},
-    {.op = ExprOp::kCoalesce, .name = "coalesce", .min_args = 2, .max_args = 64, .typing = ExprTyping::kCommon},
-    {.op = ExprOp::kIf, .name = "if", .min_args = 2, .max_args = 2, .typing = ExprTyping::kCommon},
-    {.op = ExprOp::kModel, .name = "model", .min_args = 0, .max_args = 0, .typing = ExprTyping::kModel},
+    {.op = ExprOp::kConst, .name = "const", .min_args = 0, .max_args = 0, .typing = ExprTyping::kConst, .lowering = ExprLowering::kConst},
+    {.op = ExprOp::kNull, .name = "null", .min_args = 0, .max_args = 0, .typing = ExprTyping::kNull, .lowering = ExprLowering::kNull},
+    {.op = ExprOp::kKey, .name = "key", .min_args = 0, .max_args = 0, .typing = ExprTyping::kKey, .lowering = ExprLowering::kKey},
+    {.op = ExprOp::kParam, .name = "param", .min_args = 0, .max_args = 0, .typing = ExprTyping::kParam, .lowering = ExprLowering::kParam},
+    {.op = ExprOp::kAdd, .name = "add", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
+    {.op = ExprOp::kSub, .name = "sub", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
+    {.op = ExprOp::kMul, .name = "mul", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
+    {.op = ExprOp::kDiv, .name = "div", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
+    {.op = ExprOp::kNeg, .name = "neg", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kUnary},
+    {.op = ExprOp::kAbs, .name = "abs", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kUnary},
+    {.op = ExprOp::kLog1p, .name = "log1p", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kUnary},
+    {.op = ExprOp::kExp, .name = "exp", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kUnary},
+    {.op = ExprOp::kMin, .name = "min", .min_args = 2, .max_args = 64, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
+    {.op = ExprOp::kMax, .name = "max", .min_args = 2, .max_args = 64, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
+    {.op = ExprOp::kClamp, .name = "clamp", .min_args = 3, .max_args = 3, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kClamp},
+    {.op = ExprOp::kCoalesce, .name = "coalesce", .min_args = 2, .max_args = 64, .typing = ExprTyping::kCommon, .lowering = ExprLowering::kChoose},
+    {.op = ExprOp::kIf, .name = "if", .min_args = 2, .max_args = 2, .typing = ExprTyping::kCommon, .lowering = ExprLowering::kChoose},
+    {.op = ExprOp::kModel, .name = "model", .min_args = 0, .max_args = 0, .typing = ExprTyping::kModel, .lowering = ExprLowering::kModel},
 }};
 inline constexpr std::array<PredOpSpec, 13> kPredOps = {{
-    {.op = PredOp::kAnd, .name = "and", .min_args = 2, .max_args = 64, .typing = PredTyping::kLogic, .ordered = false},
-    {.op = PredOp::kOr, .name = "or", .min_args = 2, .max_args = 64, .typing = PredTyping::kLogic, .ordered = false},
-    {.op = PredOp::kNot, .name = "not", .min_args = 1, .max_args = 1, .typing = PredTyping::kLogic, .ordered = false},
-    {.op = PredOp::kEq, .name = "eq", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .ordered = false},
-    {.op = PredOp::kNe, .name = "ne", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .ordered = false},
-    {.op = PredOp::kLt, .name = "lt", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .ordered = true},
-    {.op = PredOp::kLe, .name = "le", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .ordered = true},
-    {.op = PredOp::kGt, .name = "gt", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .ordered = true},
-    {.op = PredOp::kGe, .name = "ge", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .ordered = true},
-    {.op = PredOp::kIn, .name = "in", .min_args = 0, .max_args = 0, .typing = PredTyping::kIn, .ordered = false},
-    {.op = PredOp::kIsNull, .name = "is_null", .min_args = 0, .max_args = 0, .typing = PredTyping::kNullTest, .ordered = false},
-    {.op = PredOp::kNotNull, .name = "not_null", .min_args = 0, .max_args = 0, .typing = PredTyping::kNullTest, .ordered = false},
-    {.op = PredOp::kRegex, .name = "regex", .min_args = 0, .max_args = 0, .typing = PredTyping::kRegex, .ordered = false},
+    {.op = PredOp::kAnd, .name = "and", .min_args = 2, .max_args = 64, .typing = PredTyping::kLogic, .lowering = PredLowering::kLogic, .ordered = false},
+    {.op = PredOp::kOr, .name = "or", .min_args = 2, .max_args = 64, .typing = PredTyping::kLogic, .lowering = PredLowering::kLogic, .ordered = false},
+    {.op = PredOp::kNot, .name = "not", .min_args = 1, .max_args = 1, .typing = PredTyping::kLogic, .lowering = PredLowering::kNot, .ordered = false},
+    {.op = PredOp::kEq, .name = "eq", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .lowering = PredLowering::kCompare, .ordered = false},
+    {.op = PredOp::kNe, .name = "ne", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .lowering = PredLowering::kCompare, .ordered = false},
+    {.op = PredOp::kLt, .name = "lt", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .lowering = PredLowering::kCompare, .ordered = true},
+    {.op = PredOp::kLe, .name = "le", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .lowering = PredLowering::kCompare, .ordered = true},
+    {.op = PredOp::kGt, .name = "gt", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .lowering = PredLowering::kCompare, .ordered = true},
+    {.op = PredOp::kGe, .name = "ge", .min_args = 2, .max_args = 2, .typing = PredTyping::kCompare, .lowering = PredLowering::kCompare, .ordered = true},
+    {.op = PredOp::kIn, .name = "in", .min_args = 0, .max_args = 0, .typing = PredTyping::kIn, .lowering = PredLowering::kIn, .ordered = false},
+    {.op = PredOp::kIsNull, .name = "is_null", .min_args = 0, .max_args = 0, .typing = PredTyping::kNullTest, .lowering = PredLowering::kNullTest, .ordered = false},
+    {.op = PredOp::kNotNull, .name = "not_null", .min_args = 0, .max_args = 0, .typing = PredTyping::kNullTest, .lowering = PredLowering::kNullTest, .ordered = false},
+    {.op = PredOp::kRegex, .name = "regex", .min_args = 0, .max_args = 0, .typing = PredTyping::kRegex, .lowering = PredLowering::kRegex, .ordered = false},
 }};
 // clang-format on
 
