@@ -205,7 +205,7 @@ test("sources: viewer, follow, recommendation, media, fetch_list, fixed_source",
   assert.deepEqual(plan.outputs, ["concat_2"]);
 });
 
-test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, dedupe, sleep, busy_cpu", () => {
+test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, dedupe, diversify, sleep, busy_cpu", () => {
   const plan = build(
     (ctx) =>
       ctx
@@ -220,6 +220,7 @@ test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, de
         .topk("final_score", 10)
         .dedupe()
         .dedupe("final_score")
+        .diversify("author_id", { maxPerWindow: 2, window: 5 })
         .sleep(5)
         .busyCpu(2),
     { like_weight: 0.5 },
@@ -234,6 +235,7 @@ test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, de
   assert.deepEqual(node(plan, "topk").params, { by: "final_score", k: 10 });
   assert.deepEqual(node(plan, "dedupe").params, { by: "id" });
   assert.deepEqual(node(plan, "dedupe_2").params, { by: "final_score" });
+  assert.deepEqual(node(plan, "diversify").params, { by: "author_id", max_per_window: 2, window: 5 });
   assert.deepEqual(node(plan, "sleep").params, { ms: 5 });
   assert.deepEqual(node(plan, "busy_cpu").params, { ms: 2 });
   assert.deepEqual(plan.params, { like_weight: { type: "float", default: 0.5, min: 0, max: 100 } });
@@ -337,7 +339,8 @@ test("every op compiles end to end and validates against the schema", async () =
       .take(500)
       .sleep(1)
       .busyCpu(1)
-      .topk("final_score", 20);`,
+      .topk("final_score", 20)
+      .diversify("author_id", { maxPerWindow: 2, window: 5 });`,
     "",
     "like_weight: 0.3, min_score: -5, blocklist_regex: '^$'",
   );

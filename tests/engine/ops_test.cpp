@@ -112,6 +112,38 @@ TEST_F(OpsTest, DedupeKeepsTheFirstOfEachValueWithNullsAsOne) {
   EXPECT_EQ(IdsOf(RunDedupe(*Six(), Slot("f2"), arena_)), (std::vector<std::int64_t>{1}));
 }
 
+TEST_F(OpsTest, DiversifyKeepsAtMostMaxPerWindowOfAValueWhereItCanAndKeepsEveryRow) {
+  // Authors by rank: a a a b a b c, nulls at 8 and 9.
+  CandidateSet* rows = testing::Rows(arena_, *registry_, 9);
+  rows->set_column(Slot("s1"), testing::Strings(arena_, {"a", "a", "a", "b", "a", "b", "c",
+                                                         std::nullopt, std::nullopt}));
+  // At most 1 per 2 consecutive ranks: a b a b a c a, then the nulls.
+  EXPECT_EQ(IdsOf(RunDiversify(*rows, Slot("s1"), 1, 2, arena_)),
+            (std::vector<std::int64_t>{1, 4, 2, 6, 3, 7, 5, 8, 9}));
+  // At most 2 per 3: a a b a a b c, then the nulls; no 3 consecutive ranks hold three a's.
+  EXPECT_EQ(IdsOf(RunDiversify(*rows, Slot("s1"), 2, 3, arena_)),
+            (std::vector<std::int64_t>{1, 2, 4, 3, 5, 6, 7, 8, 9}));
+  // A limit the input already keeps leaves the order as it is.
+  EXPECT_EQ(IdsOf(RunDiversify(*rows, Slot("s1"), 3, 3, arena_)),
+            (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  // -0.0 and 0.0 are one value, as for dedupe; a key no row has changes nothing.
+  CandidateSet* zeros = testing::Rows(arena_, *registry_, 3);
+  zeros->set_column(Slot("f1"), testing::Floats(arena_, {-0.0, 0.0, 1.0}));
+  EXPECT_EQ(IdsOf(RunDiversify(*zeros, Slot("f1"), 1, 2, arena_)),
+            (std::vector<std::int64_t>{1, 3, 2}));
+  EXPECT_EQ(IdsOf(RunDiversify(*zeros, Slot("s1"), 1, 2, arena_)),
+            (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(RunDiversify(*RunTake(*rows, 0, arena_), Slot("s1"), 1, 2, arena_)->size(), 0u);
+}
+
+TEST_F(OpsTest, DiversifyWhereNoRowKeepsTheRuleTakesTheEarliestAndLimitsAgainAfter) {
+  // a a a a b: after the first a, only b keeps the rule; then the a's go in order.
+  CandidateSet* rows = testing::Rows(arena_, *registry_, 5);
+  rows->set_column(Slot("s1"), testing::Strings(arena_, {"a", "a", "a", "a", "b"}));
+  EXPECT_EQ(IdsOf(RunDiversify(*rows, Slot("s1"), 1, 3, arena_)),
+            (std::vector<std::int64_t>{1, 5, 2, 3, 4}));
+}
+
 TEST_F(OpsTest, ConcatTakesTheUnionOfKeysWithNullsWhereASideLacksOne) {
   CandidateSet* a = testing::Rows(arena_, *registry_, 2);
   a->set_column(Slot("f1"), testing::Floats(arena_, {1.0, 2.0}));

@@ -586,7 +586,7 @@ class PlanCaseGenerator {
     Add(Op::kFilter, {in}, std::move(p), nodes_[in].keys, nodes_[in].max_rows);
   }
 
-  // A key of the input for sort, topk or dedupe (topk: numeric).
+  // A key of the input for sort, topk, dedupe or diversify (topk: numeric).
   std::string ByKey(std::size_t in, bool numeric) {
     std::vector<std::string> keys;
     for (std::size_t s = 0; s < nodes_[in].keys.size(); ++s) {
@@ -603,7 +603,7 @@ class PlanCaseGenerator {
     const std::vector<bool> keys = input.keys;
     const std::uint64_t rows = input.max_rows;
     NodeParams p;
-    switch (Pick(20)) {
+    switch (Pick(21)) {
       case 0:
       case 1:
         if (AddFanout(Op::kFollow, in)) return;
@@ -644,6 +644,12 @@ class PlanCaseGenerator {
       case 14:
         p.by = ByKey(in, false);
         Add(Op::kDedupe, {in}, std::move(p), keys, rows);
+        return;
+      case 19:
+        p.by = ByKey(in, false);
+        p.max_per_window = 1 + Pick(3);
+        p.window = 2 + Pick(4);
+        Add(Op::kDiversify, {in}, std::move(p), keys, rows);
         return;
       case 15:
       case 16: {

@@ -4,6 +4,7 @@
 // from a fixed seed; a failure names the case's seed. The plan fuzzer (fuzz/plan_fuzz.cpp) goes
 // further in make test-fuzz.
 #include <gtest/gtest.h>
+#include <array>
 
 #include <chrono>
 
@@ -45,12 +46,14 @@ TEST(PlanDifferentialTest, RandomPlansAnswerAsTheReferenceWithBothSchedulers) {
   const std::shared_ptr<const Registry> registry = testing::PlanCaseRegistry();
   testing::MemoryStore store;
   int mismatches = 0;
+  std::array<int, kOpCount> nodes_of_op{};
   for (int n = 0; n < kCases && mismatches < 5; ++n) {
     const std::uint64_t seed = 0x91a40000u + static_cast<std::uint64_t>(n);
     const testing::PreparedCase prepared = testing::PrepareCase(seed, registry, store);
     const testing::PlanCase& c = prepared.c;
     const testing::ReferenceResult& reference = prepared.reference;
     const std::shared_ptr<const Plan>& plan = prepared.plan;
+    for (const Node& node : plan->nodes) ++nodes_of_op[static_cast<std::size_t>(node.op)];
     const std::shared_ptr<const CompiledPlan> compiled = CompilePlan(plan, registry);
     for (const Scheduler scheduler : {Scheduler::kAsync, Scheduler::kSync}) {
       ExecuteOptions options;
@@ -71,6 +74,10 @@ TEST(PlanDifferentialTest, RandomPlansAnswerAsTheReferenceWithBothSchedulers) {
     }
   }
   EXPECT_EQ(mismatches, 0);
+  // The generator covers every op (a new op needs its case in plan_cases.h).
+  for (std::size_t op = 0; op < kOpCount; ++op) {
+    EXPECT_GT(nodes_of_op[op], 10) << OpName(static_cast<Op>(op)) << " is in too few random plans";
+  }
 }
 
 // A follow started early on its input's ids stalls on a list that its input's final rows never

@@ -515,6 +515,33 @@ class Reference {
         }
         return run;
       }
+      case Op::kDiversify: {
+        // The rule as docs/plan-format.md states it, rank by rank: the earliest remaining row
+        // whose value has fewer than max_per_window equal values among the window - 1 rows placed
+        // last (a null is never limited), else the earliest remaining row.
+        const std::size_t by = Slot(p.by);
+        const std::size_t back = static_cast<std::size_t>(p.window) - 1;
+        std::vector<Row> remaining = inputs[0]->rows;
+        std::vector<Row>& placed = run.rows.rows;
+        while (!remaining.empty()) {
+          std::size_t pick = 0;
+          for (std::size_t i = 0; i < remaining.size(); ++i) {
+            const Scalar& value = remaining[i][by];
+            std::int64_t equal = 0;
+            for (std::size_t j = placed.size() > back ? placed.size() - back : 0;
+                 j < placed.size() && !IsNull(value); ++j) {
+              if (!IsNull(placed[j][by]) && CompareValues(placed[j][by], value) == 0) ++equal;
+            }
+            if (equal < p.max_per_window) {
+              pick = i;
+              break;
+            }
+          }
+          placed.push_back(remaining[pick]);
+          remaining.erase(remaining.begin() + static_cast<std::ptrdiff_t>(pick));
+        }
+        return run;
+      }
       case Op::kConcat:
         for (const Rows* in : inputs) {
           run.rows.rows.insert(run.rows.rows.end(), in->rows.begin(), in->rows.end());

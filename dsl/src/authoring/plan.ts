@@ -223,6 +223,18 @@ export class Candidates {
     return this.builder.addNode("dedupe", [this], { by }, opts);
   }
 
+  /**
+   * Re-ranks the rows so that no value of `by` (an author, say) has more than
+   * `maxPerWindow` rows in any `window` consecutive ranks: each rank takes the
+   * earliest remaining row that keeps the rule, else the earliest remaining
+   * row; nulls are never limited and every row is kept. Place it after the
+   * rows are ordered by score.
+   */
+  diversify(by: KeyName, limit: DiversifyOptions, opts?: NodeOptions): Candidates {
+    if (limit === null || typeof limit !== "object") throw new PlanError(`diversify expected { maxPerWindow, window }, got ${describe(limit)}`);
+    return this.builder.addNode("diversify", [this], { by, max_per_window: limit.maxPerWindow, window: limit.window }, opts);
+  }
+
   /** This set's rows followed by `rhs`'s rows. */
   concat(rhs: Candidates, opts?: NodeOptions): Candidates {
     return this.builder.addNode("concat", [this, rhs], {}, opts);
@@ -248,6 +260,12 @@ export class Candidates {
     }
     return out;
   }
+}
+
+/** diversify's limit: at most `maxPerWindow` rows of one value in any `window` consecutive ranks. */
+export interface DiversifyOptions {
+  maxPerWindow: number;
+  window: number;
 }
 
 function fanout(opts: FanoutOptions): number {

@@ -184,6 +184,18 @@ export const OP_TABLE = {
     removal: "earlier_duplicate",
     dsl: ".dedupe(key = \"id\")",
   },
+  /** re-ranks its rows so that no value of key by has more than max_per_window rows in any window consecutive ranks: each rank takes the earliest remaining row that keeps the rule (rule below); keeps every row */
+  diversify: {
+    inputs: {"min":1,"max":1},
+    params: { by: {"type":"key","required":true}, max_per_window: {"type":"int","required":true,"min":1,"max":1000}, window: {"type":"int","required":true,"min":2,"max":1000} },
+    reads: {},
+    output: {"keepInputKeys":true,"addParams":[],"addHashYields":false},
+    cost: (inputRows: readonly number[], p: Params): NodeCost => ({ rows: inRows(inputRows), redis_commands: 0 }),
+    explainText: (p: Params, r: ParamText): string => `${r.name(p["by"])} max=${r.int(p["max_per_window"])} window=${r.int(p["window"])}`,
+    execution: "cpu",
+    degrade: "pass_input",
+    dsl: ".diversify(key, { maxPerWindow, window })",
+  },
   /** the first input's rows, then the second's */
   concat: {
     inputs: {"min":2,"max":2},

@@ -60,6 +60,12 @@ const CandidateSet* RunDedupeNode(const NodeContext& node, rt::CancelToken) {
   return RunDedupe(node.input(0), node.node.key.slot, node.arena);
 }
 
+const CandidateSet* RunDiversifyNode(const NodeContext& node, rt::CancelToken) {
+  const NodeParams& p = node.node.node->params;
+  return RunDiversify(node.input(0), node.node.key.slot, static_cast<std::size_t>(p.max_per_window),
+                      static_cast<std::size_t>(p.window), node.arena);
+}
+
 const CandidateSet* RunConcatNode(const NodeContext& node, rt::CancelToken) {
   return RunConcat(node.input(0), node.input(1), node.arena);
 }

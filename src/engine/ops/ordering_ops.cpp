@@ -1,12 +1,17 @@
-// sort, topk and dedupe: ops that reorder or drop rows by a key, producing a new selection.
+// sort, topk, dedupe and diversify: ops that reorder or drop rows by a key, producing a new
+// selection.
 //
 // Each gathers the key of every row it orders into a flat array of (key, row) pairs first, so
 // comparisons read neighbouring memory instead of chasing the selection into the column.
 #include <algorithm>
+#include <set>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "rankd/engine/ops/cpu_ops.h"
+#include "rankd/runtime/debug_check.h"
 
 namespace rankd::engine {
 namespace {
@@ -166,6 +171,71 @@ CandidateSet* DedupeBy(const CandidateSet& in, const Column& column, Arena& aren
   return WithRows(in, rows, arena);
 }
 
+// diversify's greedy re-rank (docs/plan-format.md, "diversify"): at each rank, the earliest
+// remaining row whose `by` value has fewer than `max` rows among the `window` - 1 rows placed
+// last (a null value is never limited), else the earliest remaining row. The rows are grouped by
+// value, each group a queue in input order; the fronts of the groups under the limit and of those
+// at it are kept in two ordered sets, so each rank costs O(log n).
+template <class T>
+CandidateSet* DiversifyBy(const CandidateSet& in, const Column& column, std::size_t max,
+                          std::size_t window, Arena& arena) {
+  const T* values = ValuesOf<T>(column);
+  constexpr std::uint32_t kNullGroup = 0;  // never counted: always under the limit
+  std::unordered_map<typename DedupeKey<T>::Type, std::uint32_t> group_of_value;
+  std::vector<std::vector<std::uint32_t>> groups(1);  // positions in the input, in order
+  std::vector<std::uint32_t> group_of(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::uint32_t row = in.row(i);
+    std::uint32_t g = kNullGroup;
+    if (column.valid(row)) {
+      const auto [it, added] = group_of_value.try_emplace(
+          DedupeKey<T>::Of(values[row]), static_cast<std::uint32_t>(groups.size()));
+      if (added) groups.emplace_back();
+      g = it->second;
+    }
+    groups[g].push_back(static_cast<std::uint32_t>(i));
+    group_of[i] = g;
+  }
+  std::vector<std::size_t> next(groups.size(), 0);   // each group's front
+  std::vector<std::size_t> count(groups.size(), 0);  // its rows in the window
+  // (front position, group) of every group with rows left: under the limit, or at it.
+  std::set<std::pair<std::uint32_t, std::uint32_t>> under, at;
+  const auto file = [&](std::uint32_t g) {  // files g's front in the set its count says
+    if (next[g] == groups[g].size()) return;
+    const std::pair<std::uint32_t, std::uint32_t> front{groups[g][next[g]], g};
+    (g == kNullGroup || count[g] < max ? under : at).insert(front);
+  };
+  const auto unfile = [&](std::uint32_t g) {
+    if (next[g] == groups[g].size()) return;
+    const std::pair<std::uint32_t, std::uint32_t> front{groups[g][next[g]], g};
+    under.erase(front);
+    at.erase(front);
+  };
+  for (std::uint32_t g = 0; g < groups.size(); ++g) file(g);
+  std::vector<std::uint32_t> placed;  // positions, in their new order
+  placed.reserve(in.size());
+  while (!under.empty() || !at.empty()) {
+    const std::uint32_t g = (under.empty() ? *at.begin() : *under.begin()).second;
+    unfile(g);
+    placed.push_back(groups[g][next[g]++]);
+    if (g != kNullGroup) ++count[g];
+    file(g);
+    // The row `window` - 1 ranks back leaves the window of the next rank.
+    if (placed.size() >= window) {
+      const std::uint32_t leaving = group_of[placed[placed.size() - window]];
+      if (leaving != kNullGroup) {
+        unfile(leaving);
+        --count[leaving];
+        file(leaving);
+      }
+    }
+  }
+  RANKD_D_ASSERT(placed.size() == in.size());
+  std::vector<std::uint32_t> rows(placed.size());
+  for (std::size_t i = 0; i < placed.size(); ++i) rows[i] = in.row(placed[i]);
+  return WithRows(in, rows, arena);
+}
+
 template <template <class> class F, class... Args>
 CandidateSet* ByType(const Column& column, Args&&... args) {
   switch (column.type()) {
@@ -191,6 +261,14 @@ template <class T>
 struct DedupeRunner {
   static CandidateSet* Run(const Column& c, const CandidateSet& in, Arena& a) {
     return DedupeBy<T>(in, c, a);
+  }
+};
+
+template <class T>
+struct DiversifyRunner {
+  static CandidateSet* Run(const Column& c, const CandidateSet& in, std::size_t max,
+                           std::size_t window, Arena& a) {
+    return DiversifyBy<T>(in, c, max, window, a);
   }
 };
 
@@ -221,6 +299,13 @@ CandidateSet* RunDedupe(const CandidateSet& in, std::size_t by, Arena& arena) {
   const Column* column = in.column(by);
   if (column == nullptr) return RunTake(in, in.empty() ? 0 : 1, arena);  // all null: one value
   return ByType<DedupeRunner>(*column, in, arena);
+}
+
+CandidateSet* RunDiversify(const CandidateSet& in, std::size_t by, std::size_t max_per_window,
+                           std::size_t window, Arena& arena) {
+  const Column* column = in.column(by);
+  if (column == nullptr) return Unchanged(in, arena);  // every key null: never limited
+  return ByType<DiversifyRunner>(*column, in, max_per_window, window, arena);
 }
 
 }  // namespace rankd::engine

@@ -208,6 +208,25 @@ NodeParams ReadDedupeParams([[maybe_unused]] const json::Value& params) {
   return out;
 }
 
+constexpr ParamSpec kDiversifyParams[] = {
+    {.name = "by", .type = ParamType::kKey, .required = true, .min = 0, .max = 0, .values = {}, .value = nullptr, .from_param = nullptr},
+    {.name = "max_per_window", .type = ParamType::kInt, .required = true, .min = 1, .max = 1000, .values = {}, .value = nullptr, .from_param = nullptr},
+    {.name = "window", .type = ParamType::kInt, .required = true, .min = 2, .max = 1000, .values = {}, .value = nullptr, .from_param = nullptr},
+};
+// diversify: rows = in; Redis commands = 0.
+NodeCost DiversifyCost([[maybe_unused]] std::span<const std::uint64_t> input_rows,
+    [[maybe_unused]] const NodeParams& p) {
+  const std::uint64_t in = InRows(input_rows);
+  return {.rows = in, .redis_commands = std::uint64_t{0}};
+}
+NodeParams ReadDiversifyParams([[maybe_unused]] const json::Value& params) {
+  NodeParams out;
+  ReadParam(params, "by", out.by);
+  ReadParam(params, "max_per_window", out.max_per_window);
+  ReadParam(params, "window", out.window);
+  return out;
+}
+
 // concat: rows = sum(in); Redis commands = 0.
 NodeCost ConcatCost([[maybe_unused]] std::span<const std::uint64_t> input_rows,
     [[maybe_unused]] const NodeParams& p) {
@@ -471,6 +490,23 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .orders_by_key = false,
      .makes_candidates = false,
      .removal = RemovalRule::kEarlierDuplicate},
+    {.op = Op::kDiversify,
+     .name = "diversify",
+     .inputs = {.min = 1, .max = 1},
+     .params = kDiversifyParams,
+     .reads_list = {.name = {}, .param = {}, .field = nullptr},
+     .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
+     .cost = &DiversifyCost,
+     .read_params = &ReadDiversifyParams,
+     .check = nullptr,
+     .execution = Execution::kCpu,
+     .degrade = DegradeRule::kPassInput,
+     .reads_viewer_id = false,
+     .reads_input_ids_only = false,
+     .orders_by_key = false,
+     .makes_candidates = false,
+     .removal = RemovalRule::kNone},
     {.op = Op::kConcat,
      .name = "concat",
      .inputs = {.min = 2, .max = 2},

@@ -35,6 +35,7 @@ export const OP_SUMMARIES: Readonly<Record<string, (p: Params, r: SummaryText) =
   take: (p, r) => `first ${r.int(p["count"])}`,
   topk: (p, r) => `top ${r.int(p["k"])} by ${r.name(p["by"])}`,
   dedupe: (p, r) => `by ${r.name(p["by"])}`,
+  diversify: (p, r) => `≤ ${r.int(p["max_per_window"])} per ${r.int(p["window"])} by ${r.name(p["by"])}`,
   concat: (p, r) => ``,
   sleep: (p, r) => `${r.int(p["ms"])} ms`,
   busy_cpu: (p, r) => `${r.int(p["ms"])} ms`,

@@ -1,7 +1,7 @@
 // The CPU ops over candidate sets (docs/plan-format.md, "Ops"; the rules the format leaves open
 // are in docs/engine.md, "Ops"). Each takes its input set(s) and returns a new set in the same
-// arena: filter, sort, take, topk and dedupe change only the selection, vm adds (or replaces) a
-// column, concat builds new columns. Inputs are never changed.
+// arena: filter, sort, take, topk, dedupe and diversify change only the selection, vm adds (or
+// replaces) a column, concat builds new columns. Inputs are never changed.
 //
 // Thread affinity: the request's (one thread at a time, a loop or a CPU pool thread).
 // Ownership: everything new lives in the arena.
@@ -35,6 +35,12 @@ CandidateSet* RunTake(const CandidateSet& in, std::size_t count, Arena& arena);
 CandidateSet* RunTopk(const CandidateSet& in, std::size_t by, std::size_t k, Arena& arena);
 // The first row of each distinct value of key `by` (nulls are one value; -0.0 and 0.0 one).
 CandidateSet* RunDedupe(const CandidateSet& in, std::size_t by, Arena& arena);
+// Every row, re-ranked so that no value of key `by` has more than `max_per_window` rows in any
+// `window` consecutive ranks where that can hold: each rank takes the earliest remaining row
+// whose value has fewer than `max_per_window` rows among the `window` - 1 rows before it (a
+// null is never limited), else the earliest remaining row. Equal values as dedupe's.
+CandidateSet* RunDiversify(const CandidateSet& in, std::size_t by, std::size_t max_per_window,
+                           std::size_t window, Arena& arena);
 // The rows of `first`, then those of `second`, over the union of their keys (a key one side
 // lacks is null on its rows).
 CandidateSet* RunConcat(const CandidateSet& first, const CandidateSet& second, Arena& arena);

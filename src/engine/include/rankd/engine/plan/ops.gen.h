@@ -15,10 +15,10 @@ namespace rankd::engine {
 
 // clang-format off
 enum class Op : std::uint8_t {
-  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures, kVm, kFilter, kSort, kTake, kTopk, kDedupe, kConcat, kSleep, kBusyCpu,
+  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures, kVm, kFilter, kSort, kTake, kTopk, kDedupe, kDiversify, kConcat, kSleep, kBusyCpu,
 };
 // clang-format on
-inline constexpr std::size_t kOpCount = 16;
+inline constexpr std::size_t kOpCount = 17;
 
 // sort: order.
 enum class SortOrder : std::uint8_t { kAsc, kDesc };
@@ -38,7 +38,7 @@ struct NodeParams {
   std::string expr;
   // filter: an id of Plan::preds.
   std::string pred;
-  // sort, topk, dedupe: a key read at the node's input.
+  // sort, topk, dedupe, diversify: a key read at the node's input.
   std::string by;
   // sort: one of asc, desc.
   SortOrder order = SortOrder::kAsc;
@@ -50,6 +50,10 @@ struct NodeParams {
   // most the node can use, which its static cost counts), and the param's name in k_param.
   std::int64_t k = 0;
   std::string k_param;
+  // diversify: an integer from 1 to 1000.
+  std::int64_t max_per_window = 0;
+  // diversify: an integer from 2 to 1000.
+  std::int64_t window = 0;
   // sleep, busy_cpu: an integer from 0 to 60000.
   std::int64_t ms = 0;
 };
