@@ -46,7 +46,7 @@ std::string_view ShedReasonName(ShedReason reason) noexcept {
 ShardAdmission::ShardAdmission(const engine::EndpointSet& endpoints,
                                std::vector<rt::Duration> command_timeouts, AdmissionOptions options)
     : endpoints_(endpoints), options_(options) {
-  if (command_timeouts.size() != endpoints.pipelined().size()) {
+  if (command_timeouts.size() != endpoints.all().size()) {
     throw std::invalid_argument("ShardAdmission: one command timeout per endpoint");
   }
   if (options_.max_in_flight == 0) throw std::invalid_argument("max_in_flight must be >= 1");
@@ -70,7 +70,7 @@ std::size_t ShardAdmission::limit(std::size_t i) const noexcept {
 }
 
 void ShardAdmission::Observe(std::size_t i, std::int64_t now_ns) {
-  const engine::Endpoint& endpoint = *endpoints_.pipelined()[i];
+  const engine::Endpoint& endpoint = *endpoints_.all()[i];
   EndpointControl& control = control_[i];
   if (control.interval_start_ns != 0 &&
       now_ns - control.interval_start_ns >= 2 * control.target.count()) {
@@ -122,7 +122,7 @@ std::optional<engine::RankError> ShardAdmission::AdmitAt(const engine::CompiledP
     if (control.running >= limit(i)) {
       control.refused = true;
       ++shed_[static_cast<std::size_t>(ShedReason::kEndpointLimit)];
-      const engine::Endpoint& endpoint = *endpoints_.pipelined()[i];
+      const engine::Endpoint& endpoint = *endpoints_.all()[i];
       return engine::RankError{
           engine::ErrorCode::kOverloaded,
           "redis endpoint " + endpoint.name() + " is at its limit of " + std::to_string(limit(i)) +

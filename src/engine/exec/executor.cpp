@@ -1,4 +1,5 @@
-// ExecutePlan (rankd/engine/exec/executor.h): one Request (exec/request.h) run to its outcome.
+// ExecutePlan (rankd/engine/exec/executor.h): one Request (exec/request.h) of the scheduler the
+// options name, run to its outcome.
 #include "rankd/engine/exec/executor.h"
 
 #include <bit>
@@ -13,10 +14,10 @@ namespace rankd::engine {
 rt::Task<ExecutionResult> ExecutePlan(std::shared_ptr<const CompiledPlan> plan,
                                       RequestInputs inputs, const EndpointSet& endpoints,
                                       ExecuteOptions options) {
-  Request request(std::move(plan), std::move(inputs), endpoints, options,
-                  co_await rt::CurrentCancelToken());
-  co_await request.Run();
-  co_return request.TakeResult();
+  const std::unique_ptr<Request> request = Request::Make(
+      std::move(plan), std::move(inputs), endpoints, options, co_await rt::CurrentCancelToken());
+  co_await request->Run();
+  co_return request->TakeResult();
 }
 
 namespace {

@@ -1,6 +1,6 @@
 // NodeContext: what one node's run function (exec/node_runs.h) sees of its request — its compiled
 // node, its finished inputs' rows, its own arena, the request's inputs, the endpoints as its
-// scheduler sends through them, and its explain report to count into.
+// scheduler sends through them (EndpointRoutes), and its explain report to count into.
 //
 // Made by the Request (exec/request.h) for each node it runs, in the node's coroutine frame;
 // valid until the run returns.
@@ -11,12 +11,11 @@
 
 #include <array>
 #include <cstddef>
-#include <span>
 
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/candidates.h"
-#include "rankd/engine/exec/executor.h"
 #include "rankd/engine/exec/compiled_plan.h"
+#include "rankd/engine/exec/executor.h"
 #include "rankd/engine/sources/endpoints.h"
 
 namespace rankd::engine {
@@ -27,15 +26,16 @@ struct NodeContext {
   std::array<const CandidateSet*, 2> inputs{};  // its inputs' rows, in order (ops read <= 2)
   Arena& arena;
   const RequestInputs& request;
-  std::span<Endpoint* const> endpoints;  // by SchemaRef::endpoint
+  const EndpointRoutes& endpoints;  // by SchemaRef::endpoint, as its scheduler sends
   NodeReport& report;
   // Told by a source whose output rows and their ids are final before it has read the rest of
   // their keys (viewer at once, follow and recommendation after their lists): the scheduler may
   // then start the nodes that read only those ids (OpSpec::reads_input_ids_only). Null for a
-  // scheduler that does not.
+  // scheduler that does not (the sync one).
   void (*ids_known)(void* owner, const CompiledNode& node, const CandidateSet& rows) = nullptr;
   void* owner = nullptr;
-  // Where its Redis commands and their replies are recorded (ExecuteOptions::capture), or null.
+  // Where its Redis commands and their replies are recorded (ExecuteOptions::capture), or null:
+  // a captured node sends through a CapturingEndpoint (exec/capturing_endpoint.h).
   RequestCapture* capture = nullptr;
 
   const CandidateSet& input(std::size_t k) const noexcept { return *inputs[k]; }

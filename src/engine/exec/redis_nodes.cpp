@@ -1,7 +1,8 @@
 // The Redis sources of the op table (exec/node_runs.h): viewer, follow, recommendation, media,
 // fetch_list, fetch_features. Each sends a wave of commands as one batch on its key schema's
-// endpoint (all at once, pipelined by the client; the sync scheduler's endpoints send them one at
-// a time) and decodes the replies straight into its columns.
+// route (Send: the scheduler's EndpointRoutes, sources/endpoints.h: all at once, pipelined by the
+// client, through the schema's feature cache where it has one; the sync scheduler's routes send
+// them one at a time) and decodes the replies straight into its columns.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -11,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "exec/capturing_batch.h"
+#include "exec/capturing_endpoint.h"
 #include "exec/node_context.h"
 #include "rankd/redis/client_errors.h"
 #include "rankd/redis/encoder.h"
@@ -123,79 +124,59 @@ const Column& IdColumn(const CandidateSet& rows, const Registry& registry) {
   return *rows.column(registry.id_slot());
 }
 
-// Sends `batch` on the schema's endpoint and turns every failure into an UpstreamError naming the
-// endpoint (the node's own timeout and the request's deadline cancel: they pass through). The
-// message reaches the client: it names the endpoint, never the server's address, which goes to the
-// log (LogRedisFailure).
+// What a node's batch counts into its report, however its call ends: its commands (cache hits
+// included) as it goes out; then the round trips its endpoints started (a timeout cancels the
+// call, not the count) and, on a route through a feature cache, how the cache answered.
+class CountBatch {
+ public:
+  CountBatch(NodeReport& report, const redis::Batch& batch, bool cached)
+      : report_(report), batch_(batch), cached_(cached) {
+    report_.redis_commands += batch_.size();
+  }
+  CountBatch(const CountBatch&) = delete;
+  CountBatch& operator=(const CountBatch&) = delete;
+  ~CountBatch() {
+    report_.redis_batches += batch_.round_trips();
+    if (!cached_) return;
+    report_.cached = true;
+    report_.cache_hits += batch_.cache_counts().hits + batch_.cache_counts().joined;
+    report_.cache_misses += batch_.cache_counts().misses;
+  }
+
+ private:
+  NodeReport& report_;
+  const redis::Batch& batch_;
+  bool cached_;
+};
+
+// Sends `batch` on the schema's route (the scheduler's: through its feature cache where it has
+// one; through a CapturingEndpoint when the request is captured) and turns every failure into an
+// UpstreamError naming the endpoint (the node's own timeout and the request's deadline cancel:
+// they pass through). The message reaches the client: it names the endpoint, never the server's
+// address, which goes to the log (LogRedisFailure).
 rt::Task<void> Send(NodeContext& node, const SchemaRef& schema, redis::Batch& batch) {
   if (batch.empty()) co_return;
   const std::string& name = schema.schema->endpoint;
-  if (schema.endpoint >= node.endpoints.size()) {
-    throw UpstreamError("no client for endpoint \"" + name + "\"");
-  }
-  Endpoint& endpoint = *node.endpoints[schema.endpoint];
-  node.report.redis_commands += batch.size();  // cache hits included
-  // The round trips the endpoint started count however the call ends (a timeout cancels it).
-  struct CountRoundTrips {
-    const redis::Batch& batch;
-    NodeReport& report;
-    ~CountRoundTrips() { report.redis_batches += batch.round_trips(); }
-  } count{batch, node.report};
-  // Its cache's counts, however the call ends.
-  redis::ReplyCache* cache =
-      schema.schema->cache ? endpoint.CacheFor(schema.schema->name) : nullptr;
-  struct CountCache {
-    const redis::Batch& batch;
-    NodeReport& report;
-    bool cached;
-    ~CountCache() {
-      if (!cached) return;
-      report.cached = true;
-      report.cache_hits += batch.cache_counts().hits + batch.cache_counts().joined;
-      report.cache_misses += batch.cache_counts().misses;
-    }
-  } count_cache{batch, node.report, cache != nullptr};
-  // A captured request sends a copy of the batch whose targets keep each reply's bytes; however
-  // the call ends, the copy's outcome goes back to the batch and into the capture.
-  std::optional<CapturingBatch> capturing;
-  if (node.capture != nullptr) capturing.emplace(batch);
-  redis::Batch& wire = capturing ? capturing->wire() : batch;
-  struct RecordCapture {
-    std::optional<CapturingBatch>& capturing;
-    RequestCapture* capture;
-    const std::string& endpoint;
-    std::optional<CapturedOutcome> failure = CapturedOutcome::kUnanswered;  // cancelled
-    ~RecordCapture() {
-      if (capturing) capturing->Finish(*capture, endpoint, failure);
-    }
-  } record{capturing, node.capture, name};
+  const EndpointRoutes::Route route = node.endpoints.For(schema.endpoint, *schema.schema);
+  if (route.endpoint == nullptr) throw UpstreamError("no client for endpoint \"" + name + "\"");
+  std::optional<CapturingEndpoint> capturing;
+  Endpoint& endpoint =
+      node.capture == nullptr ? *route.endpoint : capturing.emplace(*route.endpoint, *node.capture);
+  const CountBatch count(node.report, batch, route.cached);
   std::string failure;
   try {
-    if (cache != nullptr) {
-      co_await endpoint.ExecuteCached(wire, *cache);
-    } else {
-      co_await endpoint.Execute(wire);
-    }
-    record.failure = std::nullopt;
+    co_await endpoint.Execute(batch);
   } catch (const rt::DeadlineExceeded&) {
     failure = "Redis endpoint " + name + " did not answer within its command timeout";
-    record.failure = CapturedOutcome::kCommandTimeout;
   } catch (const redis::ConnectionError& e) {  // and ProtocolError
     LogRedisFailure(name, e.what());
     failure = "Redis endpoint " + name + " " + e.summary();
-    record.failure = CapturedOutcome::kConnectionLost;
   } catch (const redis::ServerReplyError& e) {
     LogRedisFailure(name, e.what());
     failure = "Redis endpoint " + name + " answered " + ClientText(e.message());
-    record.failure = CapturedOutcome::kConnectionLost;
   } catch (const redis::RedisError& e) {
     LogRedisFailure(name, e.what());
     failure = "Redis endpoint " + name + " failed";
-    record.failure = CapturedOutcome::kConnectionLost;
-  }
-  if (capturing) {
-    capturing->Finish(*node.capture, name, record.failure);
-    capturing.reset();  // recorded once
   }
   if (!failure.empty()) throw UpstreamError(failure);
   for (std::size_t k = 0; k < batch.size(); ++k) {

@@ -1,4 +1,5 @@
-// Request: scheduling and outcomes (request.h). The nodes' work is their ops' run functions
+// Request: a node's run and its outcomes (request.h); the schedulers, which decide when each node
+// runs, are in exec/schedulers.cpp. The nodes' work is their ops' run functions
 // (exec/node_runs.h), bound to each op in exec/op_runs.h.
 #include "exec/request.h"
 
@@ -6,8 +7,8 @@
 
 #include <vector>
 
-#include "exec/verify_rows.h"
 #include "exec/op_runs.h"
+#include "exec/verify_rows.h"
 #include "plan/op_table.h"
 #include "rankd/engine/ops/cpu_ops.h"
 #include "rankd/runtime/deadline.h"
@@ -32,15 +33,14 @@ std::int64_t ThreadCpuNanos() {
 }  // namespace
 
 Request::Request(std::shared_ptr<const CompiledPlan> plan, RequestInputs inputs,
-                 const EndpointSet& endpoints, ExecuteOptions options, rt::CancelToken parent)
+                 const EndpointRoutes& endpoints, ExecuteOptions options, rt::CancelToken parent)
     : plan_(std::move(plan)),
-      endpoints_(options.scheduler == Scheduler::kSync ? endpoints.one_by_one()
-                                                       : endpoints.pipelined()),
+      nodes_(plan_->nodes().size()),
+      endpoints_(endpoints),
       options_(options),
       start_ns_(rt::MonotonicNanos()),
       deadline_ns_(start_ns_ + options.deadline.count()),
       memory_(std::make_shared<Memory>(std::move(inputs))),
-      nodes_(plan_->nodes().size()),
       unfinished_(plan_->nodes().size()),
       scope_(parent) {
   memory_->arenas.emplace_back(kNodeArenaBytes);  // the request's own (degraded and empty results)
@@ -57,11 +57,8 @@ Request::Request(std::shared_ptr<const CompiledPlan> plan, RequestInputs inputs,
 std::int64_t Request::NowUs() const { return (rt::MonotonicNanos() - start_ns_) / 1000; }
 
 rt::Task<void> Request::Run() {
-  if (options_.scheduler == Scheduler::kSync) {
-    co_await RunSync();
-  } else {
-    co_await RunAsync();
-  }
+  StartNodes();
+  if (co_await AwaitSettled()) ResolveAtDeadline();
   // Whatever still runs is cut short: Redis calls are abandoned, CPU work stops at its next check.
   scope_.RequestCancel();
   try {
@@ -80,29 +77,6 @@ rt::Task<bool> Request::AwaitSettled() {
     deadline = true;
   }
   co_return deadline;
-}
-
-rt::Task<void> Request::RunAsync() {
-  // The roots are listed before any is spawned: a spawned node runs at once, and one that
-  // finishes inline spawns its dependents itself, which a scan still under way would start again.
-  std::vector<std::size_t> roots;
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].inputs_left == 0) roots.push_back(i);
-  }
-  for (std::size_t i : roots) scope_.Spawn(RunNode(i));
-  if (co_await AwaitSettled()) ResolveAtDeadline();
-}
-
-rt::Task<void> Request::RunSync() {
-  // One node at a time, in order; each node's own timeout as in the async scheduler, and the
-  // request's deadline over all of them.
-  const auto all = [](Request* self) -> rt::Task<void> {
-    for (std::size_t i = 0; i < self->nodes_.size() && !self->settled_flag_; ++i) {
-      co_await self->RunNode(i);
-    }
-  };
-  scope_.Spawn(all(this));
-  if (co_await AwaitSettled()) ResolveAtDeadline();
 }
 
 rt::Task<void> Request::RunNode(std::size_t i) {
@@ -127,10 +101,7 @@ rt::Task<void> Request::RunNode(std::size_t i) {
   for (bool early = st.early_input != nullptr;; early = false) {
     NodeContext context{*plan_, c, {}, *st.arena, memory_->inputs, endpoints_, st.report};
     context.capture = options_.capture;
-    if (options_.scheduler == Scheduler::kAsync) {
-      context.ids_known = &Request::OnIdsKnown;
-      context.owner = this;
-    }
+    ListenForIds(context);
     st.report.rows_in = 0;
     for (std::size_t k = 0; k < c.inputs.size(); ++k) {
       context.inputs[k] = early ? st.early_input : nodes_[c.inputs[k]].rows;
@@ -298,24 +269,7 @@ void Request::Finish(std::size_t i, const CandidateSet* rows, NodeStatus status)
     settled_.Set();
     return;
   }
-  if (options_.scheduler != Scheduler::kAsync) return;
-  for (std::size_t d : plan_->nodes()[i].dependents) {
-    if (--nodes_[d].inputs_left == 0 && !nodes_[d].started) scope_.Spawn(RunNode(d));
-  }
-}
-
-void Request::OnIdsKnown(void* request, const CompiledNode& node, const CandidateSet& rows) {
-  auto* self = static_cast<Request*>(request);
-  if (self->settled_flag_) return;
-  for (std::size_t d : node.dependents) {
-    const CompiledNode& dependent = self->plan_->nodes()[d];
-    NodeState& st = self->nodes_[d];
-    if (!dependent.op->reads_input_ids_only || dependent.inputs.size() != 1 || st.started) {
-      continue;
-    }
-    st.early_input = &rows;
-    self->scope_.Spawn(self->RunNode(d));
-  }
+  NodeFinished(i);
 }
 
 void Request::Degrade(std::size_t i, DegradeReason reason, std::string message) {

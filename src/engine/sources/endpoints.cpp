@@ -239,18 +239,6 @@ std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_
   return specs;
 }
 
-redis::ReplyCache* Endpoint::CacheFor(std::string_view schema) const noexcept {
-  for (const SchemaCache& c : caches_.caches) {
-    if (c.schema == schema) return c.cache.get();
-  }
-  return nullptr;
-}
-
-rt::Task<void> Endpoint::ExecuteCached(redis::Batch& batch, redis::ReplyCache& cache) {
-  const redis::BatchSender send = [this](redis::Batch& misses) { return Execute(misses); };
-  co_await redis::ExecuteThroughCache(cache, batch, send);
-}
-
 redis::InvalidationListener* Endpoint::MakeCaches(const std::vector<FeatureCacheSpec>& specs) {
   for (const FeatureCacheSpec& spec : specs) {
     if (spec.endpoint != name_) continue;
@@ -283,6 +271,27 @@ rt::Task<void> OneByOneEndpoint::Execute(redis::Batch& batch) {
   }
 }
 
+CachedEndpoint::CachedEndpoint(Endpoint& inner, redis::ReplyCache& cache)
+    : Endpoint(inner.name()), inner_(inner), cache_(cache) {}
+
+rt::Task<void> CachedEndpoint::Start(rt::Duration timeout) { return inner_.Start(timeout); }
+
+rt::Task<void> CachedEndpoint::Execute(redis::Batch& batch) {
+  const redis::BatchSender send = [this](redis::Batch& misses) { return inner_.Execute(misses); };
+  co_await redis::ExecuteThroughCache(cache_, batch, send);
+}
+
+EndpointRoutes::Route EndpointRoutes::For(std::size_t i, const KeySchema& schema) const noexcept {
+  if (i >= ways_.size()) return {};
+  const Way& way = ways_[i];
+  if (schema.cache) {
+    for (const auto& [name, view] : way.cached) {
+      if (name == schema.name) return {view, true};
+    }
+  }
+  return {way.endpoint, false};
+}
+
 EndpointSet::EndpointSet(const std::map<std::string, EndpointTarget>& targets,
                          const std::vector<FeatureCacheSpec>& caches) {
   for (const auto& [name, target] : targets) {
@@ -304,9 +313,14 @@ EndpointSet::EndpointSet(std::vector<std::unique_ptr<Endpoint>> endpoints)
 
 void EndpointSet::Index() {
   for (const std::unique_ptr<Endpoint>& e : endpoints_) {
-    pipelined_.push_back(e.get());
+    EndpointRoutes::Way& pipelined =
+        pipelined_.ways_.emplace_back(EndpointRoutes::Way{e.get(), {}});
+    for (const SchemaCache& c : e->caches()) {
+      decorators_.push_back(std::make_unique<CachedEndpoint>(*e, *c.cache));
+      pipelined.cached.emplace_back(c.schema, decorators_.back().get());
+    }
     decorators_.push_back(std::make_unique<OneByOneEndpoint>(*e));
-    one_by_one_.push_back(decorators_.back().get());
+    one_by_one_.ways_.push_back(EndpointRoutes::Way{decorators_.back().get(), {}});
   }
 }
 

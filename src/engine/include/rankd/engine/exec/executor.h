@@ -3,7 +3,8 @@
 //
 // The async scheduler (the default) runs each node as a task as soon as its inputs are done, so
 // independent branches run at once; a node sends all its Redis commands at once (follow and
-// recommendation in two waves: the lists, then every followee's hash). CPU nodes over more than
+// recommendation in two waves: the lists, then every followee's hash), through its key schema's
+// feature cache where it has one. CPU nodes over more than
 // `offload_rows` rows run on the CPU pool (over the node's own arena, resuming on the loop);
 // smaller ones inline. The request is a TaskScope: its deadline, a node's `timeout_ms` (from
 // when its inputs finished; for a node without one, ExecuteOptions::default_node_timeout if set)
@@ -21,7 +22,9 @@
 //
 // The sync scheduler is the baseline the benchmarks compare against: the same nodes one at a
 // time in topological order, sending through the endpoints' one-by-one decorators (each Redis
-// command awaited before the next is sent). Same results.
+// command awaited before the next is sent; no feature cache). Same results. Each scheduler is a
+// type of its own, chosen once from ExecuteOptions::scheduler when the request is made
+// (exec/request.h, exec/schedulers.cpp).
 //
 // Thread affinity: a shard's loop thread (the endpoints' loop). Ownership: the result owns the
 // request's memory (the arenas its rows live in).

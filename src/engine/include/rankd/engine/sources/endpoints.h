@@ -6,19 +6,25 @@
 // on its own loop, so nothing on the request path is shared between shards.
 //
 // A node sends its commands as one redis::Batch (the batch type from the engine to the socket,
-// rankd/redis/batch.h): every command at once (the client pipelines them,
-// per node of a cluster). The sync baseline scheduler sends through OneByOneEndpoint decorators
-// instead, which send one command at a time, each awaited before the next.
+// rankd/redis/batch.h): every command at once (the client pipelines them, per node of a
+// cluster). What a batch goes through is decided by decorators, each an Endpoint that borrows the
+// one it wraps:
+//   - CachedEndpoint: a key schema's view of its endpoint through the schema's feature cache;
+//   - OneByOneEndpoint: every command sent alone, each awaited before the next (the sync
+//     baseline);
+//   - (exec) CapturingEndpoint: a captured request's replies recorded (exec/capturing_endpoint.h).
+// An EndpointSet makes the first two once per shard and hands each scheduler its EndpointRoutes:
+// pipelined() (the async scheduler's: the clients, and the cache views of the schemas that have a
+// cache) and one_by_one() (the sync baseline's: one-by-one decorators, without the caches).
 //
 // Feature cache: a key schema with `cache = { ttl_ms, max_mb }` in the registry gets a
 // redis::ReplyCache on its endpoint in each shard (max_mb split evenly between the shards), and
 // the endpoint's connections then track their reads (RESP3, CLIENT TRACKING ON) so that the
-// server's invalidations keep every cache of the endpoint exact (redis/reply_cache.h). A node's
-// batch on such a schema goes through its cache (ExecuteCached); the sync baseline's endpoints
-// have no caches.
+// server's invalidations keep every cache of the endpoint exact (redis/reply_cache.h).
 //
 // Thread affinity: an Endpoint and its batches belong to one shard's loop. Ownership: an
-// EndpointSet owns its clients; a batch borrows its sinks.
+// EndpointSet owns its clients and their decorators; an Endpoint owns its caches; a batch borrows
+// its sinks.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +34,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rankd/engine/registry/registry.h"
@@ -106,12 +113,8 @@ class Endpoint {
   redis::ClientMetrics& metrics() noexcept { return metrics_; }
   const redis::ClientMetrics& metrics() const noexcept { return metrics_; }
 
-  // The cache of key schema `schema` on this endpoint, or null when it has none.
-  redis::ReplyCache* CacheFor(std::string_view schema) const noexcept;
+  // The feature caches of the key schemas on this endpoint (made with it: MakeCaches).
   std::span<const SchemaCache> caches() const noexcept { return caches_.caches; }
-  // Every command of `batch` through `cache` (redis/cached_batch.h): hits and commands another
-  // request is fetching are not sent; the rest go out as Execute sends them.
-  rt::Task<void> ExecuteCached(redis::Batch& batch, redis::ReplyCache& cache);
 
  protected:
   explicit Endpoint(std::string name) : name_(std::move(name)) {}
@@ -133,7 +136,8 @@ class Endpoint {
 };
 
 // The sync baseline's view of an endpoint: every batch sent one command at a time, each awaited
-// before the next is sent (one round trip per command). Borrows the endpoint it decorates.
+// before the next is sent (one round trip per command, counted on the batch as each starts).
+// Thread affinity: the endpoint's loop. Ownership: borrows the endpoint it decorates.
 class OneByOneEndpoint final : public Endpoint {
  public:
   explicit OneByOneEndpoint(Endpoint& inner);
@@ -148,8 +152,56 @@ class OneByOneEndpoint final : public Endpoint {
   Endpoint& inner_;
 };
 
+// A key schema's view of its endpoint through the schema's feature cache: every batch goes
+// through the cache (redis/cached_batch.h), which answers a command from its stored reply, or
+// from the reply of the same command another request of the shard is fetching, and sends the rest
+// through the endpoint it decorates, as one batch. The batch's cache_counts() then say how its
+// commands were answered (hits, joined, misses), and its round trips are those the misses took.
+// Thread affinity: the cache's loop (the shard's). Ownership: borrows the endpoint and the cache
+// (the endpoint's own, or any that outlives the view).
+class CachedEndpoint final : public Endpoint {
+ public:
+  CachedEndpoint(Endpoint& inner, redis::ReplyCache& cache);
+  rt::Task<void> Start(rt::Duration timeout) override;
+  rt::Task<void> Execute(redis::Batch& batch) override;
+  bool reachable() const override { return inner_.reachable(); }
+  bool ready() const override { return inner_.ready(); }
+  std::size_t in_flight() const override { return inner_.in_flight(); }
+  std::int64_t oldest_due_ns() const override { return inner_.oldest_due_ns(); }
+
+ private:
+  Endpoint& inner_;
+  redis::ReplyCache& cache_;
+};
+
+// The endpoints as one scheduler sends through them (EndpointSet::pipelined, one_by_one), in the
+// set's (name) order: a compiled plan's SchemaRef::endpoint indexes them.
+// Thread affinity: the shard's loop. Ownership: borrows the endpoints and views (the
+// EndpointSet's).
+class EndpointRoutes {
+ public:
+  struct Route {
+    Endpoint* endpoint = nullptr;  // null: there is no endpoint of that index
+    bool cached = false;           // through the key schema's feature cache (a CachedEndpoint)
+  };
+  // Where a batch on keys of `schema` goes on endpoint `i`: through the schema's feature cache
+  // when the registry gives the schema one and these routes have it on the endpoint.
+  Route For(std::size_t i, const KeySchema& schema) const noexcept;
+  std::size_t size() const noexcept { return ways_.size(); }
+
+ private:
+  friend class EndpointSet;
+  struct Way {
+    Endpoint* endpoint;
+    std::vector<std::pair<std::string_view, Endpoint*>> cached;  // schema name, its cache's view
+  };
+  std::vector<Way> ways_;
+};
+
 // A shard's clients of every endpoint (made on the shard's loop), in name order: a compiled
 // plan's SchemaRef::endpoint indexes them (exec/compiled_plan.h).
+// Thread affinity: the shard's loop. Ownership: owns the endpoints (and through them their
+// caches) and the decorators its routes send through; moving it keeps them where they are.
 class EndpointSet {
  public:
   // Clients of each target (a pool for a single server, a cluster client for a cluster), with
@@ -164,18 +216,19 @@ class EndpointSet {
   Endpoint* Find(std::string_view name) const;
   // Every endpoint, in name order.
   std::span<const std::unique_ptr<Endpoint>> all() const noexcept { return endpoints_; }
-  // The endpoints as the schedulers send through them, in name order: pipelined (async), or
-  // one command at a time (sync).
-  std::span<Endpoint* const> pipelined() const noexcept { return pipelined_; }
-  std::span<Endpoint* const> one_by_one() const noexcept { return one_by_one_; }
+  // The endpoints as the schedulers send through them: every command of a batch at once, a key
+  // schema with a feature cache through its CachedEndpoint (the async scheduler); or one command
+  // at a time through OneByOneEndpoint decorators, without the caches (the sync baseline).
+  const EndpointRoutes& pipelined() const noexcept { return pipelined_; }
+  const EndpointRoutes& one_by_one() const noexcept { return one_by_one_; }
 
  private:
   void Index();
 
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
-  std::vector<std::unique_ptr<Endpoint>> decorators_;
-  std::vector<Endpoint*> pipelined_;
-  std::vector<Endpoint*> one_by_one_;
+  std::vector<std::unique_ptr<Endpoint>> decorators_;  // the routes' one-by-one and cache views
+  EndpointRoutes pipelined_;
+  EndpointRoutes one_by_one_;
 };
 
 }  // namespace rankd::engine
