@@ -112,6 +112,46 @@ test("a new plan op is one entry in spec/ops.toml: the engine's and rankc's tabl
   }
 });
 
+test("a new expression op of an existing lowering is one entry in spec/expressions.toml (and its kernel): the VM's kernel table, the schema, the JSON types and the docs follow", () => {
+  const dir = scratchTree();
+  try {
+    const file = path.join(dir, "spec", "expressions.toml");
+    const text = readFileSync(file, "utf8");
+    const entry = [
+      "[[expr]]",
+      'name = "hypot"',
+      'fields = "`args` (2)"',
+      "args = [2, 2]",
+      'typing = "numeric"',
+      'lowering = "arith"',
+      'kernel = "vm::Arith<vm::HypotOp, {a}, {b}>"',
+      'nulls = "propagate"',
+      'dsl = ["NumExpr.hypot", "E.hypot"]',
+      'type = "float"',
+      'doc = "`sqrt(a² + b²)`"',
+      "",
+      "",
+    ].join("\n");
+    // In ExprOp's order: after max, before clamp.
+    writeFileSync(file, text.replace('[[expr]]\nname = "clamp"', entry + '[[expr]]\nname = "clamp"'));
+    const r = run(path.join(dir, "spec", "generate.mjs"));
+    assert.equal(r.status, 0, r.stderr);
+    const read = (f: string) => readFileSync(path.join(dir, f), "utf8");
+    assert.match(read("src/engine/include/rankd/engine/plan/tree_ops.gen.h"), /kMax, kHypot, kClamp/);
+    assert.match(read("src/engine/include/rankd/engine/plan/tree_ops.gen.h"), /\{\.op = ExprOp::kHypot, \.name = "hypot", \.min_args = 2, \.max_args = 2, \.typing = ExprTyping::kNumeric, \.lowering = ExprLowering::kArith\}/);
+    assert.match(read("src/engine/vm/kernel_table.gen.h"), /case ExprOp::kHypot:\n      return Pick2\(ca, cb, \[\]\(auto x, auto y\) -> Kernel \{ return &vm::Arith<vm::HypotOp, decltype\(x\)::value, decltype\(y\)::value>; \}\);/);
+    const expr = JSON.parse(read("schema/plan.v1.schema.json")).definitions.expr;
+    assert.ok(expr.properties.op.enum.includes("hypot"));
+    const clause = expr.allOf.find((c: { if: { properties: { op: { const?: string } } } }) => c.if.properties.op.const === "hypot");
+    assert.deepEqual(clause.then.properties.args, { type: "array", items: { $ref: "#/definitions/expr" }, minItems: 2, maxItems: 2 });
+    assert.match(read("dsl/src/generated/spec.ts"), /export interface HypotExprJson \{\n  op: "hypot"; args: \[ExprJson, ExprJson\];\n\}/);
+    assert.match(read("dsl/src/generated/spec.ts"), /"hypot": \{"args":\[2,2\],"typing":"numeric","nulls":"propagate","dsl":\["NumExpr.hypot","E.hypot"\]\}/);
+    assert.match(read("docs/plan-format.md"), /\| `hypot` \| `args` \(2\) \| float \| null if an operand is \| `sqrt\(a² \+ b²\)` \|/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a spec entry with an unknown field, a missing field or a name given twice is refused with its file and entry", () => {
   const cases: Array<[string, string, RegExp]> = [
     ["request.toml", '\n[[field]]\nname = "colour"\ntype = "string"\nshade = "red"\ndoc = "x"\n', /spec\/request\.toml: field 10: unknown field "shade"/],
@@ -125,6 +165,8 @@ test("a spec entry with an unknown field, a missing field or a name given twice 
     ["ops.toml", opEntry("shuffle", { explain: 'explain = "{seed}"' }), /shuffle: explain: \{seed\} is not a param/],
     ["ops.toml", opEntry("shuffle", { extra: 'removal = "predicate"' }), /shuffle: removal "predicate" needs a pred param "pred"/],
     ["ops.toml", opEntry("shuffle", { extra: 'execution = "teleport"' }), /execution = "teleport" is not one of redis_source, cpu, heavy_cpu, wait/],
+    ["expressions.toml", '\n[[expr]]\nname = "twice"\nfields = "x"\nargs = [1, 1]\ntyping = "numeric"\nlowering = "unary"\nnulls = "propagate"\ndsl = []\ntype = "float"\ndoc = "x"\n', /twice: a unary op's kernel is a vm:: kernel template using \{a\}/],
+    ["expressions.toml", '\n[[pred]]\nname = "near"\nfields = "x"\nargs = [2, 2]\ntyping = "compare"\nlowering = "compare"\nkernel = "Cmp::kNear"\nnulls = "propagate"\ndsl = []\ndoc = "x"\n', /near: a compare op's kernel is one of Cmp::kEq/],
   ];
   for (const [file, extra, message] of cases) {
     const dir = scratchTree();
