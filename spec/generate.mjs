@@ -430,6 +430,15 @@ function planSchema(treeOps, ops) {
   return JSON.stringify(withTreeClauses(withNodeClauses(schema, ops), treeOps), null, 2) + "\n";
 }
 
+// The plan fuzzer's dictionary with its block of the spec's words written: every op's name, the
+// plan ops' param names and enum values (# spec:tokens ... # /spec:tokens).
+function withDictTokens(text, { treeOps, ops }) {
+  const words = new Set([...treeOps.expr, ...treeOps.pred, ...ops].map((o) => o.name));
+  for (const op of ops) for (const p of op.param) [p.name, ...(p.values ?? [])].forEach((w) => words.add(w));
+  const lines = [...words].map((w) => JSON.stringify(JSON.stringify(w))).join("\n");
+  return text.replace(/# spec:tokens\n(?:[\s\S]*?\n)?# \/spec:tokens/, () => `# spec:tokens\n${lines}\n# /spec:tokens`);
+}
+
 // ---- main ----------------------------------------------------------------------------------
 
 function outputs() {
@@ -452,6 +461,7 @@ function outputs() {
     // JSON.stringify(schema, null, 2) + "\n", so only what the spec writes changes).
     "schema/plan.v1.schema.json": planSchema(treeOps, ops),
   };
+  files["fuzz/plan_loader.dict"] = withDictTokens(readFileSync(join(root, "fuzz/plan_loader.dict"), "utf8"), spec);
   for (const doc of DOCS) files[doc] = withDocTables(doc, readFileSync(join(root, doc), "utf8"), spec);
   return files;
 }

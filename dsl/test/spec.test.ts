@@ -28,6 +28,7 @@ function scratchTree(): string {
   cpSync(path.join(REPO_DIR, "spec"), path.join(dir, "spec"), { recursive: true });
   cpSync(path.join(REPO_DIR, "docs"), path.join(dir, "docs"), { recursive: true });
   cpSync(path.join(REPO_DIR, "schema"), path.join(dir, "schema"), { recursive: true });
+  cpSync(path.join(REPO_DIR, "fuzz", "plan_loader.dict"), path.join(dir, "fuzz", "plan_loader.dict"));
   symlinkSync(path.join(REPO_DIR, "node_modules"), path.join(dir, "node_modules"));
   return dir;
 }
