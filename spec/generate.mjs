@@ -57,6 +57,7 @@ function readRequestFields() {
     max_items: num,
     distinct: bool,
     item: str,
+    per_plan: bool,
     doc: { ...str, required: true },
   });
   const allowed = {
@@ -68,7 +69,7 @@ function readRequestFields() {
   };
   for (const f of fields) {
     for (const k of Object.keys(f)) {
-      if (!["name", "type", "doc", ...allowed[f.type]].includes(k)) {
+      if (!["name", "type", "doc", "per_plan", ...allowed[f.type]].includes(k)) {
         throw new SpecError(`spec/request.toml: ${f.name}: a ${f.type} field has no "${k}"`);
       }
     }
@@ -213,7 +214,6 @@ function requestFieldsHeader(fields) {
 // member's name to the reader of its type (api/rank_request.cpp).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -247,9 +247,6 @@ namespace request_fields {
 ${specs}
 // clang-format on
 }  // namespace request_fields
-
-inline constexpr std::array<RequestFieldSpec, ${fields.length}> kRequestFields = {
-    ${fields.map((f) => `request_fields::k${camel(f.name)}`).join(",\n    ")}};
 
 // The fields as the "unknown field" message lists them.
 // clang-format off
@@ -310,13 +307,14 @@ function requestFieldSchema(f) {
 }
 
 
-function openapiRequestHeader(fields) {
+function openapiRequestHeader(allFields) {
+  const fields = allFields.filter((f) => !f.per_plan);
   const rows = fields
     .map((f) => `    {${cppString(f.name)},\n     R"json(${jsonText(requestFieldSchema(f))})json"},`)
     .join("\n");
   return `${banner("//", "spec/request.toml")}//
-// The JSON Schema of each ranking request field, for the OpenAPI document (openapi.cpp): what is
-// the same for every plan. The document specialises plan, surface, viewer_id and params per plan.
+// The JSON Schema of each ranking request field that is the same for every plan, for the OpenAPI
+// document (openapi.cpp); the fields with per_plan (${allFields.filter((f) => f.per_plan).map((f) => f.name).join(", ")}) each plan's schema writes itself.
 #pragma once
 
 #include <array>

@@ -278,14 +278,10 @@ void WriteViewerIdProperty(JsonWriter& w, std::string_view description) {
   w.Member("description", description).EndObject();
 }
 
-// The request's fields that are the same for every plan (spec/request.toml: all but plan, surface,
-// viewer_id and params, which each plan's schema specialises), closing its properties and the
-// object.
+// The request's fields that are the same for every plan (spec/request.toml's fields without
+// per_plan, which each plan's schema writes itself), closing its properties and the object.
 void WriteRequestOptions(JsonWriter& w) {
-  for (const auto& [name, schema] : kRequestFieldSchemas) {
-    if (name == "plan" || name == "surface" || name == "viewer_id" || name == "params") continue;
-    w.Key(name).Raw(schema);
-  }
+  for (const auto& [name, schema] : kRequestFieldSchemas) w.Key(name).Raw(schema);
   w.EndObject().EndObject();
 }
 

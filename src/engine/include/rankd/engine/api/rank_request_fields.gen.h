@@ -6,7 +6,6 @@
 // member's name to the reader of its type (api/rank_request.cpp).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -156,17 +155,6 @@ inline constexpr RequestFieldSpec kRequestId{
     .item = ""};
 // clang-format on
 }  // namespace request_fields
-
-inline constexpr std::array<RequestFieldSpec, 9> kRequestFields = {
-    request_fields::kPlan,
-    request_fields::kSurface,
-    request_fields::kViewerId,
-    request_fields::kParams,
-    request_fields::kDeadlineMs,
-    request_fields::kExplain,
-    request_fields::kTraceIds,
-    request_fields::kCapture,
-    request_fields::kRequestId};
 
 // The fields as the "unknown field" message lists them.
 // clang-format off
