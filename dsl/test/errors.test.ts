@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DEFAULT_REGISTRY_DIR } from "../src/compiler/paths.js";
@@ -82,6 +82,26 @@ test("type error: a model the registry does not have", async () => {
   assert.match(d.hint ?? "", /E.model takes the name of a model in the registry \(registry\/models.toml\)/);
   await expectError(feedWith(`return m.vm("final_score", E.model("feed_ctr", { output: "margin" }));`), /Type '"margin"' is not assignable to type 'ModelOutput/, `output: "margin"`);
   await expectError(feedWith(`return m.vm("likes", E.model("feed_ctr"));`), /Argument of type '"likes"' is not assignable to parameter of type 'WritableKey'/, `vm("likes"`);
+});
+
+test("type error hints name what the registry in use has, whatever its params and models are called", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-registry-"));
+  try {
+    cpSync(DEFAULT_REGISTRY_DIR, dir, { recursive: true });
+    const rename = (file: string, from: string, to: string) => {
+      const p = path.join(dir, file);
+      writeFileSync(p, readFileSync(p, "utf8").replace(from, to));
+    };
+    rename("params.toml", 'name = "recency_weight"', 'name = "age_weight"');
+    rename("models.toml", "[models.feed_ctr]", "[models.ctr_gbdt]");
+    const registry = loadRegistry(dir);
+    const param = await expectError(feedWith(`return m.filter(Key.ctr.gt(ctx.param("nope")));`), /Argument of type '"nope"' is not assignable to parameter of type '"age_weight"/, `"nope"`, { registry });
+    assert.match(param.hint ?? "", /ctx.param takes the name of a param in the registry/);
+    const model = await expectError(feedWith(`return m.vm("final_score", E.model("nope"));`), /Argument of type '"nope"' is not assignable to parameter of type '"ctr_gbdt"'/, `"nope"`, { registry });
+    assert.match(model.hint ?? "", /E.model takes the name of a model in the registry/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("type error: host APIs do not exist for plans", async () => {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -134,6 +134,69 @@ test("rankc build --watch rebuilds on a save, reloads the server, and keeps the 
   } finally {
     const code = await w.stop();
     reload.server.close();
+    assert.equal(code, 0, w.stderr);
+  }
+});
+
+test("rankc build --watch keeps seeing a file saved by replacing it, deleted and re-created, and files in a renamed directory", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-watch-"));
+  const plan = smallPlan(dir, "a", 2);
+  mkdirSync(path.join(dir, "parts"));
+  const fragment = (fanout: number) =>
+    `import { defineFragment, type Candidates } from "@rankd/dsl";\nexport const more = defineFragment({ name: "more", build: (c: Candidates, args: { n: number }) => c.media({ fanout: ${fanout} }).take(args.n) });\n`;
+  writeFileSync(path.join(dir, "parts", "more.ts"), fragment(2));
+  const usePart = (from: string) =>
+    `import { definePlan } from "@rankd/dsl";\nimport { more } from "./${from}/more";\nexport default definePlan({\n  name: "b",\n  build: (ctx) => ctx.viewer().follow({ fanout: 2 }).use(more, { n: 10 }),\n});\n`;
+  writeFileSync(path.join(dir, "b.plan.ts"), usePart("parts"));
+  const store = path.join(dir, "store");
+  const w = new Watcher(["build", dir, "--out", store, "--watch"]);
+  const digest = (name: string) => readIndex(store).plans.find((p) => p.name === name)?.digest;
+  let builds = 1;
+  const nextBuild = async (pattern = /wrote .*index\.json/) => {
+    builds++;
+    await w.waitFor(pattern, builds);
+  };
+  // As an editor's safe save does: the new text in a temporary file, renamed over the plan.
+  const safeSave = (file: string, text: string) => {
+    const tmp = `${file}.tmp~`;
+    writeFileSync(tmp, text);
+    renameSync(tmp, file);
+  };
+  try {
+    await w.waitFor(/watching /);
+    let last = digest("a");
+    for (const [i, save] of [safeSave, safeSave, writeFileSync, safeSave].entries()) {
+      save(plan, readFileSync(plan, "utf8").replace(/fanout: \d+ \}\)\.media/, `fanout: ${3 + i} }).media`));
+      await nextBuild();
+      assert.notEqual(digest("a"), last, `save ${i + 1} (${save.name}) was built`);
+      last = digest("a");
+    }
+    // Deleted (a build that keeps the store's plan: no --prune), then re-created: both are
+    // builds, and the re-created file is watched as before.
+    rmSync(plan);
+    await nextBuild();
+    assert.match(w.stdout, /kept a/);
+    smallPlan(dir, "a", 9);
+    await nextBuild();
+    assert.notEqual(digest("a"), last);
+    last = digest("a");
+    safeSave(plan, readFileSync(plan, "utf8").replace("fanout: 9 }", "fanout: 8 }"));
+    await nextBuild();
+    assert.notEqual(digest("a"), last);
+    // A directory renamed: the plan importing from it fails until it is pointed at the new name;
+    // then a save inside the renamed directory is built.
+    const b = digest("b");
+    renameSync(path.join(dir, "parts"), path.join(dir, "pieces"));
+    await w.waitFor(/build failed/);
+    safeSave(path.join(dir, "b.plan.ts"), usePart("pieces"));
+    builds = w.count(/wrote .*index\.json/);
+    await nextBuild();
+    assert.equal(digest("b"), b);
+    writeFileSync(path.join(dir, "pieces", "more.ts"), fragment(5));
+    await nextBuild();
+    assert.notEqual(digest("b"), b);
+  } finally {
+    const code = await w.stop();
     assert.equal(code, 0, w.stderr);
   }
 });

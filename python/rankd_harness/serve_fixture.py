@@ -109,6 +109,11 @@ class Server:
                 pass
 
     def request(self, method, path, body=None, timeout=10, headers=None):
+        status, answer_headers, text = self.exchange(method, path, body, timeout, headers)
+        return status, answer_headers.get("Content-Type"), text
+
+    def exchange(self, method, path, body=None, timeout=10, headers=None):
+        """(status, the answer's headers as an http.client.HTTPMessage, its body as text)."""
         conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         try:
             headers = dict(headers or {})
@@ -116,7 +121,7 @@ class Server:
                 headers["Content-Type"] = "application/json"
             conn.request(method, path, body=body, headers=headers)
             r = conn.getresponse()
-            return r.status, r.getheader("Content-Type"), r.read().decode()
+            return r.status, r.headers, r.read().decode()
         finally:
             conn.close()
 

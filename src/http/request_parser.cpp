@@ -109,6 +109,19 @@ ParseResult RequestParser::ParseRequest(std::string_view bytes, Request* request
     if (hit != nullptr) end = static_cast<const char*>(hit) - bytes.data() + kHeadEnd.size();
   }
   if (end == std::string_view::npos) {
+    // A line ending in a bare LF (RFC 9112 section 2.2 lets a server accept it; rankd does not,
+    // as laxness about line endings is how requests are smuggled past proxies) is refused at
+    // once, not left waiting for a CRLF CRLF that will never come.
+    for (std::size_t at = from; at < limit;) {
+      const void* lf = std::memchr(bytes.data() + at, '\n', limit - at);
+      if (lf == nullptr) break;
+      const std::size_t i = static_cast<const char*>(lf) - bytes.data();
+      if (i == 0 || bytes[i - 1] != '\r') {
+        scanned_ = 0;
+        return Error(400, "a line of the head ends in a bare LF (lines end with CRLF)");
+      }
+      at = i + 1;
+    }
     scanned_ = limit;
     if (bytes.size() >= max_head_bytes) {
       scanned_ = 0;

@@ -49,7 +49,9 @@ http::Response HttpErrorResponse(int status, std::string_view message,
   }
   std::string body;
   engine::WriteErrorBody(body, request_id, {code, std::string(message)});
-  return http::Response::Text(status, std::move(body), "application/json");
+  http::Response response = http::Response::Text(status, std::move(body), "application/json");
+  if (request_id) response.AddHeader("X-Request-Id", std::string(*request_id));
+  return response;
 }
 
 http::Response JsonError(engine::ErrorCode code, std::string message) {

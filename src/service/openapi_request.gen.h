@@ -22,7 +22,7 @@ inline constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kR
     {"capture",
      R"json({"type":"boolean","description":"capture the request with the Redis replies its plan reads, for rankd replay (docs/experiments.md, \"Capture and replay\"); a bad_request where the caller keeps no captures"})json"},
     {"request_id",
-     R"json({"type":"string","maxLength":128,"pattern":"^[ -~]*$","description":"echoed in the response, its log line and headers (may be empty); when absent, rankd serve takes the X-Request-Id header, else rankd makes one (rankd-<12 hex digits of the process>-<N>, unique across shards and restarts)"})json"},
+     R"json({"type":"string","maxLength":128,"pattern":"^[ -~]*$","description":"echoed in the response body, its X-Request-Id header (every answer of rankd serve, errors included; none when empty) and its log line (may be empty); when absent, rankd serve takes the X-Request-Id header, else rankd makes one (rankd-<12 hex digits of the process>-<N>, unique across shards and restarts)"})json"},
 }};
 // clang-format on
 

@@ -92,6 +92,9 @@ rt::Task<http::Response> RankService::Rank(http::Request& request) {
                   .trace_id = answer.trace_id});
   }
   http::Response response = http::Response::Text(status, std::move(answer.body), kJson);
+  // Every answer names its request (the body's request_id, X-Request-Id's, or the one made for
+  // it; a valid id is printable ASCII, so it is a valid header value).
+  if (!answer.request_id.empty()) response.AddHeader("X-Request-Id", answer.request_id);
   // A shed request may come back in a second: by then the queue it met has drained or the
   // requests holding the shard's slots have ended (their deadlines are shorter).
   if (answer.error == engine::ErrorCode::kOverloaded) response.AddHeader("Retry-After", "1");

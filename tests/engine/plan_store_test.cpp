@@ -18,6 +18,8 @@ namespace {
 using testing::Describe;
 using testing::FindProblem;
 using testing::TempDir;
+using testing::CopyRegistry;
+using testing::ReadFile;
 using testing::WriteFile;
 
 // The bytes of the repository's model `name` (registry/models/<name>.txt).
@@ -197,6 +199,33 @@ TEST(PlanStoreModelsTest, TheIndexsModelEntriesAreChecked) {
     EXPECT_NE(FindProblem(problems, code, pointer), nullptr)
         << code << " " << pointer << Describe(problems);
   }
+}
+
+// A model that splits on a feature as a number, where the registry declares the feature
+// categorical: the problem says which way each side has it, and what to set to match the model.
+TEST(PlanStoreModelsTest, ACategoricalMismatchSaysWhatToSetInTheRegistry) {
+  TempDir dir;
+  WriteGoldenStore(dir.path());
+  TempDir registry;
+  CopyRegistry(registry.path());
+  std::string text = ReadFile(registry / "models.toml");
+  text.replace(text.find("{ name = \"likes\", key = \"likes\" }"), 33,
+               "{ name = \"likes\", key = \"likes\", categorical = true }");
+  WriteFile(registry / "models.toml", text);
+  std::vector<LoadProblem> problems;
+  try {
+    LoadPlanStore(dir.path(), registry.path());
+    ADD_FAILURE() << "the store loaded";
+  } catch (const LoadError& e) {
+    problems = e.problems();
+  }
+  const LoadProblem* invalid = FindProblem(problems, codes::kModelInvalid, "");
+  ASSERT_NE(invalid, nullptr) << Describe(problems);
+  EXPECT_NE(invalid->message.find("splits on feature \"likes\" as a number, but the registry "
+                                  "declares it categorical: set categorical = false on feature "
+                                  "\"likes\" of model \"feed_ctr\" in the registry"),
+            std::string::npos)
+      << invalid->message;
 }
 
 TEST(PlanStoreModelsTest, AModelFileMustBeTheIndexsAndTheRegistrysModel) {

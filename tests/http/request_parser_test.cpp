@@ -44,6 +44,30 @@ TEST(RequestParserTest, ParsesAGetWithHeadersAndQuery) {
   EXPECT_TRUE(request.body.empty());
 }
 
+TEST(RequestParserTest, AHeadWithABareLfLineEndingIsRefusedAtOnce) {
+  // The whole head with bare LFs, one bare LF after CRLF lines, and a bare LF in the blank line.
+  ExpectError("POST /rank HTTP/1.1\nHost: x\nContent-Length: 2\n\n{}", 400, "bare LF");
+  ExpectError("GET / HTTP/1.1\r\nHost: x\nAccept: */*\r\n", 400, "bare LF");
+  ExpectError("GET / HTTP/1.1\r\nHost: x\r\n\n", 400, "bare LF");
+  // Arriving byte by byte, it is refused as soon as the LF is in; until then the parser waits.
+  const std::string bytes = "GET / HTTP/1.1\r\nHost: x\n";
+  RequestParser parser;
+  Request request;
+  for (std::size_t n = 1; n < bytes.size(); ++n) {
+    ASSERT_EQ(parser.Parse(std::string_view(bytes).substr(0, n), &request).status,
+              ParseStatus::kIncomplete)
+        << n;
+  }
+  const ParseResult r = parser.Parse(bytes, &request);
+  ASSERT_EQ(r.status, ParseStatus::kError);
+  EXPECT_EQ(r.error_status, 400);
+  // A CR split from its LF across reads is not a bare LF.
+  RequestParser split;
+  ASSERT_EQ(split.Parse("GET / HTTP/1.1\r", &request).status, ParseStatus::kIncomplete);
+  EXPECT_EQ(split.Parse("GET / HTTP/1.1\r\nHost: x\r\n\r\n", &request).status,
+            ParseStatus::kComplete);
+}
+
 TEST(RequestParserTest, ParsesAContentLengthBody) {
   const std::string bytes = "POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET";
   Request request;

@@ -138,6 +138,35 @@ class ServeTest(SharedServer):
         self.assertEqual((status, response["error"]["code"]), (400, "bad_request"))
         self.assertIn("X-Request-Id must be at most 128 bytes", response["error"]["message"])
 
+    def test_every_answer_carries_its_request_id_in_the_x_request_id_header(self):
+        cases = [
+            # (request body, request headers, the id the answer names)
+            ({"plan": "feed", "viewer_id": 1, "request_id": "b-1"}, {}, "b-1"),
+            ({"plan": "feed", "viewer_id": 1, "request_id": "b-2"}, {"X-Request-Id": "h-2"}, "b-2"),
+            ({"plan": "no such plan"}, {"X-Request-Id": "h-3"}, "h-3"),
+            ({"plan": "feed", "viewer_id": 1, "deadline_ms": 0}, {"X-Request-Id": "h-4"}, "h-4"),
+        ]
+        for body, headers, want in cases:
+            with self.subTest(body=body):
+                status, answer_headers, text = self.server.exchange(
+                    "POST", "/rank", json.dumps(body), headers=headers)
+                self.assertEqual(json.loads(text)["request_id"], want, (status, text))
+                self.assertEqual(answer_headers.get_all("X-Request-Id"), [want], status)
+        # A made id is the body's too.
+        status, answer_headers, text = self.server.exchange(
+            "POST", "/rank", json.dumps({"plan": "feed", "viewer_id": 1}))
+        self.assertEqual(status, 200, text)
+        self.assertRegex(answer_headers.get("X-Request-Id"), r"^rankd-[0-9a-f]{12}-\d+$")
+        self.assertEqual(answer_headers.get("X-Request-Id"), json.loads(text)["request_id"])
+        # An answer of the HTTP layer (a method /rank does not take) names a valid header id, and
+        # no invalid one.
+        status, answer_headers, text = self.server.exchange(
+            "GET", "/rank", headers={"X-Request-Id": "h-5"})
+        self.assertEqual((status, answer_headers.get_all("X-Request-Id")), (405, ["h-5"]), text)
+        status, answer_headers, text = self.server.exchange(
+            "GET", "/rank", headers={"X-Request-Id": "h" * 129})
+        self.assertEqual((status, answer_headers.get_all("X-Request-Id")), (405, None), text)
+
     def test_an_unknown_plan_named_in_raw_bytes_gets_a_json_404(self):
         with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as sock:
             sock.sendall(b"GET /plans/caf\xc3\xa9\xff HTTP/1.1\r\nHost: x\r\n"

@@ -1,7 +1,7 @@
 // rankc build --watch: rebuild a store whenever a plan source changes, have a server reload it and
 // tell the server's studio how each build went (docs/authoring.md, "Live editing").
 
-import { watch, type FSWatcher } from "node:fs";
+import { readdirSync, statSync, watch, type Dirent, type FSWatcher } from "node:fs";
 import path from "node:path";
 
 import type { Diagnostic } from "../compiler/errors.js";
@@ -29,7 +29,6 @@ export interface WatchOptions {
  */
 export function watchSources(opts: WatchOptions): Promise<void> {
   const ignore = path.resolve(opts.ignore) + path.sep;
-  const watchers: FSWatcher[] = [];
   let timer: NodeJS.Timeout | undefined;
   let building = false;
   let again = false;
@@ -50,13 +49,72 @@ export function watchSources(opts: WatchOptions): Promise<void> {
     } while (again || changed.size > 0);
     building = false;
   };
-  const onChange = (dir: string, name: string | Buffer | null) => {
-    if (name === null) return;
-    const file = path.resolve(dir, name.toString());
-    if (file.startsWith(ignore) || !WATCHED.test(file) || file.includes(`${path.sep}node_modules${path.sep}`)) return;
+  const schedule = (file: string) => {
     changed.add(file);
     clearTimeout(timer);
     timer = setTimeout(() => void run(), SETTLE_MS);
+  };
+  const excluded = (file: string) => (file + path.sep).startsWith(ignore) || file.includes(`${path.sep}node_modules${path.sep}`);
+
+  // Each directory is watched by its own watcher (inotify on Linux: a watch on a directory sees
+  // every name in it written, replaced or renamed, so a file an editor saves by renaming a new
+  // one over it stays seen). Node's recursive fs.watch watches each file instead, and loses a
+  // file once it is replaced. Each tree is walked when the watch starts and again whenever a
+  // directory may have come, gone or moved under it.
+  const dirWatchers = new Map<string, { watcher: FSWatcher; ino: number }>();
+  const trees: string[] = [];
+  const onChange = (dir: string, name: string | Buffer | null) => {
+    if (name === null) return;
+    const file = path.resolve(dir, name.toString());
+    if (excluded(file)) return;
+    if (WATCHED.test(file)) schedule(file);
+    // A directory made, renamed or removed: the watchers follow, and its plans (moved, new or
+    // gone) are a change.
+    if (trees.some((t) => file.startsWith(t + path.sep)) && syncTrees()) schedule(file);
+  };
+  const watchDir = (dir: string, ino: number) => {
+    try {
+      const watcher = watch(dir, (_event, name) => onChange(dir, name));
+      watcher.on("error", () => {
+        watcher.close();
+        if (dirWatchers.get(dir)?.watcher === watcher) dirWatchers.delete(dir);
+      });
+      dirWatchers.set(dir, { watcher, ino });
+    } catch {
+      // gone before it was watched: the walk that follows its removal drops it
+    }
+  };
+  /** Watchers for each tree's directories as they are now (new ones watched, gone or moved ones dropped); true when any changed. */
+  const syncTrees = (): boolean => {
+    const now = new Map<string, number>();
+    const walk = (dir: string) => {
+      let entries: Dirent[];
+      try {
+        const st = statSync(dir);
+        if (!st.isDirectory() || excluded(dir)) return;
+        now.set(dir, st.ino);
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) if (e.isDirectory()) walk(path.join(dir, e.name));
+    };
+    for (const t of trees) walk(t);
+    let any = false;
+    for (const [dir, w] of dirWatchers) {
+      if (!trees.some((t) => dir === t || dir.startsWith(t + path.sep))) continue;  // a single file's directory
+      if (now.get(dir) !== w.ino) {
+        w.watcher.close();
+        dirWatchers.delete(dir);
+        any = true;
+      }
+    }
+    for (const [dir, ino] of now) {
+      if (dirWatchers.has(dir)) continue;
+      watchDir(dir, ino);
+      any = true;
+    }
+    return any;
   };
   const dirs = new Set<string>();
   for (const p of opts.paths) {
@@ -66,13 +124,18 @@ export function watchSources(opts: WatchOptions): Promise<void> {
     const dir = isSource ? path.dirname(full) : full;
     if (dirs.has(dir)) continue;
     dirs.add(dir);
-    watchers.push(watch(dir, { recursive: !isSource }, (_event, name) => onChange(dir, name)));
+    if (isSource) {
+      watchDir(dir, statSync(dir).ino);
+    } else {
+      trees.push(dir);
+    }
   }
+  syncTrees();
   opts.log(`watching ${[...dirs].map((d) => path.relative(process.cwd(), d) || ".").join(", ")} (Ctrl-C stops)`);
   return new Promise((resolve) => {
     const stop = () => {
       clearTimeout(timer);
-      for (const w of watchers) w.close();
+      for (const { watcher } of dirWatchers.values()) watcher.close();
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
       resolve();

@@ -52,16 +52,17 @@ export function typecheckPlans(files: string[], registryModule: string): Diagnos
   const program = ts.createProgram({ rootNames: files, options: PLAN_COMPILER_OPTIONS, host, oldProgram });
   oldProgram = program;
   const out: Diagnostic[] = [];
-  for (const d of program.getOptionsDiagnostics()) out.push(convert(d));
+  const names = registryNames(registryModule);
+  for (const d of program.getOptionsDiagnostics()) out.push(convert(d, names));
   for (const sf of program.getSourceFiles()) {
     if (program.isSourceFileDefaultLibrary(sf) || isDslSource(path.resolve(sf.fileName)) || sf.isDeclarationFile) continue;
-    for (const d of program.getSyntacticDiagnostics(sf)) out.push(convert(d));
-    for (const d of program.getSemanticDiagnostics(sf)) out.push(convert(d));
+    for (const d of program.getSyntacticDiagnostics(sf)) out.push(convert(d, names));
+    for (const d of program.getSemanticDiagnostics(sf)) out.push(convert(d, names));
   }
   return out;
 }
 
-function convert(d: ts.Diagnostic): Diagnostic {
+function convert(d: ts.Diagnostic, names: RegistryNames): Diagnostic {
   const message = ts.flattenDiagnosticMessageText(d.messageText, "\n    ");
   const diag: Diagnostic = { file: d.file ? path.resolve(d.file.fileName) : "<rankc>", message: `${message} (TS${d.code})` };
   if (d.file && d.start !== undefined) {
@@ -69,9 +70,32 @@ function convert(d: ts.Diagnostic): Diagnostic {
     diag.line = line + 1;
     diag.col = character + 1;
   }
-  const hint = hintFor(message);
+  const hint = hintFor(message, names);
   if (hint) diag.hint = hint;
   return diag;
+}
+
+/** The registry's names a hint recognises in a message, read from the registry module's tables. */
+interface RegistryNames {
+  params: readonly string[];
+  models: readonly string[];
+  schemas: readonly string[];
+}
+
+/** The member names of `export const TABLE = { name: ..., }` in the generated registry module. */
+function tableNames(registryModule: string, table: string): string[] {
+  const block = new RegExp(`^export const ${table} = \\{\\n([\\s\\S]*?)^\\}`, "m").exec(registryModule)?.[1] ?? "";
+  return [...block.matchAll(/^  (\w+): /gm)].map((m) => m[1] as string);
+}
+
+function registryNames(registryModule: string): RegistryNames {
+  return { params: tableNames(registryModule, "PARAMS"), models: tableNames(registryModule, "MODELS"), schemas: tableNames(registryModule, "KEY_SCHEMAS") };
+}
+
+/** Whether `message` says an argument does not fit a parameter typed as some of `names` (a union TypeScript writes out). */
+function namesParameter(message: string, names: readonly string[]): boolean {
+  const m = /parameter of type '"(\w+)"/.exec(message);
+  return m !== null && names.includes(m[1] as string);
 }
 
 /** The DSL's arithmetic methods (named as their ops: spec/expressions.toml's numeric ops) called on a string or bool. */
@@ -80,7 +104,7 @@ const NUMERIC_METHOD_ON_NON_NUMBER = new RegExp(
 );
 
 /** Plain-language advice for the type errors plan authors meet most. */
-function hintFor(message: string): string | undefined {
+function hintFor(message: string, names: RegistryNames): string | undefined {
   let m = /Property '(\w+)' does not exist on type 'KeyRefs'/.exec(message);
   if (m) return `"${m[1]}" is not a key in the registry (registry/keys.toml)`;
   m = /Object literal may only specify known properties, and '(\w+)' does not exist in type 'ParamDecls'/.exec(message);
@@ -89,14 +113,14 @@ function hintFor(message: string): string | undefined {
   if (m) return `arithmetic needs a number; this expression is a ${m[2] === "StrExpr" ? "string" : "bool"}`;
   m = /Property 'matches' does not exist on type '(NumExpr|BoolExpr)/.exec(message);
   if (m) return `regex matching needs a string; this expression is a ${m[1] === "BoolExpr" ? "bool" : "number"}`;
-  if (/Argument of type '"\w+"' is not assignable to parameter of type 'ParamName'/.test(message) || /parameter of type '"recency_weight"/.test(message)) {
+  if (/Argument of type '"\w+"' is not assignable to parameter of type 'ParamName'/.test(message) || namesParameter(message, names.params)) {
     return "ctx.param takes the name of a param in the registry (registry/params.toml)";
   }
-  if (/Argument of type '"\w+"' is not assignable to parameter of type 'ModelName'/.test(message) || /parameter of type '"feed_ctr"/.test(message)) {
+  if (/Argument of type '"\w+"' is not assignable to parameter of type 'ModelName'/.test(message) || namesParameter(message, names.models)) {
     return "E.model takes the name of a model in the registry (registry/models.toml)";
   }
   if (/is not assignable to parameter of type 'StrExpr'/.test(message)) return "this operation needs a string expression";
-  if (/is not assignable to parameter of type '(HashSchema|ListSchema)'|parameter of type '"(user|media_features|follow|recommendation|media)"/.test(message)) {
+  if (/is not assignable to parameter of type '(HashSchema|ListSchema)'/.test(message) || namesParameter(message, names.schemas)) {
     return "fetchFeatures reads hash key schemas and fetchList reads list key schemas (registry/key_schemas.toml)";
   }
   if (/Cannot find name '(process|require|eval|Function|Date|fetch|setTimeout)'|Cannot find module/.test(message)) {

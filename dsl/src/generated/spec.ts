@@ -83,7 +83,7 @@ export const REQUEST_FIELDS = {
   trace_ids: {"type":"int_list","expect":"an array of 1 to 100 ids","min":"-9223372036854775808","max":"9223372036854775807","min_items":1,"max_items":100,"distinct":true,"item":"id","default":[]},
   /** capture the request with the Redis replies its plan reads, for rankd replay (docs/experiments.md, "Capture and replay"); a bad_request where the caller keeps no captures */
   capture: {"type":"bool","expect":"true or false","default":false},
-  /** echoed in the response, its log line and headers (may be empty); when absent, rankd serve takes the X-Request-Id header, else rankd makes one (rankd-<12 hex digits of the process>-<N>, unique across shards and restarts) */
+  /** echoed in the response body, its X-Request-Id header (every answer of rankd serve, errors included; none when empty) and its log line (may be empty); when absent, rankd serve takes the X-Request-Id header, else rankd makes one (rankd-<12 hex digits of the process>-<N>, unique across shards and restarts) */
   request_id: {"type":"string","expect":"a string","max_bytes":128,"chars":"printable_ascii"},
 } as const;
 

@@ -33,10 +33,12 @@ std::string DeclarationProblem(const models::TreeModel& model, const ModelDef& d
     for (const models::TreeModel::Node& node : model.trees()[t].nodes) {
       const ModelFeature& f = def.features[static_cast<std::size_t>(node.feature)];
       if (node.categorical == f.categorical) continue;
+      // The fix is in the registry (the model is what was trained): say what to set there.
       return "tree " + std::to_string(t) + " splits on feature \"" + f.name + "\" as " +
              (node.categorical ? "a category" : "a number") + ", but the registry declares it " +
-             (f.categorical ? "categorical" : "numerical") +
-             " (categorical = " + (node.categorical ? "true" : "false") + ")";
+             (f.categorical ? "categorical" : "numerical") + ": set categorical = " +
+             (node.categorical ? "true" : "false") + " on feature \"" + f.name + "\" of model \"" +
+             def.name + "\" in the registry";
     }
   }
   return "";

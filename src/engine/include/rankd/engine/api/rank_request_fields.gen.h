@@ -181,8 +181,9 @@ struct RankRequest {
   // capture the request with the Redis replies its plan reads, for rankd replay
   // (docs/experiments.md, "Capture and replay"); a bad_request where the caller keeps no captures
   bool capture = false;
-  // echoed in the response, its log line and headers (may be empty); when absent, rankd serve takes
-  // the X-Request-Id header, else rankd makes one (rankd-<12 hex digits of the process>-<N>, unique
+  // echoed in the response body, its X-Request-Id header (every answer of rankd serve, errors
+  // included; none when empty) and its log line (may be empty); when absent, rankd serve takes the
+  // X-Request-Id header, else rankd makes one (rankd-<12 hex digits of the process>-<N>, unique
   // across shards and restarts)
   std::optional<std::string> request_id;
 };
