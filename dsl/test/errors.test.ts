@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { DEFAULT_REGISTRY_DIR } from "../src/compiler/paths.js";
 import { loadRegistry } from "../src/compiler/registry.js";
-import { expectError, planWith, positionOf } from "./helpers.js";
+import { compileErrors, expectError, planWith, positionOf } from "./helpers.js";
 
 /** A plan whose build returns `expr`, after the feed's usual sources. */
 function feedWith(tail: string, params = ""): string {
@@ -101,6 +101,33 @@ test("type error hints name what the registry in use has, whatever its params an
     assert.match(model.hint ?? "", /E.model takes the name of a model in the registry/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("compile error: a model file that is not the model the registry declares, at the registry's entry", async () => {
+  const source = feedWith(`return m.vm("final_score", E.model("feed_ctr")).topk("final_score", 5);`);
+  const cases: Array<[string, string, RegExp, RegExp, string]> = [
+    // [the registry's line, what it becomes, the message, the hint, the line pointed at]
+    ['{ name = "likes", key = "likes" }', '{ name = "like_count", key = "likes" }', /model "feed_ctr": its feature 1 is "likes", but the registry names it "like_count"/, /by the model's names, in the model's order/, 'name = "like_count"'],
+    ['{ name = "likes", key = "likes" }', '{ name = "likes", key = "likes", categorical = true }', /model "feed_ctr": tree \d+ splits on feature "likes" as a number, but the registry declares it categorical/, /set categorical = false on feature "likes" of model "feed_ctr" in the registry/, 'name = "likes"'],
+    ['{ name = "likes", key = "likes" },', '{ name = "likes", key = "likes" },\n  { name = "shares", key = "likes" },', /model "feed_ctr": its file has 3 features \(ctr, likes, age_hours\), but the registry binds 4/, /list the model's features in the registry/, "[models.feed_ctr]"],
+  ];
+  for (const [from, to, message, hint, line] of cases) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-registry-"));
+    try {
+      cpSync(DEFAULT_REGISTRY_DIR, dir, { recursive: true });
+      const file = path.join(dir, "models.toml");
+      const text = readFileSync(file, "utf8").replace(from, to);
+      writeFileSync(file, text);
+      const { diagnostics } = await compileErrors(source, { registry: loadRegistry(dir) });
+      const d = diagnostics.find((x) => message.test(x.message));
+      assert.ok(d, `no ${message}: ${diagnostics.map((x) => x.message).join("\n")}`);
+      assert.equal(d.file, file);
+      assert.equal(d.line, text.split("\n").findIndex((l) => l.includes(line)) + 1, d.message);
+      assert.match(d.hint ?? "", hint);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 });
 

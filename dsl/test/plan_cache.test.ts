@@ -55,7 +55,7 @@ test("a plan is compiled again only when a file it was built from or the registr
   assert.deepEqual(compiled.slice(3), ["a.plan.ts", "b.plan.ts"]);
 
   // Another registry (its digest) or limits: compiled again.
-  await cache.get(a, { registry: { ...registry, digest: "0".repeat(64) } });
+  await cache.get(a, { registry: Object.assign(Object.create(Object.getPrototypeOf(registry) as object) as typeof registry, registry, { digest: "0".repeat(64) }) });
   await cache.get(a, { registry, limits: { timeMs: 1500 } });
   assert.deepEqual(compiled.slice(5), ["a.plan.ts", "a.plan.ts"]);
   assert.equal(cache.misses, 7);

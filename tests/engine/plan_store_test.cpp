@@ -226,6 +226,10 @@ TEST(PlanStoreModelsTest, ACategoricalMismatchSaysWhatToSetInTheRegistry) {
                                   "\"likes\" of model \"feed_ctr\" in the registry"),
             std::string::npos)
       << invalid->message;
+  // The plan that scores it gets no second problem telling to rebuild the store, which would not
+  // help: the fix is in the registry.
+  EXPECT_EQ(FindProblem(problems, codes::kModelDigestMismatch, "/models/feed_ctr"), nullptr)
+      << Describe(problems);
 }
 
 TEST(PlanStoreModelsTest, AModelFileMustBeTheIndexsAndTheRegistrysModel) {

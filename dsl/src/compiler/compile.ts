@@ -10,15 +10,16 @@
 //
 // Every failure is a CompileError whose diagnostics point at file:line:col.
 
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { BuildOutput, LocTable, PlanJson } from "../authoring/json.js";
 import { modelSite, parseFrames } from "../authoring/loc.js";
 import { BUNDLE_NAME, OUTPUT_GLOBAL, bundlePlan, type Bundle } from "./bundle.js";
-import { prettyJson } from "./canonical.js";
+import { prettyJson, sha256Hex } from "./canonical.js";
 import { CompileError, type Diagnostic, type SourcePos } from "./errors.js";
 import { generateRegistryModule } from "./gentypes.js";
-import { fileSha256, modelFile, modelRefs, usedModels } from "./models.js";
+import { declarationProblems, readModelDeclaration } from "./model_file.js";
+import { modelFile, modelRefs, usedModels } from "./models.js";
 import { BUILT_BY, isDslSource } from "./paths.js";
 import type { Registry } from "./registry.js";
 import { DEFAULT_LIMITS, prepareSandbox, runInSandbox, type SandboxLimits } from "./sandbox.js";
@@ -133,8 +134,17 @@ function modelDigests(plan: PlanJson, reg: Registry, where: (model: string) => S
     if (!model) continue;
     const file = path.resolve(modelFile(reg, model));
     try {
-      sha256[name] = fileSha256(file);
+      const bytes = readFileSync(file);
+      sha256[name] = sha256Hex(bytes);
       files.push(file);
+      // The file must be the model the registry declares, as the engine checks when it loads the
+      // store: a mismatch is reported at the registry's entry, where it is fixed.
+      const declared = readModelDeclaration(model.format, bytes.toString("utf8"));
+      for (const p of declared ? declarationProblems(name, model, declared) : []) {
+        const near = `[models.${name}]`;
+        const pos = reg.position("models", p.feature !== undefined ? `name = ${JSON.stringify(p.feature)}` : near, near) ?? { file };
+        errors.push({ ...pos, message: p.message, hint: p.hint });
+      }
     } catch (e) {
       const reason = (e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message;
       errors.push({ ...where(name), message: `model "${name}": cannot read its file ${file}: ${reason}`, hint: `registry model "${name}" names the file ${model.file}, relative to the registry directory` });

@@ -3,10 +3,8 @@
 // a model's file is, and the sha256 of its bytes: the value of the model in
 // the artifact's `models` and in a plan store's index.
 
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { PlanJson } from "../authoring/json.js";
-import { sha256Hex } from "./canonical.js";
 import { MAX_EXPR_DEPTH } from "./exprtypes.js";
 import { pointerTo } from "./issues.js";
 import { MODEL_EXTENSIONS, type Registry, type RegistryModel } from "./registry.js";
@@ -56,9 +54,4 @@ export function modelFile(reg: Registry, model: RegistryModel): string {
 /** Where a plan store keeps a model's file: models/<name>.txt (LightGBM) or models/<name>.json (XGBoost), relative to the index. */
 export function storeModelPath(name: string, model: RegistryModel): string {
   return `models/${name}${MODEL_EXTENSIONS[model.format]}`;
-}
-
-/** The sha256 of a file's bytes; throws the read's error. */
-export function fileSha256(file: string): string {
-  return sha256Hex(readFileSync(file));
 }

@@ -124,15 +124,28 @@ export class Registry {
   readonly models: ReadonlyMap<string, RegistryModel>;
   /** The directory it was read from, or "" when built from data. */
   readonly dir: string;
+  /** Each table's file and text, when read from a directory. */
+  private readonly sources: ReadonlyMap<string, { file: string; text: string }>;
 
-  constructor(data: RegistryData, dir = "") {
+  constructor(data: RegistryData, dir = "", sources: ReadonlyMap<string, { file: string; text: string }> = new Map()) {
     this.data = data;
     this.dir = dir;
+    this.sources = sources;
     this.digest = registryDigest(data);
     this.keys = new Map(data.keys.map((k) => [k.name, k]));
     this.params = new Map(data.params.map((p) => [p.name, p]));
     this.schemas = new Map(data.key_schemas.map((s) => [s.name, s]));
     this.models = new Map(Object.entries(data.models ?? {}));
+  }
+
+  /**
+   * Where table `section`'s file has `near` (at or after the first line holding `after`; else
+   * `after` itself), for problems found after loading; undefined for a registry built from data.
+   */
+  position(section: string, near: string, after?: string): SourcePos | undefined {
+    const src = this.sources.get(section);
+    if (!src) return undefined;
+    return findLine(src.file, src.text, near, after) ?? (after !== undefined ? findLine(src.file, src.text, after) : undefined) ?? { file: src.file };
   }
 }
 
@@ -196,7 +209,7 @@ export function loadRegistry(dir: string): Registry {
       }),
     );
   }
-  return new Registry(merged as unknown as RegistryData, dir);
+  return new Registry(merged as unknown as RegistryData, dir, sources);
 }
 
 /** The `nth` (default first) line holding `needle`, at or after the first line holding `after` when given. */

@@ -245,7 +245,9 @@ std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plan
   }
   std::vector<ModelEntry> model_entries;
   const std::vector<IndexEntry> entries = CheckIndex(*index_json, *registry, index, model_entries);
-  ModelSet models = LoadStoreModels(plans_dir, model_entries, *registry, index, problems);
+  std::set<std::string> invalid_models;
+  ModelSet models =
+      LoadStoreModels(plans_dir, model_entries, *registry, index, problems, invalid_models);
 
   std::map<std::string, std::shared_ptr<const Plan>> plans;
   for (const IndexEntry& entry : entries) {
@@ -254,7 +256,7 @@ std::shared_ptr<const PlanStore> LoadPlanStore(const std::filesystem::path& plan
     if (!text) continue;
     ProblemSink sink(path.string());
     std::shared_ptr<const Plan> plan = LoadPlanText(*text, *registry, PlanCheckOptions{}, sink);
-    if (plan != nullptr) CheckPlanModels(*plan, models, sink);
+    if (plan != nullptr) CheckPlanModels(*plan, models, invalid_models, sink);
     Append(problems, sink.Take());
     if (plan == nullptr) continue;
     const std::string pointer = "/plans/" + std::to_string(entry.position);

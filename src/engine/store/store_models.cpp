@@ -48,7 +48,7 @@ std::string DeclarationProblem(const models::TreeModel& model, const ModelDef& d
 
 ModelSet LoadStoreModels(const std::filesystem::path& dir, const std::vector<ModelEntry>& entries,
                          const Registry& registry, ProblemSink& index,
-                         std::vector<LoadProblem>& problems) {
+                         std::vector<LoadProblem>& problems, std::set<std::string>& invalid) {
   ModelSet loaded;
   const models::ModelLimits limits;
   for (const ModelEntry& entry : entries) {
@@ -64,18 +64,19 @@ ModelSet LoadStoreModels(const std::filesystem::path& dir, const std::vector<Mod
                     ", whose sha256 is " + sha256.substr(0, 12));
       continue;
     }
-    const auto invalid = [&](const std::string& message) {
+    const auto refuse = [&](const std::string& message) {
       problems.push_back(LoadProblem{path.string(), std::string(codes::kModelInvalid), "", "",
                                      "model \"" + entry.name + "\": " + message});
+      invalid.insert(entry.name);
     };
     std::expected<models::TreeModel, std::string> model =
         models::TreeModel::Parse(def->format, *bytes, limits);
     if (!model) {
-      invalid(model.error());
+      refuse(model.error());
       continue;
     }
     if (const std::string problem = DeclarationProblem(*model, *def); !problem.empty()) {
-      invalid(problem);
+      refuse(problem);
       continue;
     }
     auto bound = std::make_shared<BoundModel>();
@@ -89,10 +90,12 @@ ModelSet LoadStoreModels(const std::filesystem::path& dir, const std::vector<Mod
   return loaded;
 }
 
-void CheckPlanModels(const Plan& plan, const ModelSet& models, ProblemSink& sink) {
+void CheckPlanModels(const Plan& plan, const ModelSet& models,
+                     const std::set<std::string>& invalid, ProblemSink& sink) {
   for (const auto& [name, sha256] : plan.models) {
     const auto it = models.find(name);
     if (it != models.end() && it->second->sha256 == sha256) continue;
+    if (it == models.end() && invalid.contains(name)) continue;
     sink.Add(codes::kModelDigestMismatch, json::PointerTo("/models", name), "$plan",
              it == models.end()
                  ? "plan \"" + plan.name + "\" scores model \"" + name +

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,14 +29,16 @@ struct ModelEntry {
 
 // The models of `entries`, read from `dir`: a problem of the index (a digest that is not the
 // file's: index_mismatch) goes to `index`, one of a file (unreadable, too large, not a model, not
-// the registry's declaration: model_invalid) to `problems`. Only models without a problem are in
-// the set.
+// the registry's declaration: model_invalid) to `problems`, and its name to `invalid`. Only models
+// without a problem are in the set.
 ModelSet LoadStoreModels(const std::filesystem::path& dir, const std::vector<ModelEntry>& entries,
                          const Registry& registry, ProblemSink& index,
-                         std::vector<LoadProblem>& problems);
+                         std::vector<LoadProblem>& problems, std::set<std::string>& invalid);
 
 // Reports model_digest_mismatch at /models/<name> of `plan` (into `sink`, its file's) for each
-// model the plan was built with that the store does not hold with that digest.
-void CheckPlanModels(const Plan& plan, const ModelSet& models, ProblemSink& sink);
+// model the plan was built with that the store does not hold with that digest, but those in
+// `invalid`: their model_invalid says what to fix (rebuilding the store would not).
+void CheckPlanModels(const Plan& plan, const ModelSet& models,
+                     const std::set<std::string>& invalid, ProblemSink& sink);
 
 }  // namespace rankd::engine
