@@ -9,7 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import { DEFAULT_REGISTRY_DIR } from "../src/compiler/paths.js";
 import { loadRegistry } from "../src/compiler/registry.js";
-import { compileErrors, expectError, planWith, positionOf } from "./helpers.js";
+import { compileErrors, compileSource, expectError, planWith, positionOf } from "./helpers.js";
+import { formatDiagnostic } from "../src/compiler/errors.js";
 
 /** A plan whose build returns `expr`, after the feed's usual sources. */
 function feedWith(tail: string, params = ""): string {
@@ -128,6 +129,31 @@ test("compile error: a model file that is not the model the registry declares, a
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+});
+
+test("warning: a model feature read from an int key that the model splits at a non-integer threshold", async () => {
+  const source = feedWith(`return m.vm("final_score", E.model("feed_ctr")).topk("final_score", 5);`);
+  // The shipped model: likes is split halfway between integers (165.5), as integer data is; no warning.
+  assert.deepEqual((await compileSource(source)).warnings, []);
+  const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-registry-"));
+  try {
+    cpSync(DEFAULT_REGISTRY_DIR, dir, { recursive: true });
+    const file = path.join(dir, "models.toml");
+    // ctr (trained on rates such as 0.109) bound to the int key likes.
+    const text = readFileSync(file, "utf8").replace('{ name = "ctr", key = "ctr" }', '{ name = "ctr", key = "likes" }');
+    writeFileSync(file, text);
+    const c = await compileSource(source, { registry: loadRegistry(dir) });
+    assert.equal(c.warnings.length, 1, JSON.stringify(c.warnings));
+    const w = c.warnings[0]!;
+    assert.equal(w.severity, "warning");
+    assert.equal(w.file, file);
+    assert.equal(w.line, text.split("\n").findIndex((l) => l.includes('name = "ctr"')) + 1);
+    assert.match(w.message, /model "feed_ctr": tree 0 splits feature "ctr" at 0\.1\d+, which integer data never gives, but the feature reads int key "likes"/);
+    assert.match(w.hint ?? "", /bind the feature to a float key/);
+    assert.match(formatDiagnostic(w), /models\.toml:\d+:\d+: warning: model "feed_ctr"/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -229,6 +229,7 @@ async function main(argv: string[]): Promise<number> {
       const build = async (): Promise<void> => {
         const { plans, index, change } = await (await store()).buildStore(files, outDir, { registry, limits, prune: a.prune, surfaces, cache });
         for (const p of plans) {
+          for (const w of p.warnings) console.error(formatDiagnostic(w));
           console.log(`${path.relative(process.cwd(), p.file)} -> ${path.relative(process.cwd(), path.join(outDir, p.plan.name + ".json"))}  digest ${p.plan.digest}`);
         }
         const { modelFile } = await import("../compiler/models.js");

@@ -18,7 +18,7 @@ import { BUNDLE_NAME, OUTPUT_GLOBAL, bundlePlan, type Bundle } from "./bundle.js
 import { prettyJson, sha256Hex } from "./canonical.js";
 import { CompileError, type Diagnostic, type SourcePos } from "./errors.js";
 import { generateRegistryModule } from "./gentypes.js";
-import { declarationProblems, readModelDeclaration } from "./model_file.js";
+import { declarationProblems, intFeatureThresholds, readModelDeclaration } from "./model_file.js";
 import { modelFile, modelRefs, usedModels } from "./models.js";
 import { BUILT_BY, isDslSource } from "./paths.js";
 import type { Registry } from "./registry.js";
@@ -49,6 +49,8 @@ export interface CompiledPlan {
   analysis: PlanAnalysis;
   /** Absolute paths of the files it was built from: its own, the modules it imports, the authoring API's, the model files it uses. */
   sources: string[];
+  /** What the build noticed but does not refuse (severity "warning"). */
+  warnings: Diagnostic[];
 }
 
 /** The bundle's entry (esbuild's stdin) among a source map's sources: not a file. */
@@ -116,7 +118,7 @@ export async function compilePlanFile(file: string, opts: CompileOptions): Promi
     );
   }
   const sources = [...new Set([...bundle.sources.filter((f) => path.isAbsolute(f) && !STDIN_SOURCE.test(f)), ...models.files])];
-  return { file: abs, plan, json: prettyJson(plan), analysis, sources };
+  return { file: abs, plan, json: prettyJson(plan), analysis, sources, warnings: models.warnings };
 }
 
 /**
@@ -125,10 +127,11 @@ export async function compilePlanFile(file: string, opts: CompileOptions): Promi
  * validator (model_unknown); a file that cannot be read is an error at `where`
  * the plan names the model.
  */
-function modelDigests(plan: PlanJson, reg: Registry, where: (model: string) => SourcePos): { sha256: Record<string, string>; files: string[] } {
+function modelDigests(plan: PlanJson, reg: Registry, where: (model: string) => SourcePos): { sha256: Record<string, string>; files: string[]; warnings: Diagnostic[] } {
   const sha256: Record<string, string> = {};
   const files: string[] = [];
   const errors: Diagnostic[] = [];
+  const warnings: Diagnostic[] = [];
   for (const name of usedModels(plan)) {
     const model = reg.models.get(name);
     if (!model) continue;
@@ -140,10 +143,22 @@ function modelDigests(plan: PlanJson, reg: Registry, where: (model: string) => S
       // The file must be the model the registry declares, as the engine checks when it loads the
       // store: a mismatch is reported at the registry's entry, where it is fixed.
       const declared = readModelDeclaration(model.format, bytes.toString("utf8"));
-      for (const p of declared ? declarationProblems(name, model, declared) : []) {
-        const near = `[models.${name}]`;
+      const near = `[models.${name}]`;
+      const problems = declared ? declarationProblems(name, model, declared) : [];
+      for (const p of problems) {
         const pos = reg.position("models", p.feature !== undefined ? `name = ${JSON.stringify(p.feature)}` : near, near) ?? { file };
         errors.push({ ...pos, message: p.message, hint: p.hint });
+      }
+      if (declared && problems.length === 0) {
+        for (const w of intFeatureThresholds(model, (key) => reg.keys.get(key)?.type === "int", declared)) {
+          const entry = model.features.find((f) => f.name === w.feature);
+          warnings.push({
+            ...(reg.position("models", `name = ${JSON.stringify(w.feature)}`, near) ?? { file }),
+            severity: "warning",
+            message: `model "${name}": tree ${w.tree} splits feature "${w.feature}" at ${w.threshold}, which integer data never gives, but the feature reads int key "${entry?.key}": a value that is not an integer reads as null, the model's missing value`,
+            hint: `if the model was trained on non-integer values, bind the feature to a float key`,
+          });
+        }
       }
     } catch (e) {
       const reason = (e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message;
@@ -151,7 +166,7 @@ function modelDigests(plan: PlanJson, reg: Registry, where: (model: string) => S
     }
   }
   if (errors.length) throw new CompileError(errors);
-  return { sha256, files };
+  return { sha256, files, warnings };
 }
 
 /** Maps sandbox stack frames to the first position in the plan author's own files. */

@@ -15,6 +15,8 @@ export interface Diagnostic extends SourcePos {
   message: string;
   /** An extra line of advice, printed after the message. */
   hint?: string;
+  /** A warning does not fail the build (default: an error). */
+  severity?: "warning";
 }
 
 /** A failed compile: one or more diagnostics. */
@@ -27,7 +29,7 @@ export class CompileError extends Error {
   }
 }
 
-/** `file:line:col: error: message`, with the file relative to the working directory when inside it. */
+/** `file:line:col: error: message` (or `warning:`), with the file relative to the working directory when inside it. */
 export function formatDiagnostic(d: Diagnostic, cwd = process.cwd()): string {
   let file = d.file;
   if (path.isAbsolute(file)) {
@@ -37,5 +39,5 @@ export function formatDiagnostic(d: Diagnostic, cwd = process.cwd()): string {
   let where = file;
   if (d.line !== undefined) where += `:${d.line}`;
   if (d.line !== undefined && d.col !== undefined) where += `:${d.col}`;
-  return `${where}: error: ${d.message}` + (d.hint ? `\n  hint: ${d.hint}` : "");
+  return `${where}: ${d.severity ?? "error"}: ${d.message}` + (d.hint ? `\n  hint: ${d.hint}` : "");
 }

@@ -10,8 +10,8 @@ import type { ModelFormat, RegistryModel } from "./registry.js";
 export interface ModelDeclaration {
   /** The model's feature names, in its order. */
   features: string[];
-  /** Every split, tree by tree in the file's order: the feature it tests and whether as categories. */
-  splits: Array<{ tree: number; feature: number; categorical: boolean }>;
+  /** Every split, tree by tree in the file's order: the feature it tests, whether as categories, and a numerical split's threshold. */
+  splits: Array<{ tree: number; feature: number; categorical: boolean; threshold?: number }>;
 }
 
 /** LightGBM's decision_type bit for a categorical split (its tree.h, kCategoricalMask). */
@@ -26,7 +26,11 @@ function readLightgbm(text: string): ModelDeclaration | undefined {
   trees.forEach((tree, t) => {
     const field = (name: string) => new RegExp(`^${name}=(.*)$`, "m").exec(tree)?.[1]?.split(" ").map(Number) ?? [];
     const decision = field("decision_type");
-    field("split_feature").forEach((feature, i) => splits.push({ tree: t, feature, categorical: ((decision[i] ?? 0) & LIGHTGBM_CATEGORICAL) !== 0 }));
+    const threshold = field("threshold");
+    field("split_feature").forEach((feature, i) => {
+      const categorical = ((decision[i] ?? 0) & LIGHTGBM_CATEGORICAL) !== 0;
+      splits.push({ tree: t, feature, categorical, ...(categorical || threshold[i] === undefined ? {} : { threshold: threshold[i] }) });
+    });
   });
   return { features, splits };
 }
@@ -47,10 +51,13 @@ function readXgboost(text: string): ModelDeclaration | undefined {
   const features = Array.isArray(names) && names.length > 0 ? names.map(String) : Array.from({ length: count }, (_, j) => `f${j}`);
   const splits: ModelDeclaration["splits"] = [];
   trees.forEach((tree, t) => {
-    const tr = tree as { split_indices?: number[]; split_type?: number[]; left_children?: number[] };
+    const tr = tree as { split_indices?: number[]; split_type?: number[]; left_children?: number[]; split_conditions?: number[] };
     const left = tr.left_children ?? [];
     (tr.split_indices ?? []).forEach((feature, i) => {
-      if ((left[i] ?? -1) !== -1) splits.push({ tree: t, feature, categorical: (tr.split_type?.[i] ?? 0) === 1 });  // not a leaf
+      if ((left[i] ?? -1) === -1) return;  // a leaf
+      const categorical = (tr.split_type?.[i] ?? 0) === 1;
+      const threshold = tr.split_conditions?.[i];
+      splits.push({ tree: t, feature, categorical, ...(categorical || threshold === undefined ? {} : { threshold }) });
     });
   });
   return { features, splits };
@@ -105,6 +112,26 @@ export function declarationProblems(name: string, model: RegistryModel, declared
       feature: entry.name,
     });
     break;
+  }
+  return out;
+}
+
+/**
+ * The features bound to int keys that the model splits on at a threshold no integer data puts
+ * there: not a whole or half number (LightGBM splits integers halfway between two values, XGBoost
+ * at a value). Such a model was trained on values an int key cannot hold: rankd reads them as
+ * null, the model's missing value. Each with the first such split.
+ */
+export function intFeatureThresholds(model: RegistryModel, intKey: (key: string) => boolean, declared: ModelDeclaration): Array<{ feature: string; tree: number; threshold: number }> {
+  const out: Array<{ feature: string; tree: number; threshold: number }> = [];
+  const seen = new Set<number>();
+  for (const split of declared.splits) {
+    const entry = model.features[split.feature];
+    if (split.threshold === undefined || seen.has(split.feature) || !entry || entry.categorical || !intKey(entry.key)) continue;
+    const twice = split.threshold * 2;
+    if (Math.abs(twice - Math.round(twice)) <= 1e-9 * Math.max(1, Math.abs(twice))) continue;
+    seen.add(split.feature);
+    out.push({ feature: entry.name, tree: split.tree, threshold: split.threshold });
   }
   return out;
 }
