@@ -324,6 +324,12 @@ void WriteSurfaceRequestSchema(JsonWriter& w, const engine::Surface& surface) {
   WriteRequestOptions(w);
 }
 
+// What an int64 in an answer means to a JavaScript client (ids are 64-bit).
+constexpr std::string_view kInt64Description =
+    "a 64-bit integer, written exactly; JavaScript's JSON.parse rounds integers beyond 2^53, so a "
+    "JavaScript client reads answers with a reader that keeps them (JSON.parse with a reviver "
+    "reading context.source where supported, or a lossless JSON library) as BigInt or strings";
+
 void WriteRowSchema(JsonWriter& w, const engine::Node& node, const engine::Registry& registry) {
   std::set<std::string> keys(node.output_keys.begin(), node.output_keys.end());
   keys.insert("id");
@@ -336,7 +342,8 @@ void WriteRowSchema(JsonWriter& w, const engine::Node& node, const engine::Regis
     w.Key(key).BeginObject();
     // Every value may be null (a row without it); `id` never is.
     if (key == "id") {
-      w.Member("type", "integer").EndObject();
+      w.Member("type", "integer").Member("format", "int64");
+      w.Member("description", kInt64Description).EndObject();
       continue;
     }
     const engine::KeyDef* def = registry.FindKey(key);
@@ -428,7 +435,7 @@ constexpr std::pair<std::string_view, std::string_view> kFixedSchemas[] = {
   "node":{"type":"string"},"present":{"type":["boolean","null"]},"rank":{"type":"integer","minimum":1},
   "values":{"type":"object"}}})json"},
     {"Trace", R"json({"type":"object","additionalProperties":false,"required":["id","outcome","outputs","removed_by","nodes"],"properties":{
-  "id":{"type":"integer"},"outcome":{"enum":["returned","removed","not_returned","not_produced"]},
+  "id":{"type":"integer","format":"int64","description":"a 64-bit integer: see a row's id"},"outcome":{"enum":["returned","removed","not_returned","not_produced"]},
   "outputs":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["node","rank"],"properties":{
     "node":{"type":"string"},"rank":{"type":"integer","minimum":1}}}},
   "removed_by":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["node","op","why"],"properties":{

@@ -60,6 +60,16 @@ test("a node that did not run has no bar and says so", () => {
   assert.equal(bar.label, "top · not run");
 });
 
+test("a node that failed on the deadline before it started says so, not that it did not run", () => {
+  const explain = structuredClone(timeouts.explain!);
+  const last = explain.nodes[explain.nodes.length - 1]!;
+  Object.assign(last, { status: "failed", reason: "timeout", start_us: -1, end_us: -1 });
+  const bar = buildTimeline(explain).bars.at(-1)!;
+  assert.equal(bar.status, "failed");
+  assert.equal(bar.x, null);
+  assert.equal(bar.label, "top · failed (timeout)");
+});
+
 test("a bar shorter than 2 px is drawn 2 px wide", () => {
   const explain = structuredClone(feed.explain!);
   Object.assign(explain.nodes[6]!, { start_us: 2763, end_us: 2764 });

@@ -294,6 +294,40 @@ class StudioBrowserTest(unittest.TestCase):
             self.assertEqual(states[node["node"]], expected, node)
         self.shot("trace")
 
+    def test_c2_a_64_bit_id_is_shown_and_selected_exactly(self):
+        # 2^53 + 1: JSON.parse would read the answer's id as 2^53.
+        big = "9007199254740993"
+        self.open_page()
+        self.select_plan("blend")
+        self.fill("viewer_id", "42")
+        self.fill("trace_ids", big + ", 9001")
+        self.run_request()
+        entry = wait_for("the trace of " + big,
+                         lambda: self.css('#trace [data-trace-id="%s"]' % big))[0]
+        self.assertIn("id " + big, entry.text)
+        self.assertEqual(self.css('#trace [data-trace-id="9007199254740992"]'), [])
+        Select(self.one("#trace-select")).select_by_value(big)
+        wait_for("the selected trace", lambda: "selected" in self.one(
+            '#trace [data-trace-id="%s"]' % big).get_attribute("class"))
+
+    def test_c3_a_request_failed_on_its_deadline_is_drawn_with_its_failed_nodes(self):
+        # The slow ranker sleeps 80 ms under a 10 ms request deadline: the request fails, and its
+        # error answer (which names no plan) still carries explain.
+        self.open_page()
+        self.select_plan("timeouts")
+        self.fill("viewer_id", "2")
+        self.fill("deadline_ms", "10")
+        self.run_request()
+        drawn = wait_for("the run drawn on the DAG", lambda: [
+            n for n in self.css("#dag svg g.node") if n.get_attribute("data-status")])
+        self.assertTrue(drawn)
+        failed = wait_for("a failed node on the timeline", lambda: self.css(
+            '#timeline g.bar[data-status="failed"]'))
+        for bar in failed:
+            label = bar.find_element(By.CSS_SELECTOR, ".bar-label").text
+            self.assertNotIn("not run", label)
+            self.assertIn("failed", label)
+
     def test_d_compare_shows_the_servers_diff(self):
         self.open_page()
         self.select_plan("feed")

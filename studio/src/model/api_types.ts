@@ -68,7 +68,8 @@ export interface TraceNode {
 export type TraceOutcome = "returned" | "removed" | "not_returned" | "not_produced";
 
 export interface Trace {
-  id: number;
+  /** A 64-bit id: a bigint beyond 2^53 (model/json_exact.ts). */
+  id: number | bigint;
   outcome: TraceOutcome;
   outputs: { node: string; rank: number }[];
   removed_by: { node: string; op: string; why: string }[];
@@ -115,7 +116,8 @@ export interface RankResponse {
 
 /** docs/experiments.md, "The ranking diff", JSON form. */
 export interface DiffItem {
-  id: number;
+  /** A 64-bit id: a bigint beyond 2^53 (model/json_exact.ts). */
+  id: number | bigint;
   rank_a: number;
   rank_b: number;
   rank_change: number;
@@ -125,7 +127,8 @@ export interface DiffItem {
 }
 
 export interface DiffOnly {
-  id: number;
+  /** A 64-bit id: a bigint beyond 2^53 (model/json_exact.ts). */
+  id: number | bigint;
   rank: number;
   score?: number | null;
 }

@@ -9,7 +9,8 @@ import { formatMetric } from "./format.js";
 export type ChangeKind = "up" | "down" | "same" | "new" | "dropped";
 
 export interface CompareRow {
-  id: number;
+  /** A 64-bit id: a bigint beyond 2^53 (model/json_exact.ts). */
+  id: number | bigint;
   rank: number;
   score: number | null;
   /** The rank in the other list, when the other list has the id. */

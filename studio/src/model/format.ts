@@ -41,6 +41,7 @@ export function formatTimestamp(text: string): string {
 export function formatCell(value: unknown): string {
   if (value === null || value === undefined) return "null";
   if (typeof value === "number") return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(6)));
+  if (typeof value === "bigint") return String(value);  // an id beyond 2^53, exact
   if (typeof value === "string") return value;
   return JSON.stringify(value);
 }

@@ -77,7 +77,8 @@ function started(node: ExplainNode): boolean {
 }
 
 function barLabel(node: ExplainNode): string {
-  if (!started(node)) return `${node.node} · not run`;
+  // Without a bar: never started, or ended (failed on the deadline, say) before it could.
+  if (!started(node)) return node.status === "not_run" ? `${node.node} · not run` : `${node.node} · ${node.status}${node.reason ? ` (${node.reason})` : ""}`;
   const work = node.redis_commands > 0 || node.round_trips > 0
     ? `${formatCount(node.redis_commands)} cmds / ${node.round_trips} rt`
     : "no Redis";

@@ -17,7 +17,8 @@ export interface TraceNodeView {
 }
 
 export interface TraceView {
-  id: number;
+  /** A 64-bit id: a bigint beyond 2^53 (model/json_exact.ts). */
+  id: number | bigint;
   outcome: Trace["outcome"];
   nodes: Map<string, TraceNodeView>;
   /** Edges from a node that had the id to one that had it or removed it. */

@@ -23,7 +23,7 @@ export function renderAnswer(target: HTMLElement, response: RankResponse | null)
               h("td", { class: "rank" }, String(index + 1)),
               ...columns.map((c) => {
                 const value = row[c];
-                return h("td", { class: typeof value === "number" ? "num" : value === null || value === undefined ? "null" : null }, formatCell(value));
+                return h("td", { class: typeof value === "number" || typeof value === "bigint" ? "num" : value === null || value === undefined ? "null" : null }, formatCell(value));
               })))))));
   });
   const degraded = response.degraded ?? [];

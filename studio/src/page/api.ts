@@ -4,6 +4,7 @@
 import type {
   BuildStatus, CompareResponse, OpenApiDocument, PlanAnalysis, PlanArtifact, PlanList, RankResponse,
 } from "../model/api_types.js";
+import { parseJsonExact } from "../model/json_exact.js";
 
 export type ApiResult<T> = { ok: true; status: number; body: T } | { ok: false; status: number; body: T | null; message: string };
 
@@ -22,7 +23,8 @@ async function request<T>(url: string, init?: RequestInit): Promise<ApiResult<T>
   }
   let body: T | null = null;
   try {
-    body = (await response.json()) as T;
+    // Ids are 64-bit: read exactly (an integer beyond 2^53 is a bigint), not as JSON.parse rounds them.
+    body = parseJsonExact(await response.text()) as T;
   } catch {
     return { ok: false, status: response.status, body: null, message: `HTTP ${response.status}: the answer is not JSON` };
   }

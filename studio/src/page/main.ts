@@ -2,6 +2,7 @@
 // form from the OpenAPI document, runs /rank with explain (answer, timeline, traces), compares two
 // plans through /studio/api/compare, and polls /plans and the rankc build status twice a second.
 
+import { exactInteger } from "../model/json_exact.js";
 import type { OpenApiDocument, PlanArtifact, PlanList, RankResponse } from "../model/api_types.js";
 import { layoutPlanGraph } from "../model/graph_layout.js";
 import { choosePlan, defaultPlanB, diffPlanLists, isUnchanged, planFromHash } from "../model/live_poll.js";
@@ -32,7 +33,9 @@ interface StudioState {
   openapi: OpenApiDocument | null;
   fields: FormField[];
   response: RankResponse | null;
-  traceId: number | null;
+  traceId: number | bigint | null;
+  /** The plan the shown response was asked of (an error answer does not name it). */
+  responsePlan: string | null;
   traceView: TraceView | null;
   node: string | null;
   planB: string | null;
@@ -42,7 +45,7 @@ interface StudioState {
 
 const state: StudioState = {
   plans: null, plan: null, artifact: null, graph: null, openapi: null, fields: [], response: null,
-  traceId: null, traceView: null, node: null, planB: null, loadToken: 0,
+  traceId: null, responsePlan: null, traceView: null, node: null, planB: null, loadToken: 0,
 };
 
 const el = {
@@ -78,7 +81,7 @@ function fieldsFor(plan: string): FormField[] {
 
 function showNodeDetail(): void {
   const node = state.graph?.nodes.find((n) => n.id === state.node) ?? null;
-  const explained = state.response?.plan === state.plan ? state.response?.explain?.nodes.find((n) => n.node === state.node) ?? null : null;
+  const explained = (state.response?.plan ?? state.responsePlan) === state.plan ? state.response?.explain?.nodes.find((n) => n.node === state.node) ?? null : null;
   const traced = state.node !== null ? state.traceView?.nodes.get(state.node) ?? null : null;
   renderNodeDetail(el.nodeDetail, node, explained, traced);
 }
@@ -100,7 +103,8 @@ function renderPlanList(): void {
 /** The DAG overlays for the current response and traced id (only for the drawn digest). */
 function applyOverlays(): void {
   const response = state.response;
-  const current = response !== null && state.graph !== null && response.plan === state.plan &&
+  // An error answer names no plan: it is the plan the page asked (state.responsePlan).
+  const current = response !== null && state.graph !== null && (response.plan ?? state.responsePlan) === state.plan &&
     (response.plan_digest === undefined || response.plan_digest === state.graph.digest);
   dag.applyRun(current ? buildRunOverlay(response?.explain, response?.degraded) : null);
   const trace = current ? response?.explain?.trace?.find((t) => t.id === state.traceId) : undefined;
@@ -190,6 +194,7 @@ async function run(): Promise<void> {
   el.runStatus.textContent = "running…";
   const started = performance.now();
   const result = await api.rank(requestJson(parsed.body));
+  state.responsePlan = parsed.body.plan;
   button.disabled = false;
   el.runStatus.textContent = `answered in ${Math.round(performance.now() - started)} ms`;
   if (!result.ok) {
@@ -290,7 +295,7 @@ async function start(): Promise<void> {
     state.planB = el.comparePlanB.value || null;
   });
   el.traceSelect.addEventListener("change", () => {
-    state.traceId = el.traceSelect.value === "" ? null : Number(el.traceSelect.value);
+    state.traceId = el.traceSelect.value === "" ? null : exactInteger(el.traceSelect.value);
     markSelectedTrace(el.trace, state.traceId);
     applyOverlays();
     showNodeDetail();

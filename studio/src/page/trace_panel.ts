@@ -5,7 +5,7 @@ import type { Trace } from "../model/api_types.js";
 import { describeOutcome } from "../model/trace_view.js";
 import { h, replaceChildren } from "./dom.js";
 
-export function renderTracePanel(panel: HTMLElement, select: HTMLSelectElement, traces: Trace[], selectedId: number | null): void {
+export function renderTracePanel(panel: HTMLElement, select: HTMLSelectElement, traces: Trace[], selectedId: number | bigint | null): void {
   const options = traces.map((trace) => h("option", { value: String(trace.id) }, `${trace.id} · ${trace.outcome}`));
   replaceChildren(select, h("option", { value: "" }, traces.length > 0 ? "(no id on the DAG)" : "(no traced ids)"), ...options);
   select.value = selectedId !== null && traces.some((t) => t.id === selectedId) ? String(selectedId) : "";
@@ -28,7 +28,7 @@ export function renderTracePanel(panel: HTMLElement, select: HTMLSelectElement, 
 }
 
 /** Marks the selected id's entry. */
-export function markSelectedTrace(panel: HTMLElement, selectedId: number | null): void {
+export function markSelectedTrace(panel: HTMLElement, selectedId: number | bigint | null): void {
   for (const entry of panel.querySelectorAll<HTMLElement>("[data-trace-id]")) {
     entry.classList.toggle("selected", entry.dataset["traceId"] === String(selectedId));
   }
