@@ -109,6 +109,17 @@ ParseResult RequestParser::ParseRequest(std::string_view bytes, Request* request
     if (hit != nullptr) end = static_cast<const char*>(hit) - bytes.data() + kHeadEnd.size();
   }
   if (end == std::string_view::npos) {
+    scanned_ = limit;
+    if (bytes.size() >= max_head_bytes) {
+      scanned_ = 0;
+      return Error(431, "request header fields too large");
+    }
+    // Reject garbage early instead of waiting for a blank line that may never come.
+    if (!bytes.empty() && !kTable.token[static_cast<unsigned char>(bytes[0])]) {
+      scanned_ = 0;
+      if (bytes[0] == '\r' || bytes[0] == '\n') return Error(400, "empty line before request");
+      return Error(400, "malformed request line");
+    }
     // A line ending in a bare LF (RFC 9112 section 2.2 lets a server accept it; rankd does not,
     // as laxness about line endings is how requests are smuggled past proxies) is refused at
     // once, not left waiting for a CRLF CRLF that will never come.
@@ -121,17 +132,6 @@ ParseResult RequestParser::ParseRequest(std::string_view bytes, Request* request
         return Error(400, "a line of the head ends in a bare LF (lines end with CRLF)");
       }
       at = i + 1;
-    }
-    scanned_ = limit;
-    if (bytes.size() >= max_head_bytes) {
-      scanned_ = 0;
-      return Error(431, "request header fields too large");
-    }
-    // Reject garbage early instead of waiting for a blank line that may never come.
-    if (!bytes.empty() && !kTable.token[static_cast<unsigned char>(bytes[0])]) {
-      scanned_ = 0;
-      if (bytes[0] == '\r' || bytes[0] == '\n') return Error(400, "empty line before request");
-      return Error(400, "malformed request line");
     }
     return ParseResult{};
   }

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { formatCell } from "../src/model/format.js";
-import { exactInteger, parseJsonExact } from "../src/model/json_exact.js";
+import { exactInteger, parseJsonExact, stringifyExact } from "../src/model/json_exact.js";
 
 test("ids beyond 2^53 are exact bigints; safe integers and every other number are numbers", () => {
   const answer = parseJsonExact(
@@ -34,4 +34,11 @@ test("everything but big integers reads as JSON.parse reads it, and what JSON.pa
     assert.throws(() => parseJsonExact(bad), SyntaxError, bad);
     assert.throws(() => JSON.parse(bad), SyntaxError, bad);
   }
+});
+
+test("what the reader gives writes back as the same JSON, bigints as their digits", () => {
+  const text = '{"author_id":9223372036854775807,"ids":[9007199254740993,1],"s":"@@big0@@"}';
+  assert.equal(stringifyExact(parseJsonExact(text)), text);
+  assert.equal(stringifyExact({ a: 1n << 62n, b: undefined, c: [undefined, -0.5] }), '{"a":4611686018427387904,"c":[null,-0.5]}');
+  assert.equal(formatCell({ id: 9007199254740993n }), '{"id":9007199254740993}');
 });

@@ -327,6 +327,10 @@ class StudioBrowserTest(unittest.TestCase):
             label = bar.find_element(By.CSS_SELECTOR, ".bar-label").text
             self.assertNotIn("not run", label)
             self.assertIn("failed", label)
+        # The browser logs the 504 it was answered (reading the log empties it); nothing else.
+        logged = [e for e in self.browser.get_log("browser") if e["level"] == "SEVERE"]
+        self.assertTrue(all(e["source"] == "network" and "/rank" in e["message"] and "504" in e["message"]
+                            for e in logged), logged)
 
     def test_d_compare_shows_the_servers_diff(self):
         self.open_page()

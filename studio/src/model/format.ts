@@ -1,5 +1,7 @@
 // Small text formatters the studio shares: digests, counts, durations, timestamps, truncation.
 
+import { stringifyExact } from "./json_exact.js";
+
 /** The first 12 hex digits of a digest, as the page lists it. */
 export function shortDigest(digest: string): string {
   return digest.slice(0, 12);
@@ -43,5 +45,5 @@ export function formatCell(value: unknown): string {
   if (typeof value === "number") return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(6)));
   if (typeof value === "bigint") return String(value);  // an id beyond 2^53, exact
   if (typeof value === "string") return value;
-  return JSON.stringify(value);
+  return stringifyExact(value);
 }

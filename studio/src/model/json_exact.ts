@@ -101,3 +101,16 @@ export function exactInteger(text: string): number | bigint {
   const n = Number(text);
   return Number.isSafeInteger(n) ? n : BigInt(text);
 }
+
+/** JSON text of a value read by parseJsonExact, as JSON.stringify writes it but with bigints as their digits (JSON.stringify throws on them). */
+export function stringifyExact(value: unknown): string {
+  if (typeof value === "bigint") return value.toString();
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined || typeof v === "function" ? "null" : stringifyExact(v))).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const members = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined && typeof v !== "function")
+      .map(([k, v]) => `${JSON.stringify(k)}:${stringifyExact(v)}`);
+    return `{${members.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}

@@ -14,7 +14,12 @@ function errorMessage(body: unknown, status: number): string {
   return `HTTP ${status}`;
 }
 
-async function request<T>(url: string, init?: RequestInit): Promise<ApiResult<T>> {
+/**
+ * `exact`: read the answer with parseJsonExact (ranked answers and their diffs, whose ids are
+ * 64-bit); else JSON.parse (plans, analyses, the OpenAPI document: no ids, and int64 bounds the
+ * run form reads from their decimal digits).
+ */
+async function request<T>(url: string, init?: RequestInit, exact = false): Promise<ApiResult<T>> {
   let response: Response;
   try {
     response = await fetch(url, { cache: "no-store", ...init });
@@ -24,7 +29,8 @@ async function request<T>(url: string, init?: RequestInit): Promise<ApiResult<T>
   let body: T | null = null;
   try {
     // Ids are 64-bit: read exactly (an integer beyond 2^53 is a bigint), not as JSON.parse rounds them.
-    body = parseJsonExact(await response.text()) as T;
+    const text = await response.text();
+    body = (exact ? parseJsonExact(text) : JSON.parse(text)) as T;
   } catch {
     return { ok: false, status: response.status, body: null, message: `HTTP ${response.status}: the answer is not JSON` };
   }
@@ -34,8 +40,9 @@ async function request<T>(url: string, init?: RequestInit): Promise<ApiResult<T>
   return { ok: true, status: response.status, body };
 }
 
+/** POSTs `json`; the answer is read exactly (ranked answers). */
 function postJson<T>(url: string, json: string): Promise<ApiResult<T>> {
-  return request<T>(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: json });
+  return request<T>(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: json }, true);
 }
 
 const planPath = (name: string): string => encodeURIComponent(name);

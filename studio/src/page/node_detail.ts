@@ -1,6 +1,7 @@
 // The node detail panel (#node-detail): the clicked node's artifact JSON, the engine's analysis
 // of it, and what the last run and trace said about it.
 
+import { stringifyExact } from "../model/json_exact.js";
 import type { ExplainNode } from "../model/api_types.js";
 import { formatCount, formatUsAsMs } from "../model/format.js";
 import type { GraphNode } from "../model/plan_graph.js";
@@ -32,7 +33,7 @@ export function renderNodeDetail(panel: HTMLElement, node: GraphNode | null, exp
   if (traced) {
     const rank = traced.rank !== null ? ` at rank ${traced.rank}` : "";
     facts.push(["trace", `${traced.state}${rank}${traced.why ? `: ${traced.why}` : ""}`]);
-    if (Object.keys(traced.values).length > 0) facts.push(["traced values", JSON.stringify(traced.values)]);
+    if (Object.keys(traced.values).length > 0) facts.push(["traced values", stringifyExact(traced.values)]);
   }
   replaceChildren(panel,
     h("h3", {}, node.id),
