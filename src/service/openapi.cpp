@@ -11,10 +11,10 @@
 #include <variant>
 #include <vector>
 
+#include "openapi_request.gen.h"
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
 #include "rankd/engine/json/json_writer.h"
-#include "openapi_request.gen.h"
 #include "rankd/service/http_errors.h"
 
 namespace rankd::service {
@@ -409,16 +409,20 @@ void WriteErrorDetailSchema(JsonWriter& w) {
 
 // The other fixed schemas, by name, each as its JSON text.
 constexpr std::pair<std::string_view, std::string_view> kFixedSchemas[] = {
-    {"RankError", R"json({"type":"object","additionalProperties":false,"required":["request_id","error"],"properties":{
+    {"RankError",
+     R"json({"type":"object","additionalProperties":false,"required":["request_id","error"],"properties":{
   "request_id":{"type":"string","description":"the request's request_id, rankd-N when it had none, empty when shed before reading it"},
   "error":{"$ref":"#/components/schemas/ErrorDetail"},
   "explain":{"$ref":"#/components/schemas/Explain","description":"what ran, when the request asked for explain and failed as a whole (deadline_exceeded, upstream_error, internal)"}}})json"},
-    {"ServiceError", R"json({"type":"object","additionalProperties":false,"required":["error"],"properties":{
+    {"ServiceError",
+     R"json({"type":"object","additionalProperties":false,"required":["error"],"properties":{
   "error":{"$ref":"#/components/schemas/ErrorDetail"}}})json"},
-    {"HttpError", R"json({"type":"object","additionalProperties":false,"required":["error"],"properties":{
+    {"HttpError",
+     R"json({"type":"object","additionalProperties":false,"required":["error"],"properties":{
   "request_id":{"type":"string","description":"the request's X-Request-Id, when it was parsed and had a valid one"},
   "error":{"$ref":"#/components/schemas/ErrorDetail"}}})json"},
-    {"Degraded", R"json({"type":"object","additionalProperties":false,"required":["node","reason","message"],"properties":{
+    {"Degraded",
+     R"json({"type":"object","additionalProperties":false,"required":["node","reason","message"],"properties":{
   "node":{"type":"string"},"reason":{"enum":["timeout","error"]},"message":{"type":"string"}}})json"},
     {"ExplainNode", R"json({"type":"object","additionalProperties":false,
   "required":["node","op","status","start_us","end_us","rows_in","rows_out","redis_commands","round_trips","reply_bytes","unparsable_values","ran_on","cpu_us"],
@@ -431,33 +435,42 @@ constexpr std::pair<std::string_view, std::string_view> kFixedSchemas[] = {
   "cache_hits":{"type":"integer","minimum":0},"cache_misses":{"type":"integer","minimum":0},
   "ran_on":{"enum":["loop","pool"]},"cpu_us":{"type":"integer","minimum":0},
   "shared":{"const":true},"saved_redis_commands":{"type":"integer","minimum":0}}})json"},
-    {"TraceNode", R"json({"type":"object","additionalProperties":false,"required":["node","present"],"properties":{
+    {"TraceNode",
+     R"json({"type":"object","additionalProperties":false,"required":["node","present"],"properties":{
   "node":{"type":"string"},"present":{"type":["boolean","null"]},"rank":{"type":"integer","minimum":1},
   "values":{"type":"object"}}})json"},
-    {"Trace", R"json({"type":"object","additionalProperties":false,"required":["id","outcome","outputs","removed_by","nodes"],"properties":{
+    {"Trace",
+     R"json({"type":"object","additionalProperties":false,"required":["id","outcome","outputs","removed_by","nodes"],"properties":{
   "id":{"type":"integer","format":"int64","description":"a 64-bit integer: see a row's id"},"outcome":{"enum":["returned","removed","not_returned","not_produced"]},
   "outputs":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["node","rank"],"properties":{
     "node":{"type":"string"},"rank":{"type":"integer","minimum":1}}}},
   "removed_by":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["node","op","why"],"properties":{
     "node":{"type":"string"},"op":{"type":"string"},"why":{"type":"string"}}}},
   "nodes":{"type":"array","items":{"$ref":"#/components/schemas/TraceNode"}}}})json"},
-    {"Explain", R"json({"type":"object","additionalProperties":false,"required":["nodes","totals"],"properties":{
+    {"Explain",
+     R"json({"type":"object","additionalProperties":false,"required":["nodes","totals"],"properties":{
   "nodes":{"type":"array","items":{"$ref":"#/components/schemas/ExplainNode"}},
   "totals":{"type":"object","additionalProperties":false,"required":["redis_commands","round_trips","cpu_us","elapsed_us"],"properties":{
     "redis_commands":{"type":"integer","minimum":0},"round_trips":{"type":"integer","minimum":0},
     "cpu_us":{"type":"integer","minimum":0},"elapsed_us":{"type":"integer","minimum":0},
     "shared_nodes":{"type":"integer","minimum":1},"saved_redis_commands":{"type":"integer","minimum":0}}},
   "trace":{"type":"array","items":{"$ref":"#/components/schemas/Trace"}}}})json"},
-    {"PlanList", R"json({"type":"object","additionalProperties":false,"required":["registry_digest","loaded_at","plans"],"properties":{
+    {"PlanList",
+     R"json({"type":"object","additionalProperties":false,"required":["registry_digest","loaded_at","plans"],"properties":{
   "registry_digest":{"type":"string"},"loaded_at":{"type":"string","format":"date-time"},
   "plans":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["name","digest","loaded_at","models"],"properties":{
     "name":{"type":"string"},"digest":{"type":"string"},"loaded_at":{"type":"string","format":"date-time"},
     "models":{"type":"object","additionalProperties":{"type":"string"},"description":"The tree models the plan scores, each with the SHA-256 of its model file."}}}}}})json"},
-    {"PlanArtifact", R"json({"type":"object","description":"the plan's artifact as rankc wrote it: docs/plan-format.md, schema/plan.v1.schema.json"})json"},
-    {"Health", R"json({"type":"object","additionalProperties":false,"required":["status"],"properties":{"status":{"const":"serving"}}})json"},
-    {"Ready", R"json({"type":"object","additionalProperties":false,"required":["ready"],"properties":{"ready":{"const":true}}})json"},
-    {"NotReady", R"json({"type":"object","additionalProperties":false,"required":["ready","reason"],"properties":{"ready":{"const":false},"reason":{"type":"string"}}})json"},
-    {"ReloadOutcome", R"json({"type":"object","additionalProperties":false,"required":["loaded","dry_run","message"],"properties":{
+    {"PlanArtifact",
+     R"json({"type":"object","description":"the plan's artifact as rankc wrote it: docs/plan-format.md, schema/plan.v1.schema.json"})json"},
+    {"Health",
+     R"json({"type":"object","additionalProperties":false,"required":["status"],"properties":{"status":{"const":"serving"}}})json"},
+    {"Ready",
+     R"json({"type":"object","additionalProperties":false,"required":["ready"],"properties":{"ready":{"const":true}}})json"},
+    {"NotReady",
+     R"json({"type":"object","additionalProperties":false,"required":["ready","reason"],"properties":{"ready":{"const":false},"reason":{"type":"string"}}})json"},
+    {"ReloadOutcome",
+     R"json({"type":"object","additionalProperties":false,"required":["loaded","dry_run","message"],"properties":{
   "loaded":{"type":"boolean"},"dry_run":{"type":"boolean"},"message":{"type":"string"},
   "added":{"type":"array","items":{"type":"string"}},"removed":{"type":"array","items":{"type":"string"}},
   "changed":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["plan","from_digest","to_digest"],"properties":{
@@ -483,7 +496,8 @@ void WriteOperation(JsonWriter& w, std::string_view path, std::string_view metho
 void WriteOperation(JsonWriter& w, std::string_view path, std::string_view method,
                     std::string_view operation_id, std::string_view summary,
                     const Responses& responses) {
-  WriteOperation(w, path, method, operation_id, summary, [] {}, responses);
+  WriteOperation(
+      w, path, method, operation_id, summary, [] {}, responses);
 }
 
 // An optional query parameter `name` whose value is "0" or "1".
@@ -548,9 +562,8 @@ void WritePaths(JsonWriter& w) {
           .HttpLayer(false));
   WriteOperation(w, "/metrics", "get", "metrics", "Prometheus metrics: docs/operations.md",
                  Responses().PlainText(200, "Text exposition format 0.0.4").HttpLayer(false));
-  WriteOperation(
-      w, "/openapi.json", "get", "openapi", "This document",
-      Responses().Json(200, "The document", Ref("OpenApiDocument")).HttpLayer(false));
+  WriteOperation(w, "/openapi.json", "get", "openapi", "This document",
+                 Responses().Json(200, "The document", Ref("OpenApiDocument")).HttpLayer(false));
   WriteOperation(
       w, "/admin/reload", "post", "reload", "Load the plan store again, from loopback only",
       [&] {

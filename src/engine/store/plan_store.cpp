@@ -11,10 +11,10 @@
 #include "json/parser.h"
 #include "json/pointer.h"
 #include "plan/plan_loader.h"
+#include "problems/file_reader.h"
 #include "problems/problem_codes.h"
 #include "problems/problem_sink.h"
 #include "registry/registry_checks.h"
-#include "problems/file_reader.h"
 #include "store/store_models.h"
 #include "store/surfaces_loader.h"
 

@@ -7,8 +7,8 @@
 
 #include "json/digest.h"
 #include "json/pointer.h"
-#include "problems/problem_codes.h"
 #include "problems/file_reader.h"
+#include "problems/problem_codes.h"
 
 namespace rankd::engine {
 namespace {
@@ -36,9 +36,9 @@ std::string DeclarationProblem(const models::TreeModel& model, const ModelDef& d
       // The fix is in the registry (the model is what was trained): say what to set there.
       return "tree " + std::to_string(t) + " splits on feature \"" + f.name + "\" as " +
              (node.categorical ? "a category" : "a number") + ", but the registry declares it " +
-             (f.categorical ? "categorical" : "numerical") + ": set categorical = " +
-             (node.categorical ? "true" : "false") + " on feature \"" + f.name + "\" of model \"" +
-             def.name + "\" in the registry";
+             (f.categorical ? "categorical" : "numerical") +
+             ": set categorical = " + (node.categorical ? "true" : "false") + " on feature \"" +
+             f.name + "\" of model \"" + def.name + "\" in the registry";
     }
   }
   return "";
@@ -90,8 +90,8 @@ ModelSet LoadStoreModels(const std::filesystem::path& dir, const std::vector<Mod
   return loaded;
 }
 
-void CheckPlanModels(const Plan& plan, const ModelSet& models,
-                     const std::set<std::string>& invalid, ProblemSink& sink) {
+void CheckPlanModels(const Plan& plan, const ModelSet& models, const std::set<std::string>& invalid,
+                     ProblemSink& sink) {
   for (const auto& [name, sha256] : plan.models) {
     const auto it = models.find(name);
     if (it != models.end() && it->second->sha256 == sha256) continue;

@@ -38,7 +38,7 @@ ModelSet LoadStoreModels(const std::filesystem::path& dir, const std::vector<Mod
 // Reports model_digest_mismatch at /models/<name> of `plan` (into `sink`, its file's) for each
 // model the plan was built with that the store does not hold with that digest, but those in
 // `invalid`: their model_invalid says what to fix (rebuilding the store would not).
-void CheckPlanModels(const Plan& plan, const ModelSet& models,
-                     const std::set<std::string>& invalid, ProblemSink& sink);
+void CheckPlanModels(const Plan& plan, const ModelSet& models, const std::set<std::string>& invalid,
+                     ProblemSink& sink);
 
 }  // namespace rankd::engine

@@ -37,11 +37,11 @@
 #include <string>
 #include <vector>
 
-#include "rankd/engine/problems/error_code.h"
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/candidates.h"
-#include "rankd/engine/exec/request_capture.h"
 #include "rankd/engine/exec/compiled_plan.h"
+#include "rankd/engine/exec/request_capture.h"
+#include "rankd/engine/problems/error_code.h"
 #include "rankd/engine/vm/program.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/cpu_pool.h"

@@ -2,10 +2,11 @@
 // the answers arrived, for capture and replay (docs/experiments.md, "Capture and replay").
 //
 // A request executed with ExecuteOptions::capture set records each command of every batch its
-// nodes send (through a CapturingEndpoint: exec/capturing_endpoint.h), numbered by batch: the reply's RESP bytes as its sink decoded
-// them (a feature cache's stored reply included), the server's error reply, or, when the batch's
-// call failed as a whole, how it failed. A replay answers the same commands from the record
-// (experiments/replay_endpoint.h), so the request decodes the same bytes into the same columns.
+// nodes send (through a CapturingEndpoint: exec/capturing_endpoint.h), numbered by batch: the
+// reply's RESP bytes as its sink decoded them (a feature cache's stored reply included), the
+// server's error reply, or, when the batch's call failed as a whole, how it failed. A replay
+// answers the same commands from the record (experiments/replay_endpoint.h), so the request decodes
+// the same bytes into the same columns.
 //
 // Thread affinity: the request's loop thread (nodes that send commands run there). Ownership:
 // owns its records.
