@@ -108,6 +108,24 @@ ParseResult RequestParser::ParseRequest(std::string_view bytes, Request* request
     const void* hit = ::memmem(bytes.data() + from, limit - from, kHeadEnd.data(), kHeadEnd.size());
     if (hit != nullptr) end = static_cast<const char*>(hit) - bytes.data() + kHeadEnd.size();
   }
+  // A line ending in a bare LF (RFC 9112 section 2.2 lets a server accept it; rankd does not, as
+  // laxness about line endings is how requests are smuggled past proxies) is refused at once,
+  // not left waiting for a CRLF CRLF that will never come. Only the bytes not scanned before are
+  // looked at, up to the head's end when it has come: a head given whole is refused as one given
+  // in pieces. (A head that does not start with a method is the request line's error.)
+  if (!bytes.empty() && kTable.token[static_cast<unsigned char>(bytes[0])]) {
+    const std::size_t scan_end = end == std::string_view::npos ? limit : end;
+    for (std::size_t at = from; at < scan_end;) {
+      const void* lf = std::memchr(bytes.data() + at, '\n', scan_end - at);
+      if (lf == nullptr) break;
+      const std::size_t i = static_cast<const char*>(lf) - bytes.data();
+      if (bytes[i - 1] != '\r') {  // i > 0: bytes[0] is a token character
+        scanned_ = 0;
+        return Error(400, "a line of the head ends in a bare LF (lines end with CRLF)");
+      }
+      at = i + 1;
+    }
+  }
   if (end == std::string_view::npos) {
     scanned_ = limit;
     if (bytes.size() >= max_head_bytes) {
@@ -119,19 +137,6 @@ ParseResult RequestParser::ParseRequest(std::string_view bytes, Request* request
       scanned_ = 0;
       if (bytes[0] == '\r' || bytes[0] == '\n') return Error(400, "empty line before request");
       return Error(400, "malformed request line");
-    }
-    // A line ending in a bare LF (RFC 9112 section 2.2 lets a server accept it; rankd does not,
-    // as laxness about line endings is how requests are smuggled past proxies) is refused at
-    // once, not left waiting for a CRLF CRLF that will never come.
-    for (std::size_t at = from; at < limit;) {
-      const void* lf = std::memchr(bytes.data() + at, '\n', limit - at);
-      if (lf == nullptr) break;
-      const std::size_t i = static_cast<const char*>(lf) - bytes.data();
-      if (i == 0 || bytes[i - 1] != '\r') {
-        scanned_ = 0;
-        return Error(400, "a line of the head ends in a bare LF (lines end with CRLF)");
-      }
-      at = i + 1;
     }
     return ParseResult{};
   }
