@@ -75,8 +75,10 @@ test("arithmetic: add, sub, mul, div as methods and E functions, always float", 
   assert.throws(() => E.add({} as never, 1), /E.add expects an expression .* got Object/);
 });
 
-test("functions: neg, abs, log1p, exp, min, max, clamp", () => {
+test("functions: pow, neg, abs, log1p, exp, min, max, clamp", () => {
   const c = { op: "key", key: "ctr" };
+  assert.deepEqual(Key.ctr.pow(2).json, { op: "pow", args: [c, { op: "const", type: "float", value: 2 }] });
+  assert.deepEqual(E.pow(0.9, Key.likes).json, { op: "pow", args: [{ op: "const", type: "float", value: 0.9 }, { op: "key", key: "likes" }] });
   assert.deepEqual(Key.ctr.neg().json, { op: "neg", args: [c] });
   assert.deepEqual(E.abs(Key.ctr).json, { op: "abs", args: [c] });
   assert.deepEqual(Key.ctr.log1p().json, { op: "log1p", args: [c] });
@@ -331,7 +333,7 @@ test("every op compiles end to end and validates against the schema", async () =
     return all
       .fetchFeatures("media_features", ["author_id", "age_hours", "likes", "ctr", "title"])
       .vm("model_score_1", E.coalesce(Key.likes, 0).log1p().mul(ctx.param("like_weight")))
-      .vm("model_score_2", E.if(Key.ctr.isNull(), E.null(), E.max(Key.ctr, 0).min(1).exp().abs().neg()))
+      .vm("model_score_2", E.if(Key.ctr.isNull(), E.null(), E.max(Key.ctr, 0).min(1).exp().abs().neg().pow(2)))
       .vm("final_score", E.clamp(Key.model_score_1.add(Key.model_score_2).sub(1).div(2).add(E.model("feed_ctr", { output: "raw" })), -10, 10), { timeout_ms: 5, on_error: "skip" })
       .filter(Pred.and(Key.final_score.ge(ctx.param("min_score")), Key.title.matches(ctx.param("blocklist_regex")).not(), Key.title.matches(/^ad:/i).not()))
       .filter(Pred.or(Key.author_id.in([1, 2]), Key.title.in(["x"]), Key.ctr.in([0.5]), Key.age_hours.isNull(), Key.likes.notNull(), Key.ctr.ne(0), Key.ctr.eq(1), Key.ctr.lt(1), Key.ctr.le(1), Key.ctr.gt(1)))

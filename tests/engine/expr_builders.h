@@ -68,6 +68,7 @@ struct X {
   static Expr Sub(Expr a, Expr b) { return Op(ExprOp::kSub, {std::move(a), std::move(b)}); }
   static Expr Mul(Expr a, Expr b) { return Op(ExprOp::kMul, {std::move(a), std::move(b)}); }
   static Expr Div(Expr a, Expr b) { return Op(ExprOp::kDiv, {std::move(a), std::move(b)}); }
+  static Expr Pow(Expr a, Expr b) { return Op(ExprOp::kPow, {std::move(a), std::move(b)}); }
   static Expr Neg(Expr a) { return Op(ExprOp::kNeg, {std::move(a)}); }
   static Expr Abs(Expr a) { return Op(ExprOp::kAbs, {std::move(a)}); }
   static Expr Log1p(Expr a) { return Op(ExprOp::kLog1p, {std::move(a)}); }

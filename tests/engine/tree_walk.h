@@ -80,7 +80,8 @@ class TreeWalk {
       case ExprOp::kAdd:
       case ExprOp::kSub:
       case ExprOp::kMul:
-      case ExprOp::kDiv: {
+      case ExprOp::kDiv:
+      case ExprOp::kPow: {
         const std::optional<double> x = Number(Eval(e.args[0], row));
         const std::optional<double> y = Number(Eval(e.args[1], row));
         if (!x || !y) return std::monostate{};
@@ -88,6 +89,7 @@ class TreeWalk {
         if (e.op == ExprOp::kAdd) r = *x + *y;
         if (e.op == ExprOp::kSub) r = *x - *y;
         if (e.op == ExprOp::kMul) r = *x * *y;
+        if (e.op == ExprOp::kPow) r = std::pow(*x, *y);
         if (e.op == ExprOp::kDiv) {
           if (*y == 0.0) return std::monostate{};
           r = *x / *y;

@@ -89,7 +89,8 @@ class Generator {
       case 2:
         return X::Mul(Numeric(depth - 1), Numeric(depth - 1));
       case 3:
-        return X::Div(Numeric(depth - 1), Numeric(depth - 1));
+        return Pick(4) ? X::Div(Numeric(depth - 1), Numeric(depth - 1))
+                       : X::Pow(Numeric(depth - 1), Numeric(depth - 1));
       case 4:
         return Pick(2) ? X::Neg(Numeric(depth - 1)) : X::Abs(Numeric(depth - 1));
       case 5:

@@ -92,6 +92,20 @@ TEST_F(VmTest, NonFiniteResultsAreNull) {
             (std::vector<Scalar>{N(), N(), N(), N()}));
 }
 
+TEST_F(VmTest, PowIsStdPowAndNullWhereNotFinite) {
+  // f1 = {1.5, null, -2, 0}: a negative base to a fractional power is NaN, 0 to a negative power
+  // infinite: both null; everything else is std::pow's value, bit for bit.
+  EXPECT_EQ(Eval(X::Pow(X::Key("f1"), X::Float(2))), (std::vector<Scalar>{2.25, N(), 4.0, 0.0}));
+  EXPECT_EQ(Eval(X::Pow(X::Key("f1"), X::Float(0.5))),
+            (std::vector<Scalar>{std::pow(1.5, 0.5), N(), N(), 0.0}));
+  EXPECT_EQ(Eval(X::Pow(X::Key("f1"), X::Int(-1))),
+            (std::vector<Scalar>{std::pow(1.5, -1.0), N(), -0.5, N()}));
+  // A decay multiplier: 0.9 to the power of an int key (made float); it underflows to 0.
+  EXPECT_EQ(Eval(X::Pow(X::Float(0.9), X::Key("i1"))),
+            (std::vector<Scalar>{std::pow(0.9, 7.0), 0.0, N(), std::pow(0.9, -3.0)}));
+  EXPECT_EQ(Eval(X::Pow(X::Float(10), X::Float(400))), (std::vector<Scalar>{N(), N(), N(), N()}));
+}
+
 TEST_F(VmTest, MinMaxClampKeepTheEarlierOperandOnTies) {
   const auto bits = [](const Scalar& v) {
     const double d = std::get<double>(v);

@@ -54,6 +54,10 @@ export class NumExpr<T extends NumType = NumType> extends Expr<T> {
   div(other: NumLike): NumExpr<"float"> {
     return arith("div", this, other);
   }
+  /** This to the power `other`; null where that is not finite. `E.float(0.9).pow(n)` decays by n. */
+  pow(other: NumLike): NumExpr<"float"> {
+    return arith("pow", this, other);
+  }
   neg(): NumExpr<"float"> {
     return E.neg(this);
   }
@@ -309,7 +313,7 @@ function numeric(where: string, v: unknown): AnyExpr {
   return e;
 }
 
-function arith(op: "add" | "sub" | "mul" | "div", a: unknown, b: unknown): NumExpr<"float"> {
+function arith(op: "add" | "sub" | "mul" | "div" | "pow", a: unknown, b: unknown): NumExpr<"float"> {
   const x = numeric(`E.${op}`, a);
   const y = numeric(`E.${op}`, b);
   return new NumExpr({ op, args: [x.json, y.json] }, "float");
@@ -400,6 +404,8 @@ export const E = Object.freeze({
   mul: (a: NumLike, b: NumLike): NumExpr<"float"> => arith("mul", a, b),
   /** Division; null where the divisor is zero. */
   div: (a: NumLike, b: NumLike): NumExpr<"float"> => arith("div", a, b),
+  /** `a` to the power `b`; null where that is not finite (a negative `a` to a fractional `b`, `0` to a negative `b`). */
+  pow: (a: NumLike, b: NumLike): NumExpr<"float"> => arith("pow", a, b),
   neg: (a: NumLike): NumExpr<"float"> => unary("neg", a),
   abs: (a: NumLike): NumExpr<"float"> => unary("abs", a),
   /** ln(1 + a); null where a <= -1. */

@@ -99,6 +99,7 @@ export const EXPR_OPS = {
   "sub": {"args":[2,2],"typing":"numeric","nulls":"propagate","dsl":["NumExpr.sub","E.sub"]},
   "mul": {"args":[2,2],"typing":"numeric","nulls":"propagate","dsl":["NumExpr.mul","E.mul"]},
   "div": {"args":[2,2],"typing":"numeric","nulls":"propagate","dsl":["NumExpr.div","E.div"]},
+  "pow": {"args":[2,2],"typing":"numeric","nulls":"propagate","dsl":["NumExpr.pow","E.pow"]},
   "neg": {"args":[1,1],"typing":"numeric","nulls":"propagate","dsl":["NumExpr.neg","E.neg"]},
   "abs": {"args":[1,1],"typing":"numeric","nulls":"propagate","dsl":["NumExpr.abs","E.abs"]},
   "log1p": {"args":[1,1],"typing":"numeric","nulls":"propagate","dsl":["NumExpr.log1p","E.log1p"]},
@@ -143,6 +144,9 @@ export interface MulExprJson {
 export interface DivExprJson {
   op: "div"; args: [ExprJson, ExprJson];
 }
+export interface PowExprJson {
+  op: "pow"; args: [ExprJson, ExprJson];
+}
 export interface NegExprJson {
   op: "neg"; args: [ExprJson];
 }
@@ -169,7 +173,7 @@ export interface CoalesceExprJson {
 }
 
 /** The expressions whose JSON the spec defines. */
-export type SpecExprJson = NullExprJson | AddExprJson | SubExprJson | MulExprJson | DivExprJson | NegExprJson | AbsExprJson | Log1pExprJson | ExpExprJson | MinExprJson | MaxExprJson | ClampExprJson | CoalesceExprJson;
+export type SpecExprJson = NullExprJson | AddExprJson | SubExprJson | MulExprJson | DivExprJson | PowExprJson | NegExprJson | AbsExprJson | Log1pExprJson | ExpExprJson | MinExprJson | MaxExprJson | ClampExprJson | CoalesceExprJson;
 
 export interface AndPredJson {
   op: "and"; args: PredJson[];

@@ -18,6 +18,8 @@ Kernel ArithKernel(ExprOp op, bool ca, bool cb) {
       return Pick2(ca, cb, [](auto x, auto y) -> Kernel { return &vm::Arith<vm::MulOp, decltype(x)::value, decltype(y)::value>; });
     case ExprOp::kDiv:
       return Pick2(ca, cb, [](auto x, auto y) -> Kernel { return &vm::Arith<vm::DivOp, decltype(x)::value, decltype(y)::value>; });
+    case ExprOp::kPow:
+      return Pick2(ca, cb, [](auto x, auto y) -> Kernel { return &vm::Arith<vm::PowOp, decltype(x)::value, decltype(y)::value>; });
     case ExprOp::kMin:
       return Pick2(ca, cb, [](auto x, auto y) -> Kernel { return &vm::MinMax<true, decltype(x)::value, decltype(y)::value>; });
     case ExprOp::kMax:

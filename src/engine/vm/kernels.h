@@ -91,6 +91,9 @@ struct MulOp {
 struct DivOp {
   static double Apply(double a, double b) noexcept { return a / b; }
 };
+struct PowOp {
+  static double Apply(double a, double b) noexcept { return std::pow(a, b); }
+};
 
 template <class Op, bool CA, bool CB>
 void Arith(const Instr& in, Frame& f) noexcept {

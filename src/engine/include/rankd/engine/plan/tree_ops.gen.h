@@ -13,7 +13,7 @@
 namespace rankd::engine {
 
 // clang-format off
-enum class ExprOp : std::uint8_t { kConst, kNull, kKey, kParam, kAdd, kSub, kMul, kDiv, kNeg, kAbs, kLog1p, kExp, kMin, kMax, kClamp, kCoalesce, kIf, kModel };
+enum class ExprOp : std::uint8_t { kConst, kNull, kKey, kParam, kAdd, kSub, kMul, kDiv, kPow, kNeg, kAbs, kLog1p, kExp, kMin, kMax, kClamp, kCoalesce, kIf, kModel };
 enum class PredOp : std::uint8_t { kAnd, kOr, kNot, kEq, kNe, kLt, kLe, kGt, kGe, kIn, kIsNull, kNotNull, kRegex };
 // clang-format on
 
@@ -46,7 +46,7 @@ struct PredOpSpec {
 
 // In the order of the enums.
 // clang-format off
-inline constexpr std::array<ExprOpSpec, 18> kExprOps = {{
+inline constexpr std::array<ExprOpSpec, 19> kExprOps = {{
     {.op = ExprOp::kConst, .name = "const", .min_args = 0, .max_args = 0, .typing = ExprTyping::kConst, .lowering = ExprLowering::kConst},
     {.op = ExprOp::kNull, .name = "null", .min_args = 0, .max_args = 0, .typing = ExprTyping::kNull, .lowering = ExprLowering::kNull},
     {.op = ExprOp::kKey, .name = "key", .min_args = 0, .max_args = 0, .typing = ExprTyping::kKey, .lowering = ExprLowering::kKey},
@@ -55,6 +55,7 @@ inline constexpr std::array<ExprOpSpec, 18> kExprOps = {{
     {.op = ExprOp::kSub, .name = "sub", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
     {.op = ExprOp::kMul, .name = "mul", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
     {.op = ExprOp::kDiv, .name = "div", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
+    {.op = ExprOp::kPow, .name = "pow", .min_args = 2, .max_args = 2, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kArith},
     {.op = ExprOp::kNeg, .name = "neg", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kUnary},
     {.op = ExprOp::kAbs, .name = "abs", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kUnary},
     {.op = ExprOp::kLog1p, .name = "log1p", .min_args = 1, .max_args = 1, .typing = ExprTyping::kNumeric, .lowering = ExprLowering::kUnary},

@@ -7,7 +7,7 @@
 // folded when compiling. Evaluation walks the rows in batches: each instruction runs over the
 // whole batch before the next (Vespa's InterpretedFunction, run DuckDB's way), so the per-row cost
 // is the operation itself, not dispatch. Results are bit-identical to evaluating each row alone
-// with scalar IEEE-754 float64 operations in the tree's order and std::log1p / std::exp:
+// with scalar IEEE-754 float64 operations in the tree's order and std::log1p / std::exp / std::pow:
 // non-finite results are null at the operator that makes them; int-with-int comparisons are
 // exact int64, int-with-float compare as float64; min, max and clamp keep the earlier operand on
 // ties (so -0.0 and 0.0 stay as written).
