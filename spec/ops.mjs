@@ -570,26 +570,13 @@ function studioSummariesTs(ops) {
   const rows = ops.map((o) => `  ${o.name}: (p, r) => ${templateTs(o.summaryParts)},`).join("\n");
   return `${banner("//", "spec/ops.toml")}
 // Each op's params as the studio's node box shows them (spec/ops.toml's \`summary\`), by op. Pure
-// data and functions, so the page's bundle needs nothing of the DSL at run time.
+// data and functions (a type-only import), so the page's bundle needs nothing of the DSL at run
+// time.
+import type { ParamText } from "@rankd/dsl/op-types";
 
 type Params = Readonly<Record<string, unknown>>;
 
-/** How a summary writes each kind of value. */
-export interface SummaryText {
-  /** An int param: a number, or {"param": NAME}. */
-  int(v: unknown): string;
-  /** A list param's items. */
-  list(v: unknown): string;
-  /** A list param's length. */
-  len(v: unknown): string;
-  /** A name: a key schema, a key, an enum value. */
-  name(v: unknown): string;
-  /** An id of the plan's exprs / preds. */
-  expr(v: unknown): string;
-  pred(v: unknown): string;
-}
-
-export const OP_SUMMARIES: Readonly<Record<string, (p: Params, r: SummaryText) => string>> = {
+export const OP_SUMMARIES: Readonly<Record<string, (p: Params, r: ParamText) => string>> = {
 ${rows}
 };
 `;
