@@ -220,16 +220,21 @@ class StudioBrowserTest(unittest.TestCase):
                          sorted(names))
         for name in names:
             artifact = self.stack.get("/plans/" + name)
-            nodes = self.select_plan(name)
-            self.assertEqual(sorted(n.get_attribute("data-node") for n in nodes),
-                             sorted(n["id"] for n in artifact["nodes"]), name)
-            edges = {(e.get_attribute("data-from"), e.get_attribute("data-to"))
-                     for e in self.css("#dag svg path.edge")}
-            self.assertEqual(edges, {(i, n["id"]) for n in artifact["nodes"] for i in n["inputs"]},
-                             name)
-            fragments = {n["id"].rsplit(".", 1)[0] for n in artifact["nodes"] if "." in n["id"]}
-            self.assertEqual({g.get_attribute("data-fragment")
-                              for g in self.css("#dag svg g.fragment")}, fragments, name)
+            self.select_plan(name)
+            # Each read is retried until it holds: the DAG may redraw under it (the plan's
+            # analysis arrives after its artifact), which makes the elements read stale.
+            want_nodes = sorted(n["id"] for n in artifact["nodes"])
+            want_edges = {(i, n["id"]) for n in artifact["nodes"] for i in n["inputs"]}
+            want_fragments = {n["id"].rsplit(".", 1)[0]
+                              for n in artifact["nodes"] if "." in n["id"]}
+            wait_for("the nodes of %s" % name, lambda: sorted(
+                n.get_attribute("data-node") for n in self.css("#dag svg g.node")) == want_nodes)
+            wait_for("the edges of %s" % name, lambda: {
+                (e.get_attribute("data-from"), e.get_attribute("data-to"))
+                for e in self.css("#dag svg path.edge")} == want_edges)
+            wait_for("the fragments of %s" % name, lambda: {
+                g.get_attribute("data-fragment")
+                for g in self.css("#dag svg g.fragment")} == want_fragments)
             if name == "blend":
                 self.shot("dag-blend")
         # A node's artifact on click.
