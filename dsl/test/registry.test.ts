@@ -228,12 +228,12 @@ const withUserCache = (line: string) => (t: string) => t.replace('name = "user"\
 
 test("a key schema's cache is read, off when absent, and not part of the registry digest", () => {
   const dir = editedCopy("key_schemas.toml", (t) =>
-    withUserCache("cache = { ttl_ms = 60000, max_mb = 256 }")(t).replace('name = "media_features"\n', 'name = "media_features"\ncache = { max_mb = 65536, ttl_ms = 86400000 }\n'),
+    withUserCache("cache = { ttl_ms = 60000, max_mb = 256 }")(t).replace('name = "media_features"\n', 'name = "media_features"\ncache = { max_mb = 65536, ttl_ms = 86400000, keys_expire = false }\n'),
   );
   const cached: Registry = loadRegistry(dir);
   // (smol-toml's tables have no prototype: compare their fields)
   assert.deepEqual({ ...cached.schemas.get("user")?.cache }, { ttl_ms: 60000, max_mb: 256 });
-  assert.deepEqual({ ...cached.schemas.get("media_features")?.cache }, { ttl_ms: 86400000, max_mb: 65536 });
+  assert.deepEqual({ ...cached.schemas.get("media_features")?.cache }, { ttl_ms: 86400000, max_mb: 65536, keys_expire: false });
   assert.equal(cached.schemas.get("follow")?.cache, undefined);
   for (const s of registry.data.key_schemas) assert.equal(s.cache, undefined, `shipped schema ${s.name} caches`);
   // The same registry with and without caches has one digest; any other change has another.
@@ -261,7 +261,8 @@ test("a bad key schema cache is named with the schema, the field and the allowed
     ["cache = { ttl_ms = 60000, max_mb = true }", /key schema "user" \(cache\): max_mb must be an integer from 1 to 65536/],
     ["cache = { ttl_ms = 60000 }", /key schema "user" \(cache\): missing field "max_mb"/],
     ["cache = { max_mb = 256 }", /key schema "user" \(cache\): missing field "ttl_ms"/],
-    ["cache = { ttl_ms = 60000, max_mb = 256, entries = 10 }", /key schema "user" \(cache\): unknown field "entries" \(allowed: ttl_ms, max_mb\)/],
+    ["cache = { ttl_ms = 60000, max_mb = 256, entries = 10 }", /key schema "user" \(cache\): unknown field "entries" \(allowed: ttl_ms, max_mb, keys_expire\)/],
+    ['cache = { ttl_ms = 60000, max_mb = 256, keys_expire = "no" }', /key schema "user" \(cache\): keys_expire must be true or false/],
     ["cache = true", /key schema "user": cache must be a table \{ ttl_ms = \.\.\., max_mb = \.\.\. \}, got true/],
     ["cache = [60000, 256]", /key schema "user": cache must be a table/],
   ];

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "rankd/redis/sinks.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/debug_check.h"
 
@@ -27,6 +28,24 @@ ParseStatus RecordInto(ReplyParser& parser, std::string_view buffer, void* sink,
   const ParseStatus status = recorder->inner.parse(parser, buffer, recorder->inner.sink, consumed);
   if (status == ParseStatus::kComplete) recorder->flight->SetReply(buffer.substr(0, *consumed));
   return status;
+}
+
+// A PTTL's reply: the key's time to live in milliseconds, -1 (no expiry), -2 (no key), or
+// kUnknown (no integer came: an error reply, or the call failed).
+struct PttlSink : NullSink {
+  static constexpr std::int64_t kUnknown = INT64_MIN;
+  std::int64_t ms = kUnknown;
+  void OnInteger(std::int64_t v) { ms = v; }
+};
+
+// Tells `flight` when its key expires, from a PTTL sent before its command (at `sent_ns` or
+// later, so that sent_ns + the time to live is no later than the server's expiry).
+void SetKeyExpiry(Flight* flight, const PttlSink& pttl, std::int64_t sent_ns) {
+  if (pttl.ms >= 0) {
+    flight->SetKeyExpiry(sent_ns + pttl.ms * 1'000'000);
+  } else if (pttl.ms != -1 && pttl.ms != -2) {
+    flight->SetKeyExpiryUnknown();
+  }
 }
 
 // Decodes a stored reply (one complete, well-formed reply: it was parsed before it was stored)
@@ -84,6 +103,11 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
   Batch misses;
   std::vector<Recorder> recorders;
   recorders.reserve(n);  // the sinks' addresses stay fixed while the replies are due
+  // Each missed command is preceded by a PTTL of its key when the cache checks key expiry
+  // (tracked like the read, so a change of the expiry between the two is invalidated too).
+  const bool check_expiry = cache.checks_key_expiry();
+  std::vector<PttlSink> pttls;
+  if (check_expiry) pttls.reserve(n);
   // The lookups run as a pipeline: command i + kAhead's index slot and command i + kAhead / 2's
   // entry are prefetched before command i is looked up, so their cache misses overlap.
   constexpr std::size_t kAhead = 16;
@@ -108,19 +132,21 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
     Flight* flight = cache.BeginFlight(batch.key(i), command, hashes[i]);
     holds.owned.push_back({i, flight});
     recorders.push_back(Recorder{batch.target(i), flight});
+    if (check_expiry) misses.Add(batch.key(i), pttls.emplace_back(), "PTTL", batch.key(i));
     misses.AddEncodedTarget(batch.key(i), detail::ReplyTarget{&recorders.back(), &RecordInto},
                             command);
     ++counts.misses;
   }
   if (!misses.empty()) {
     co_await SendPart(send, misses, batch);
-    // A reply is served at most the TTL after its fetch began.
+    // A reply is served at most the TTL after its fetch began, and never past its key's expiry.
     for (std::size_t k = 0; k < holds.owned.size(); ++k) {
       Holds::Hold& h = holds.owned[k];
-      if (const std::optional<std::string>& error = misses.error(k)) {
+      if (const std::optional<std::string>& error = misses.error(check_expiry ? 2 * k + 1 : k)) {
         batch.set_error(h.index, *error);
         cache.EndFlight(h.flight, FlightState::kErrorReply, now, *error);
       } else {
+        if (check_expiry) SetKeyExpiry(h.flight, pttls[k], now);
         cache.EndFlight(h.flight, FlightState::kReplied, now);
       }
       h.flight = nullptr;

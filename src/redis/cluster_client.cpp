@@ -93,6 +93,7 @@ Pool& ClusterClient::PoolFor(const std::string& host, std::uint16_t port, bool r
   o.connection.readonly = replica;
   o.connections = options_.connections_per_node;
   o.max_in_flight = options_.max_in_flight_per_node;
+  o.swapdb_check_interval = rt::Duration::zero();  // a Cluster has one database: no SWAPDB
   auto pool = std::make_unique<Pool>(std::move(o));
   pool->Start();
   Pool& ref = *pool;

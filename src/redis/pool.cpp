@@ -1,6 +1,10 @@
 #include "rankd/redis/pool.h"
 
+#include <algorithm>
+#include <charconv>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/when_all.h"
@@ -57,6 +61,63 @@ Pool::~Pool() {
 
 void Pool::Start() {
   for (auto& c : connections_) c->Start();
+  if (options_.connection.invalidations != nullptr && options_.swapdb_check_interval.count() > 0) {
+    check_scope_.Spawn(CheckDatabaseSwaps());
+  } else {
+    swapdb_count_read_.Set();
+  }
+}
+
+namespace {
+
+// The number of SWAPDB calls in an INFO commandstats reply (none listed: 0).
+std::uint64_t SwapdbCalls(std::string_view info) {
+  constexpr std::string_view kField = "cmdstat_swapdb:calls=";
+  const std::size_t at = info.find(kField);
+  if (at == std::string_view::npos) return 0;
+  std::uint64_t calls = 0;
+  const char* begin = info.data() + at + kField.size();
+  std::from_chars(begin, info.data() + info.size(), calls);
+  return calls;
+}
+
+}  // namespace
+
+rt::Task<void> Pool::CheckDatabaseSwaps() {
+  std::string command;
+  AppendCommand(command, "INFO", "commandstats");
+  CallOptions call;
+  call.timeout = std::max<rt::Duration>(options_.swapdb_check_interval * 10, 1s);
+  std::optional<std::uint64_t> seen;  // the count last read (kept across lost connections)
+  bool failed_before_first = false;
+  for (;;) {
+    bool lost = false;
+    Reply reply;
+    try {
+      reply = co_await CallEncoded(command, call);
+    } catch (const rt::DeadlineExceeded&) {
+      lost = true;  // the check's own timeout (the pool's end cancels it otherwise)
+    } catch (const ConnectionError&) {
+      lost = true;
+    }
+    if (!lost && reply.is_error()) {
+      swapdb_count_read_.Set();
+      co_return;  // refused (an ACL without INFO): SWAPDB goes unseen
+    }
+    if (!lost) {
+      const std::uint64_t calls = SwapdbCalls(reply.str);
+      // A count that changed, or a first count read after a failed one (the cache may hold
+      // replies read before it), flushes.
+      if (seen ? *seen != calls : failed_before_first) {
+        options_.connection.invalidations->OnInvalidateAll();
+      }
+      seen = calls;
+    } else if (!seen) {
+      failed_before_first = true;
+    }
+    swapdb_count_read_.Set();
+    co_await rt::SleepFor(options_.swapdb_check_interval);
+  }
 }
 
 rt::Task<void> Pool::WaitUntilUp(rt::Duration timeout) {
@@ -68,6 +129,13 @@ rt::Task<void> Pool::WaitUntilUp(rt::Duration timeout) {
     co_await rt::WhenAny(std::move(waits));  // the first connection up, or the first timeout
   } catch (const ConnectionError&) {
     timed_out = true;
+  }
+  if (!timed_out && !swapdb_count_read_.is_set()) {
+    try {
+      co_await swapdb_count_read_.WaitFor(timeout);
+    } catch (const rt::DeadlineExceeded&) {
+      timed_out = true;
+    }
   }
   if (timed_out) {
     throw ConnectionError(

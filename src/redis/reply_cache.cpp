@@ -1,5 +1,6 @@
 #include "rankd/redis/reply_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <new>
@@ -70,6 +71,7 @@ void ReplyCacheStats::Add(const ReplyCacheStats& o) noexcept {
   too_large += o.too_large;
   evictions += o.evictions;
   expirations += o.expirations;
+  unknown_expiry += o.unknown_expiry;
   invalidations += o.invalidations;
   invalidated_entries += o.invalidated_entries;
   flushes += o.flushes;
@@ -77,7 +79,8 @@ void ReplyCacheStats::Add(const ReplyCacheStats& o) noexcept {
   bytes += o.bytes;
 }
 
-ReplyCache::ReplyCache(std::size_t max_bytes, rt::Duration ttl) : max_bytes_(max_bytes), ttl_(ttl) {
+ReplyCache::ReplyCache(std::size_t max_bytes, rt::Duration ttl, KeyExpiry key_expiry)
+    : max_bytes_(max_bytes), ttl_(ttl), key_expiry_(key_expiry) {
   spare_flights_.reserve(kMaxSpareFlights);
 }
 
@@ -172,6 +175,8 @@ void ReplyCache::Recycle(Flight* flight) noexcept {
   }
   flight->state_ = FlightState::kInFlight;
   flight->stale_ = false;
+  flight->expiry_unknown_ = false;
+  flight->key_expires_ns_ = kNoKeyExpiry;
   flight->holders_ = 1;
   flight->done_.Reset();
   spare_flights_.push_back(flight);  // within the capacity reserved below: no throw
@@ -187,8 +192,10 @@ void ReplyCache::EndFlight(Flight* flight, FlightState state, std::int64_t now_n
   if (state == FlightState::kReplied) {
     if (flight->stale_) {
       ++stats_.stale_fetches;
+    } else if (flight->expiry_unknown_) {
+      ++stats_.unknown_expiry;
     } else {
-      Store(*flight, now_ns + ttl_.count());
+      Store(*flight, std::min(now_ns + ttl_.count(), flight->key_expires_ns_));
     }
   }
   flight->done_.Set();

@@ -245,7 +245,7 @@ void PerEndpoint(std::string& out, std::string_view name, const Scrape& s) {
 }
 
 // A family of one sample per feature cache's schema, `Field` of its summed stats.
-template <std::uint64_t redis::ReplyCacheStats::* Field>
+template <std::uint64_t redis::ReplyCacheStats::*Field>
 void PerCache(std::string& out, std::string_view name, const Scrape& s) {
   for (const auto& [schema, c] : s.t.feature_caches) {
     Sample(out, name, {{"schema", schema}}, c.*Field);
@@ -253,13 +253,13 @@ void PerCache(std::string& out, std::string_view name, const Scrape& s) {
 }
 
 // A family of one sample per surface with shadow runs, `Field` of its summed figures.
-template <std::uint64_t ShadowMetrics::* Field>
+template <std::uint64_t ShadowMetrics::*Field>
 void PerShadow(std::string& out, std::string_view name, const Scrape& s) {
   for (const auto& [surface, m] : s.t.shadows) Sample(out, name, {{"surface", surface}}, m.*Field);
 }
 
 // One of Prometheus' standard process metrics, exposed when it could be read.
-template <std::optional<double> ProcessStats::* Field>
+template <std::optional<double> ProcessStats::*Field>
 constexpr MetricFamily ProcessFamily(std::string_view name, std::string_view type,
                                      std::string_view help) {
   return {name, type, help, [](const Scrape& s) { return (s.process.process.*Field).has_value(); },
@@ -392,9 +392,9 @@ constexpr MetricFamily kFamilies[] = {
        return s.process.captures || s.process.served_log || s.process.shadow_log;
      },
      [](std::string& out, std::string_view name, const Scrape& s) {
-       for (const auto& [log, counts] : {std::pair{"captures", &s.process.captures},
-                                         std::pair{"served", &s.process.served_log},
-                                         std::pair{"shadow", &s.process.shadow_log}}) {
+       for (const auto& [log, counts] :
+            {std::pair{"captures", &s.process.captures}, std::pair{"served", &s.process.served_log},
+             std::pair{"shadow", &s.process.shadow_log}}) {
          if (!*counts) continue;
          Sample(out, name, {{"log", log}, {"result", "written"}}, (*counts)->written);
          Sample(out, name, {{"log", log}, {"result", "dropped"}}, (*counts)->dropped);
@@ -487,7 +487,7 @@ constexpr MetricFamily kFamilies[] = {
     {"rankd_feature_cache_removals_total", "counter",
      "Feature cache entries removed, by schema and reason: invalidated (Redis said the key "
      "changed), flushed (a FLUSHDB, a lost connection, a slot moved), evicted (the memory bound), "
-     "expired (the TTL).",
+     "expired (the TTL or the key's own expiry).",
      nullptr,
      [](std::string& out, std::string_view name, const Scrape& s) {
        for (const auto& [schema, c] : s.t.feature_caches) {
@@ -501,7 +501,7 @@ constexpr MetricFamily kFamilies[] = {
      }},
     {"rankd_feature_cache_invalidations_total", "counter",
      "Invalidation messages for the schema's cache: keys Redis said changed (kind key) and "
-     "whole-cache flushes (kind all: a FLUSHDB, a lost connection, a slot that moved).",
+     "whole-cache flushes (kind all: a FLUSHDB, a SWAPDB, a lost connection, a slot that moved).",
      nullptr,
      [](std::string& out, std::string_view name, const Scrape& s) {
        for (const auto& [schema, c] : s.t.feature_caches) {
@@ -512,6 +512,10 @@ constexpr MetricFamily kFamilies[] = {
     {"rankd_feature_cache_stale_fetches_total", "counter",
      "Replies not stored because their key changed while they were fetched, by schema.", nullptr,
      PerCache<&redis::ReplyCacheStats::stale_fetches>},
+    {"rankd_feature_cache_unknown_expiry_total", "counter",
+     "Replies not stored because their key's expiry could not be read (its PTTL failed), by "
+     "schema.",
+     nullptr, PerCache<&redis::ReplyCacheStats::unknown_expiry>},
     {"rankd_feature_cache_entries", "gauge",
      "Replies in the schema's feature cache, summed over the shards.", nullptr,
      PerCache<&redis::ReplyCacheStats::entries>},
@@ -569,8 +573,8 @@ constexpr MetricFamily kFamilies[] = {
        Sample(out, name, {}, s.process.reload_failures);
      }},
     // Prometheus' standard process metrics, under their standard names.
-    ProcessFamily<&ProcessStats::cpu_seconds>(
-        "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds."),
+    ProcessFamily<&ProcessStats::cpu_seconds>("process_cpu_seconds_total", "counter",
+                                              "Total user and system CPU time spent in seconds."),
     ProcessFamily<&ProcessStats::resident_bytes>("process_resident_memory_bytes", "gauge",
                                                  "Resident memory size in bytes."),
     ProcessFamily<&ProcessStats::virtual_bytes>("process_virtual_memory_bytes", "gauge",
@@ -585,7 +589,6 @@ constexpr MetricFamily kFamilies[] = {
 };
 
 }  // namespace
-
 
 void Histogram::Observe(double seconds) noexcept {
   std::size_t i = 0;

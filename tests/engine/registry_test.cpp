@@ -64,7 +64,8 @@ void CopyRegistryWithCaches(const std::filesystem::path& dir) {
   for (const auto& [schema, cache] :
        {std::pair<std::string, std::string>{kUserSchema,
                                             "cache = { ttl_ms = 60000, max_mb = 256 }"},
-        {"name = \"media_features\"\n", "cache = { max_mb = 65536, ttl_ms = 86400000 }"}}) {
+        {"name = \"media_features\"\n",
+         "cache = { max_mb = 65536, ttl_ms = 86400000, keys_expire = false }"}}) {
     const std::size_t at = text.find(schema);
     ASSERT_NE(at, std::string::npos) << schema;
     text.insert(at + schema.size(), cache + "\n");
@@ -98,10 +99,12 @@ TEST(RegistryTest, KeySchemaCacheIsReadAndNotPartOfTheDigest) {
   ASSERT_TRUE(user->cache.has_value());
   EXPECT_EQ(user->cache->ttl_ms, 60000);
   EXPECT_EQ(user->cache->max_mb, 256);
+  EXPECT_TRUE(user->cache->keys_expire);  // absent: true
   const KeySchema* media = registry->FindKeySchema("media_features");
   ASSERT_TRUE(media->cache.has_value());
   EXPECT_EQ(media->cache->ttl_ms, kMaxCacheTtlMs);
   EXPECT_EQ(media->cache->max_mb, kMaxCacheMb);
+  EXPECT_FALSE(media->cache->keys_expire);
   EXPECT_FALSE(registry->FindKeySchema("follow")->cache.has_value());
   // Any other edit of the same schema does change the digest.
   std::string text = ReadFile(dir / "key_schemas.toml");
@@ -369,7 +372,7 @@ TEST(RegistryTest, ChecksTheKeySchemaCache) {
                                    cache("cache = { ttl_ms = 60000, max_mb = 256, entries = 10 }"));
   EXPECT_TRUE(Has(problems, "key_schemas.toml", "/key_schemas/0/cache/entries",
                   "key schema \"user\" (cache): unknown field \"entries\" (allowed: ttl_ms, "
-                  "max_mb)"));
+                  "max_mb, keys_expire)"));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].message.find("(line 10)"), std::string::npos) << problems[0].message;
   problems = ProblemsWithEdit("key_schemas.toml", kUserSchema, cache("cache = { ttl_ms = 60000 }"));
@@ -379,6 +382,11 @@ TEST(RegistryTest, ChecksTheKeySchemaCache) {
   problems = ProblemsWithEdit("key_schemas.toml", kUserSchema, cache("cache = { max_mb = 256 }"));
   EXPECT_TRUE(Has(problems, "key_schemas.toml", "/key_schemas/0/cache",
                   "key schema \"user\" (cache): missing field \"ttl_ms\""));
+  problems = ProblemsWithEdit("key_schemas.toml", kUserSchema,
+                              cache("cache = { ttl_ms = 60000, max_mb = 256, keys_expire = 1 }"));
+  EXPECT_TRUE(Has(problems, "key_schemas.toml", "/key_schemas/0/cache/keys_expire",
+                  "key schema \"user\" (cache): keys_expire must be true or false"));
+  EXPECT_EQ(problems.size(), 1u);
   ExpectProblems({
       {"key_schemas.toml", kUserSchema, "name = \"user\"\ncache = true\n", "/key_schemas/0/cache",
        "key schema \"user\": cache must be a table { ttl_ms = ..., max_mb = ... }, got true"},

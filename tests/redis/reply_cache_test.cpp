@@ -45,6 +45,35 @@ TEST(ReplyCacheTest, AStoredReplyIsFoundByItsCommandUntilItsTtl) {
   EXPECT_TRUE(cache.Consistent());
 }
 
+TEST(ReplyCacheTest, AnEntryIsNotServedPastItsKeysExpiry) {
+  ReplyCache cache(1 << 20, 100ms);
+  // The key expires 30 ms after the fetch: before the TTL.
+  ReplyCache::Flight* f = cache.BeginFlight("a", Get("a"));
+  f->SetReply("$1\r\n1\r\n");
+  f->SetKeyExpiry(kNow + 30'000'000);
+  cache.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_EQ(cache.Find(Get("a"), kNow + 29'999'999), "$1\r\n1\r\n");
+  EXPECT_FALSE(cache.Find(Get("a"), kNow + 30'000'000));
+  EXPECT_EQ(cache.stats().expirations, 1u);
+  // A key that expires after the TTL: the TTL bounds it.
+  f = cache.BeginFlight("b", Get("b"));
+  f->SetReply("$1\r\n2\r\n");
+  f->SetKeyExpiry(kNow + 500'000'000);
+  cache.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_EQ(cache.Find(Get("b"), kNow + 99'999'999), "$1\r\n2\r\n");
+  EXPECT_FALSE(cache.Find(Get("b"), kNow + 100'000'000));
+  // An unknown expiry: handed over, never stored; a recycled flight forgets both.
+  f = cache.BeginFlight("c", Get("c"));
+  f->SetReply("$1\r\n3\r\n");
+  f->SetKeyExpiryUnknown();
+  cache.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_FALSE(cache.Find(Get("c"), kNow));
+  EXPECT_EQ(cache.stats().unknown_expiry, 1u);
+  Fetch(cache, "c", Get("c"), "$1\r\n3\r\n");
+  EXPECT_EQ(cache.Find(Get("c"), kNow + 99'999'999), "$1\r\n3\r\n");
+  EXPECT_TRUE(cache.Consistent());
+}
+
 TEST(ReplyCacheTest, AnInvalidatedKeyLosesEveryCommandOnIt) {
   ReplyCache cache(1 << 20, 60s);
   const std::string hmget1 = "*3\r\n$5\r\nHMGET\r\n$3\r\nm:1\r\n$1\r\nx\r\n";

@@ -59,6 +59,9 @@ export interface KeySchemaCache {
   ttl_ms: number;
   /** the memory bound, in MiB, of this schema's cached replies in the whole process */
   max_mb: number;
+  /** false when the schema's keys are never given an expiry: the cache then does not ask it
+   * (one PTTL per missed read saved); true when absent */
+  keys_expire?: boolean;
 }
 
 /** The largest `ttl_ms` (one day) and `max_mb` (64 GiB) a key schema's cache may declare. */
@@ -413,9 +416,12 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
         out.push({ section: "key_schemas", message: `${where}: cache must be a table { ttl_ms = ..., max_mb = ... }, got ${JSON.stringify(cache)}`, near });
       } else {
         const cwhere = `${where} (cache)`;
-        fields("key_schemas", cwhere, cache, ["ttl_ms", "max_mb"], ["ttl_ms", "max_mb"], near);
+        fields("key_schemas", cwhere, cache, ["ttl_ms", "max_mb", "keys_expire"], ["ttl_ms", "max_mb"], near);
         if (Object.hasOwn(cache, "ttl_ms")) int("key_schemas", `${cwhere}: ttl_ms`, cache["ttl_ms"], 1, MAX_CACHE_TTL_MS, near);
         if (Object.hasOwn(cache, "max_mb")) int("key_schemas", `${cwhere}: max_mb`, cache["max_mb"], 1, MAX_CACHE_MB, near);
+        if (Object.hasOwn(cache, "keys_expire") && typeof cache["keys_expire"] !== "boolean") {
+          out.push({ section: "key_schemas", message: `${cwhere}: keys_expire must be true or false`, near });
+        }
       }
     }
     const t = s["template"];

@@ -532,7 +532,8 @@ class Checker {
                         [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
   }
 
-  // A key schema's `cache = { ttl_ms, max_mb }`: both fields, each an integer in its range.
+  // A key schema's `cache = { ttl_ms, max_mb[, keys_expire] }`: the two integers in their ranges,
+  // keys_expire a boolean.
   void CheckCache(const std::string& schema_where, const Value& cache, const std::string& pointer) {
     if (!cache.is_object()) {
       Issue("key_schemas", pointer,
@@ -540,9 +541,12 @@ class Checker {
                 Show(&cache));
       return;
     }
-    static constexpr std::string_view kCacheFields[] = {"ttl_ms", "max_mb"};
+    static constexpr std::string_view kCacheFields[] = {"ttl_ms", "max_mb", "keys_expire"};
+    static constexpr std::string_view kRequired[] = {"ttl_ms", "max_mb"};
     const std::string where = schema_where + " (cache)";
-    Fields("key_schemas", where, cache, pointer, kCacheFields, kCacheFields);
+    Fields("key_schemas", where, cache, pointer, kCacheFields, kRequired);
+    if (cache.Find("keys_expire") != nullptr)
+      Bool("key_schemas", where, cache, pointer, "keys_expire");
     if (cache.Find("ttl_ms") != nullptr) {
       Int("key_schemas", where, cache, pointer, "ttl_ms", 1, static_cast<double>(kMaxCacheTtlMs));
     }

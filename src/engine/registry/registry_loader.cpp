@@ -97,8 +97,10 @@ std::shared_ptr<const Registry> Build(const json::Value& reg) {
     for (const json::Value& y : s.Find("yields")->array()) schema.yields.push_back(y.string());
     schema.doc = s.Find("doc")->string();
     if (const json::Value* cache = s.Find("cache"); cache != nullptr) {
+      const json::Value* keys_expire = cache->Find("keys_expire");
       schema.cache =
-          KeySchemaCache{*cache->FindSafeInteger("ttl_ms"), *cache->FindSafeInteger("max_mb")};
+          KeySchemaCache{*cache->FindSafeInteger("ttl_ms"), *cache->FindSafeInteger("max_mb"),
+                         keys_expire == nullptr || keys_expire->bool_value()};
     }
     schemas.push_back(std::move(schema));
   }

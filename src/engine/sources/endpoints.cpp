@@ -234,6 +234,8 @@ std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_
     spec.endpoint = schema.endpoint;
     spec.max_bytes = static_cast<std::size_t>(schema.cache->max_mb) * 1024 * 1024 / n;
     spec.ttl = std::chrono::milliseconds(schema.cache->ttl_ms);
+    spec.key_expiry = schema.cache->keys_expire ? redis::ReplyCache::KeyExpiry::kChecked
+                                                : redis::ReplyCache::KeyExpiry::kNever;
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -242,8 +244,9 @@ std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_
 redis::InvalidationListener* Endpoint::MakeCaches(const std::vector<FeatureCacheSpec>& specs) {
   for (const FeatureCacheSpec& spec : specs) {
     if (spec.endpoint != name_) continue;
-    caches_.caches.push_back(
-        SchemaCache{spec.schema, std::make_unique<redis::ReplyCache>(spec.max_bytes, spec.ttl)});
+    caches_.caches.push_back(SchemaCache{
+        spec.schema,
+        std::make_unique<redis::ReplyCache>(spec.max_bytes, spec.ttl, spec.key_expiry)});
   }
   return caches_.caches.empty() ? nullptr : &caches_;
 }

@@ -1,8 +1,9 @@
 // Client-side caching against a real redis-server, on both reactor backends: a Pool whose
 // connections track their reads (RESP3, CLIENT TRACKING ON) feeding a ReplyCache, batches sent
 // through it (ExecuteThroughCache). A write is seen once its invalidation arrives (the delay is
-// printed), FLUSHDB and a killed connection empty the cache, concurrent readers of one command
-// share one fetch, and error replies are never stored.
+// printed), FLUSHDB, SWAPDB and a killed connection empty the cache, an expiring key is not served
+// past its expiry, concurrent readers of one command share one fetch, and error replies are never
+// stored.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -28,6 +29,7 @@ PoolOptions TrackingPool(const RedisServer& server, ReplyCache* cache, ClientMet
   o.connection.metrics = metrics;
   o.connection.reconnect_min = 5ms;
   o.connections = connections;
+  o.swapdb_check_interval = rt::Duration::zero();  // the SWAPDB test turns it on
   return o;
 }
 
@@ -150,7 +152,7 @@ TEST_P(ReplyCacheTest, ConcurrentReadersOfOneCommandShareOneFetch) {
     }
     co_await scope.Join();
     for (int i = 0; i < 3; ++i) EXPECT_EQ(values[i], "shared");
-    EXPECT_EQ(metrics.commands_sent - sent_before, 1u);
+    EXPECT_EQ(metrics.commands_sent - sent_before, 2u);  // the GET and its key's PTTL
     EXPECT_EQ(counts[0].misses + counts[1].misses + counts[2].misses, 1u);
     EXPECT_EQ(counts[0].joined + counts[1].joined + counts[2].joined, 2u);
     EXPECT_EQ(cache.flights(), 0u);
@@ -172,6 +174,116 @@ TEST_P(ReplyCacheTest, ErrorRepliesReachTheBatchAndAreNotStored) {
     const std::string second = co_await CachedGet(cache, pool, "l", &counts);
     EXPECT_TRUE(second.starts_with("error: WRONGTYPE")) << second;
     EXPECT_EQ(counts.misses, 1u);
+  });
+}
+
+// Redis sends a key's invalidation only when it deletes the expired key, which its active expiry
+// may do tens of milliseconds late (turned off here, so that only a read would delete it): the
+// entry must stop at the key's expiry, learnt by a PTTL sent with the read.
+TEST_P(ReplyCacheTest, AnExpiringKeyIsNotServedPastItsExpiry) {
+  RedisServer server;
+  RunOnLoop([&]() -> rt::Task<void> {
+    ReplyCache cache(1 << 20, 60s);
+    ClientMetrics metrics;
+    Pool pool(TrackingPool(server, &cache, &metrics, 1));
+    pool.Start();
+    co_await pool.WaitUntilUp(5s);
+    const std::unique_ptr<Connection> admin = co_await PlainConnection(pool);
+    co_await admin->Call("DEBUG", "SET-ACTIVE-EXPIRE", "0");
+    co_await admin->Call("SET", "forever", "f");
+    const auto set_at = std::chrono::steady_clock::now();
+    co_await admin->Call("SET", "brief", "b", "PX", "300");
+    Batch::CacheCounts counts;
+    const std::uint64_t sent_before = metrics.commands_sent;
+    CO_EXPECT_EQ(CachedGet(cache, pool, "brief", &counts), std::string("b"));
+    EXPECT_EQ(counts.misses, 1u);
+    EXPECT_EQ(metrics.commands_sent - sent_before, 2u);  // GET and PTTL
+    CO_EXPECT_EQ(CachedGet(cache, pool, "forever"), std::string("f"));
+    CO_EXPECT_EQ(CachedGet(cache, pool, "brief", &counts), std::string("b"));
+    EXPECT_EQ(counts.hits, 1u);
+    // Wait for the key's expiry to pass (the event is the clock reaching it).
+    co_await rt::SleepFor(set_at + 310ms - std::chrono::steady_clock::now());
+    CO_EXPECT_EQ(CachedGet(cache, pool, "brief", &counts), std::string());
+    EXPECT_EQ(counts.misses, 1u);
+    EXPECT_GE(cache.stats().expirations, 1u);
+    // A key without an expiry is still a hit.
+    CO_EXPECT_EQ(CachedGet(cache, pool, "forever", &counts), std::string("f"));
+    EXPECT_EQ(counts.hits, 1u);
+    // A missing key (PTTL -2) is stored until it is created, which invalidates it.
+    CO_EXPECT_EQ(CachedGet(cache, pool, "later", &counts), std::string());
+    CO_EXPECT_EQ(CachedGet(cache, pool, "later", &counts), std::string());
+    EXPECT_EQ(counts.hits, 1u);
+    const std::uint64_t invalidations = cache.stats().invalidations;
+    co_await admin->Call("SET", "later", "l");
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations > invalidations; }));
+    CO_EXPECT_EQ(CachedGet(cache, pool, "later"), std::string("l"));
+  });
+}
+
+// A cache whose keys never expire sends no PTTL.
+TEST_P(ReplyCacheTest, KeysThatNeverExpireAreReadWithoutAPttl) {
+  RedisServer server;
+  RunOnLoop([&]() -> rt::Task<void> {
+    ReplyCache cache(1 << 20, 60s, ReplyCache::KeyExpiry::kNever);
+    ClientMetrics metrics;
+    Pool pool(TrackingPool(server, &cache, &metrics, 1));
+    pool.Start();
+    co_await pool.WaitUntilUp(5s);
+    co_await pool.Call("SET", "a", "1");
+    const std::uint64_t sent_before = metrics.commands_sent;
+    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("1"));
+    EXPECT_EQ(metrics.commands_sent - sent_before, 1u);
+    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("1"));
+    EXPECT_EQ(cache.stats().hits, 1u);
+  });
+}
+
+// SWAPDB exchanges the data under every key without an invalidation: the pool sees the server's
+// SWAPDB count change and flushes the cache.
+TEST_P(ReplyCacheTest, SwapdbFlushesIt) {
+  RedisServer server;
+  RunOnLoop([&]() -> rt::Task<void> {
+    ReplyCache cache(1 << 20, 60s);
+    PoolOptions options = TrackingPool(server, &cache, nullptr, 1);
+    options.swapdb_check_interval = 20ms;
+    Pool pool(std::move(options));
+    pool.Start();
+    co_await pool.WaitUntilUp(5s);
+    const std::unique_ptr<Connection> admin = co_await PlainConnection(pool);
+    co_await admin->Call("SET", "a", "db0");
+    co_await admin->Call("SELECT", "1");
+    co_await admin->Call("SET", "a", "db1");
+    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("db0"));
+    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("db0"));
+    EXPECT_EQ(cache.stats().hits, 1u);
+    EXPECT_EQ(cache.stats().flushes, 0u);
+    co_await admin->Call("SWAPDB", "0", "1");
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes >= 1; }));
+    EXPECT_EQ(cache.stats().entries, 0u);
+    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("db1"));
+    // Later checks that see the same count flush nothing more.
+    const std::uint64_t flushes = cache.stats().flushes;
+    co_await admin->Call("SET", "b", "x");  // in db 1, which the pool does not read
+    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("db1"));
+    // Wait for three more of the pool's checks, counted by the server (INFO calls, less the
+    // admin's own: a call's count is updated after its reply is made).
+    std::uint64_t admin_infos = 0;
+    const auto pool_checks = [&]() -> rt::Task<std::uint64_t> {
+      const Reply info = co_await admin->Call("INFO", "commandstats");
+      const std::size_t at = info.str.find("cmdstat_info:calls=");
+      std::uint64_t calls = at == std::string::npos ? 0 : std::stoull(info.str.substr(at + 19));
+      co_return calls - admin_infos++;
+    };
+    const std::uint64_t checks_before = co_await pool_checks();
+    const auto waited_from = std::chrono::steady_clock::now();
+    while (co_await pool_checks() < checks_before + 3 &&
+           std::chrono::steady_clock::now() - waited_from < 10s) {
+      co_await rt::SleepFor(5ms);
+    }
+    const std::uint64_t checks_after = co_await pool_checks();
+    EXPECT_GE(checks_after, checks_before + 3);
+    EXPECT_EQ(cache.stats().flushes, flushes);
+    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("db1"));
   });
 }
 

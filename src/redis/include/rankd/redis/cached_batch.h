@@ -6,7 +6,9 @@
 //   3. by the server: the misses go out as one batch through `send` (the client's own pipelined
 //      call, which counts its round trips on that batch: they are added to `batch`'s), their
 //      replies recorded on their way into the sinks and stored unless their key was invalidated
-//      during the fetch.
+//      during the fetch. When the cache checks key expiry, each missed command is preceded in the
+//      batch by `PTTL key`, and its reply is stored to expire no later than the key does (a key
+//      whose PTTL failed is not stored); the PTTLs are not the caller's and reach no sink of it.
 // A joined fetch that ended without a reply (its caller gave up, its connection failed) is sent
 // again, in a second batch. Error replies reach batch.error(i) as without a cache and are never
 // stored. A failure of `send` (connection, deadline, cancellation) throws as without a cache;

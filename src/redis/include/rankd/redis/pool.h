@@ -7,6 +7,12 @@
 // order for a permit, so a burst is held back instead of growing queues without bound. A
 // waiting call honours its cancellation token and its timeout.
 //
+// Database swaps: a pool whose connections track reads for an InvalidationListener also asks the
+// server, every swapdb_check_interval, how many SWAPDBs it has run, and flushes the listener when
+// the count changes (SWAPDB exchanges the data under every tracked key without an invalidation).
+// The first count is read before WaitUntilUp resumes; a server that refuses INFO (an ACL) is not
+// asked again.
+//
 // Single-flight (CallShared): identical commands (same bytes) in flight at the same time are
 // sent once and every caller gets the same reply. Only for reads: the caller asserts the
 // command has no side effect. A caller that gives up leaves; the shared call carries on for the
@@ -27,6 +33,8 @@
 #include "rankd/redis/batch.h"
 #include "rankd/redis/connection.h"
 #include "rankd/runtime/cancellation.h"
+#include "rankd/runtime/clock.h"
+#include "rankd/runtime/event.h"
 #include "rankd/runtime/task.h"
 #include "rankd/runtime/task_scope.h"
 #include "rankd/runtime/waiter.h"
@@ -37,6 +45,10 @@ struct PoolOptions {
   ConnectionOptions connection;  // endpoint, auth, protocol, metrics (shared by the pool)
   std::size_t connections = 2;
   std::size_t max_in_flight = 1024;  // calls on the connections at once; the rest wait
+  // For connections that track reads (connection.invalidations set): how often the pool asks the
+  // server how many SWAPDBs it ran (INFO commandstats), to flush the listener when the count
+  // changes, as SWAPDB sends no invalidation. Zero: never asked.
+  rt::Duration swapdb_check_interval = std::chrono::milliseconds(100);
 };
 
 class Pool {
@@ -46,9 +58,10 @@ class Pool {
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
-  // Starts every connection.
+  // Starts every connection (and the SWAPDB check, for a pool that tracks reads).
   void Start();
-  // Resolves once at least one connection is up (ConnectionError after `timeout`).
+  // Resolves once at least one connection is up, and the first SWAPDB count is read (or failed)
+  // for a pool that checks it (ConnectionError after `timeout`).
   rt::Task<void> WaitUntilUp(rt::Duration timeout);
 
   std::size_t size() const noexcept { return connections_.size(); }
@@ -115,6 +128,7 @@ class Pool {
   PermitAwaiter Acquire(std::int64_t deadline_ns);
   void Release() noexcept;
   rt::Task<void> RunFlight(std::shared_ptr<Flight> flight, CallOptions options);
+  rt::Task<void> CheckDatabaseSwaps();
 
   PoolOptions options_;
   rt::EventLoop* loop_;
@@ -123,7 +137,9 @@ class Pool {
   std::size_t in_flight_ = 0;
   rt::WaitList permit_waiters_;  // FIFO of calls waiting for a permit
   std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
-  rt::TaskScope flight_scope_;  // last: shared calls go before the connections they use
+  rt::Event swapdb_count_read_;  // set once the first SWAPDB count was read or failed
+  rt::TaskScope check_scope_;    // the SWAPDB check; goes before the connections it uses
+  rt::TaskScope flight_scope_;   // last: shared calls go before the connections they use
 };
 
 // Waits for a permit (the wait's deadline is the call's). A permit handed to a waiter whose

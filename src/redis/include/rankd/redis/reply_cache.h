@@ -4,7 +4,10 @@
 // An entry is one command's reply as the server sent it (its RESP bytes), found by the encoded
 // command and removed by the key the command read: Invalidate(key) when the server says the key
 // changed, InvalidateAll() when the server flushed or a connection that tracked the reads was
-// lost (its invalidations would never come). An entry is also not served past its TTL.
+// lost (its invalidations would never come). An entry is also not served past its TTL, nor past
+// the expiry of its key when its fetcher learnt it (Flight::SetKeyExpiry: Redis sends a key's
+// invalidation only once it deletes the expired key, which its active expiry may do tens of
+// milliseconds late).
 //
 // Fetches: a command that missed is fetched under a Flight, from BeginFlight to EndFlight.
 //   - Single flight: a second caller of the same command while it is fetched joins the flight
@@ -48,7 +51,8 @@ struct ReplyCacheStats {
   std::uint64_t stale_fetches = 0;        // replies not stored: their key changed during the fetch
   std::uint64_t too_large = 0;            // replies not stored: larger than the whole budget
   std::uint64_t evictions = 0;            // entries evicted to stay within the budget
-  std::uint64_t expirations = 0;          // entries found past their TTL (and removed)
+  std::uint64_t expirations = 0;          // entries found past their TTL or key expiry (removed)
+  std::uint64_t unknown_expiry = 0;       // replies not stored: their key's expiry is unknown
   std::uint64_t invalidations = 0;        // keys the server said changed
   std::uint64_t invalidated_entries = 0;  // entries those removed
   std::uint64_t flushes = 0;              // InvalidateAll calls (a server flush, a connection lost)
@@ -64,6 +68,9 @@ class ReplyCache final : public InvalidationListener {
   // Bytes counted per entry besides its command, key and reply: its header (72), its allocation's
   // overhead (16) and its slots in the two indexes (each between 1/4 and 1/2 full: 64 to 128).
   static constexpr std::size_t kEntryOverhead = 192;
+
+  // A key without an expiry (Flight::SetKeyExpiry's default).
+  static constexpr std::int64_t kNoKeyExpiry = INT64_MAX;
 
   // How a flight ended.
   enum class FlightState : std::uint8_t {
@@ -83,6 +90,13 @@ class ReplyCache final : public InvalidationListener {
     rt::Event& done() noexcept { return done_; }
     // From the owner's reply sink: the reply's bytes, as the parser completed it.
     void SetReply(std::string_view bytes) { reply_.assign(bytes); }
+    // From the owner, before EndFlight: when the key expires (rt::MonotonicNanos's clock, no later
+    // than the server's expiry), so that its reply is never served past it. Not called: the key
+    // is taken to have no expiry.
+    void SetKeyExpiry(std::int64_t expires_ns) noexcept { key_expires_ns_ = expires_ns; }
+    // From the owner, before EndFlight: the key's expiry could not be learnt, so the reply is
+    // handed to the callers but not stored.
+    void SetKeyExpiryUnknown() noexcept { expiry_unknown_ = true; }
 
    private:
     friend class ReplyCache;
@@ -93,11 +107,17 @@ class ReplyCache final : public InvalidationListener {
     std::uint64_t key_hash_ = 0;
     FlightState state_ = FlightState::kInFlight;
     bool stale_ = false;
+    bool expiry_unknown_ = false;
+    std::int64_t key_expires_ns_ = kNoKeyExpiry;
     std::uint32_t holders_ = 1;  // the owner, then each joiner
     rt::Event done_;
   };
 
-  ReplyCache(std::size_t max_bytes, rt::Duration ttl);
+  // Whether a fetch learns its key's expiry (ExecuteThroughCache sends a PTTL before each missed
+  // command): kChecked unless the keys are known never to be given one.
+  enum class KeyExpiry : std::uint8_t { kChecked, kNever };
+
+  ReplyCache(std::size_t max_bytes, rt::Duration ttl, KeyExpiry key_expiry = KeyExpiry::kChecked);
   ~ReplyCache() override;
   ReplyCache(const ReplyCache&) = delete;
   ReplyCache& operator=(const ReplyCache&) = delete;
@@ -127,8 +147,9 @@ class ReplyCache final : public InvalidationListener {
     return BeginFlight(key, command, HashCommand(command));
   }
   // Ends the owner's flight (state: kReplied with its reply set, kErrorReply with `error`, or
-  // kFailed), stores a reply that is not stale (expiring TTL after `now_ns`), wakes the joiners
-  // and releases the owner's hold.
+  // kFailed), stores a reply that is not stale and whose key's expiry is known (expiring TTL after
+  // `now_ns` or at the key's expiry, whichever is first), wakes the joiners and releases the
+  // owner's hold.
   void EndFlight(Flight* flight, FlightState state, std::int64_t now_ns,
                  std::string_view error = {});
   // Drops a joiner's hold (the last hold frees the flight).
@@ -141,6 +162,7 @@ class ReplyCache final : public InvalidationListener {
   const ReplyCacheStats& stats() const noexcept { return stats_; }
   std::size_t max_bytes() const noexcept { return max_bytes_; }
   rt::Duration ttl() const noexcept { return ttl_; }
+  bool checks_key_expiry() const noexcept { return key_expiry_ == KeyExpiry::kChecked; }
   std::size_t flights() const noexcept { return flights_by_command_.size(); }
   // Ended flights kept for reuse (their strings keep their capacity).
   std::size_t spare_flights() const noexcept { return spare_flights_.size(); }
@@ -162,6 +184,7 @@ class ReplyCache final : public InvalidationListener {
 
   std::size_t max_bytes_;
   rt::Duration ttl_;
+  KeyExpiry key_expiry_;
   ReplyCacheStats stats_;
   // By the hash of the command, and of the key (its chain's first entry); the bytes compared
   // are the entries' own. One lookup reads the index's slots, then the entry.

@@ -66,10 +66,13 @@ struct EndpointDef {
   EndpointTarget prod;
 };
 
-// A key schema's feature cache (registry `cache = { ttl_ms, max_mb }`): off when absent.
+// A key schema's feature cache (registry `cache = { ttl_ms, max_mb, keys_expire }`): off when
+// absent.
 struct KeySchemaCache {
   std::int64_t ttl_ms = 0;
   std::int64_t max_mb = 0;
+  // False when the schema's keys are never given an expiry: the cache does not ask it.
+  bool keys_expire = true;
 };
 
 // The largest ttl_ms (one day) and max_mb (64 GiB) a key schema's cache may declare.

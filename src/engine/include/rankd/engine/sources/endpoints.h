@@ -17,7 +17,7 @@
 // pipelined() (the async scheduler's: the clients, and the cache views of the schemas that have a
 // cache) and one_by_one() (the sync baseline's: one-by-one decorators, without the caches).
 //
-// Feature cache: a key schema with `cache = { ttl_ms, max_mb }` in the registry gets a
+// Feature cache: a key schema with `cache = { ttl_ms, max_mb, ... }` in the registry gets a
 // redis::ReplyCache on its endpoint in each shard (max_mb split evenly between the shards), and
 // the endpoint's connections then track their reads (RESP3, CLIENT TRACKING ON) so that the
 // server's invalidations keep every cache of the endpoint exact (redis/reply_cache.h).
@@ -73,6 +73,7 @@ struct FeatureCacheSpec {
   std::string endpoint;
   std::size_t max_bytes = 0;  // the schema's max_mb over the shards
   rt::Duration ttl{0};
+  redis::ReplyCache::KeyExpiry key_expiry = redis::ReplyCache::KeyExpiry::kChecked;
 };
 // The caches of every schema of `registry` that opts in, for each of `shards` shards.
 std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_t shards);
