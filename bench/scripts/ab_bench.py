@@ -129,6 +129,10 @@ def build_commit(commit, cache_dir, jobs):
         sha[:12], git("log", "-1", "--format=%s", sha)[:80], jobs, ", ".join(TARGETS)))
     try:
         subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "--quiet", src, sha], check=True)
+        # rankd's build bundles the studio with the repository's npm packages (esbuild): the
+        # worktree borrows the checkout's node_modules (make bench installed them).
+        if os.path.isdir(os.path.join(ROOT, "node_modules")):
+            os.symlink(os.path.join(ROOT, "node_modules"), os.path.join(src, "node_modules"))
         shutil.rmtree(build, ignore_errors=True)
         subprocess.run(["cmake", "-S", src, "-B", build, "-G", "Ninja"] + CMAKE_ARGS, check=True,
                        stdout=subprocess.DEVNULL)

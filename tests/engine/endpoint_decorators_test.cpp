@@ -134,7 +134,7 @@ TEST(CachedEndpointTest, AnswersARepeatedBatchFromTheCacheAndCountsHow) {
   EXPECT_EQ(first.batch.cache_counts().misses, 2u);
   EXPECT_EQ(first.batch.cache_counts().hits, 0u);
   EXPECT_EQ(first.batch.round_trips(), 1u);  // the misses, as one batch
-  EXPECT_EQ(memory.commands(), 2u);
+  EXPECT_EQ(memory.commands(), 4u);          // each read and its key's PTTL
 
   TwoHashes second;
   RunLoop(ExecuteOn(cached, second.batch));
@@ -143,7 +143,7 @@ TEST(CachedEndpointTest, AnswersARepeatedBatchFromTheCacheAndCountsHow) {
   EXPECT_EQ(second.batch.cache_counts().hits, 2u);
   EXPECT_EQ(second.batch.cache_counts().misses, 0u);
   EXPECT_EQ(second.batch.round_trips(), 0u);  // nothing was sent
-  EXPECT_EQ(memory.commands(), 2u);
+  EXPECT_EQ(memory.commands(), 4u);
 }
 
 TEST(CachedEndpointTest, AnErrorReplyReachesTheBatchAndIsNotStored) {
@@ -163,7 +163,7 @@ TEST(CachedEndpointTest, AnErrorReplyReachesTheBatchAndIsNotStored) {
     EXPECT_EQ(b.batch.cache_counts().hits, run == 0 ? 0u : 2u);
     EXPECT_EQ(b.batch.cache_counts().misses, run == 0 ? 3u : 1u);
   }
-  EXPECT_EQ(memory.commands(), 4u);
+  EXPECT_EQ(memory.commands(), 8u);  // 3 + 1 misses, each with a PTTL
 }
 
 // --- EndpointSet's routes ---
@@ -208,7 +208,7 @@ TEST(EndpointRoutesTest, PipelinedRoutesGoThroughASchemasCacheAndOneByOneRoutesD
   RunLoop(ExecuteOn(*through_cache.endpoint, first.batch));
   RunLoop(ExecuteOn(*through_cache.endpoint, second.batch));
   EXPECT_EQ(second.batch.cache_counts().hits, 2u);
-  EXPECT_EQ(memory->commands(), 2u);
+  EXPECT_EQ(memory->commands(), 4u);  // two reads, two PTTLs
   EXPECT_EQ(features->caches()[0].cache->stats().hits, 2u);
 
   // The sync baseline: no cache, one command per round trip.
@@ -221,7 +221,7 @@ TEST(EndpointRoutesTest, PipelinedRoutesGoThroughASchemasCacheAndOneByOneRoutesD
   EXPECT_EQ(third.sinks[0].values, (Values{"1", "x"}));
   EXPECT_EQ(third.batch.round_trips(), 2u);
   EXPECT_EQ(third.batch.cache_counts().hits + third.batch.cache_counts().misses, 0u);
-  EXPECT_EQ(memory->commands(), 4u);
+  EXPECT_EQ(memory->commands(), 6u);
   EXPECT_EQ(set.one_by_one().For(2, media_features).endpoint, nullptr);
 }
 
@@ -340,7 +340,7 @@ TEST(CapturingEndpointTest, OverACacheRecordsTheStoredRepliesAndHandsBackTheCach
   EXPECT_EQ(second.batch.cache_counts().hits, 2u);
   EXPECT_EQ(second.batch.round_trips(), 0u);
   EXPECT_EQ(second.sinks[0].values, (Values{"1", "x"}));
-  EXPECT_EQ(memory.commands(), 2u);
+  EXPECT_EQ(memory.commands(), 4u);  // the PTTLs are not captured
   const std::vector<CapturedCommand>& c = capture.commands();
   ASSERT_EQ(c.size(), 4u);
   for (std::size_t i = 0; i < 2; ++i) {

@@ -110,6 +110,13 @@ std::string ReplyBytes(MemoryStore& store, const std::vector<std::string>& comma
   if (command.size() < 2) throw std::logic_error("command without a key");
   const std::string& name = command[0];
   const StoredKey* key = store.Find(command[1]);
+  if (name == "PTTL") {  // a feature cache asks each missed key's expiry; stored keys have none
+    if (key == nullptr) return ":-2\r\n";
+    if (key->kind == StoredKey::Kind::kFault && key->fault == KeyFault::kErrorReply) {
+      return "-" + key->error + "\r\n";
+    }
+    return ":-1\r\n";
+  }
   const bool wants_list = name == "LRANGE";
   if (!wants_list && name != "HGETALL" && name != "HMGET") {
     throw std::logic_error("MemoryEndpoint does not know " + name);

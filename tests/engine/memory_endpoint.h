@@ -55,8 +55,8 @@ class MemoryEndpoint final : public Endpoint {
 EndpointSet MemoryEndpoints(const Registry& registry, MemoryStore* store);
 
 // The RESP2 reply Redis would send to `command` (the decoded arguments) over `store`'s data, for
-// LRANGE, HGETALL and HMGET; faults of the stall and lost-connection kinds are not replies and
-// throw std::logic_error here.
+// LRANGE, HGETALL, HMGET and PTTL (a stored key has no expiry); faults of the stall and
+// lost-connection kinds are not replies and throw std::logic_error here.
 std::string ReplyBytes(MemoryStore& store, const std::vector<std::string>& command);
 
 // The arguments of a RESP-encoded command (an array of bulk strings). Throws std::logic_error for
