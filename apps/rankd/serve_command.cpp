@@ -42,8 +42,9 @@ constexpr std::string_view kServeFlagsHelp =
     "  --host ADDR        the address to listen on (default 127.0.0.1; :: listens on\n"
     "                     IPv6 and IPv4)\n"
     "  --port N           the port (default 8080; 0 picks a free one)\n"
-    "  --max_in_flight N  requests ranking at once per shard; beyond: 503 overloaded (default\n"
-    "                     256)\n"
+    "  --max_in_flight N  requests ranking at once per shard; beyond, they wait (default 256)\n"
+    "  --max_waiting N    requests waiting for room at once per shard; beyond: 503 overloaded\n"
+    "                     (default 256; 0: none waits)\n"
     "  --log_sample F     the share of successful requests logged, 0 to 1 (default 1; errors\n"
     "                     are always logged, refusals of admission counted instead)\n"
     "  --drain_grace_ms N how long a drain lets requests in flight finish (default 5000)\n"
@@ -70,6 +71,7 @@ constexpr FlagSpec kServeFlagList[] = {
     {"--host", FlagType::kString},
     {"--port", FlagType::kInteger},
     {"--max_in_flight", FlagType::kInteger},
+    {"--max_waiting", FlagType::kInteger},
     {"--log_sample", FlagType::kNumber},
     {"--drain_grace_ms", FlagType::kInteger},
     {"--io_backend", FlagType::kString},
@@ -104,6 +106,7 @@ struct ServeFlags {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;
   std::size_t max_in_flight = 256;
+  std::size_t max_waiting = 256;
   double log_sample = 1.0;
   std::int64_t drain_grace_ms = 5000;
   rt::IoBackend backend = rt::IoBackend::kEpoll;
@@ -140,6 +143,8 @@ bool ApplyServeFlag(ServeFlags& flags, std::string_view name, std::string_view v
     flags.port = static_cast<std::uint16_t>(ParseIntFlag(name, value, 0, 65535));
   } else if (name == "--max_in_flight") {
     flags.max_in_flight = static_cast<std::size_t>(ParseIntFlag(name, value, 1, 1'000'000));
+  } else if (name == "--max_waiting") {
+    flags.max_waiting = static_cast<std::size_t>(ParseIntFlag(name, value, 0, 1'000'000));
   } else if (name == "--log_sample") {
     flags.log_sample = ParseShare(name, value);
   } else if (name == "--capture_file") {
@@ -265,6 +270,7 @@ int RunServe(int argc, char** argv) {
                     flags->engine.endpoints};
   options.ranker = RankerOptionsOf(flags->engine);
   options.admission.max_in_flight = flags->max_in_flight;
+  options.admission.max_waiting = flags->max_waiting;
   service::LoadedStore loaded;
   try {
     loaded = service::LoadFromSource(options.source);
@@ -345,8 +351,9 @@ int RunServe(int argc, char** argv) {
     const int length = std::snprintf(ms, sizeof ms, "%.1f",
                                      std::chrono::duration<double, std::milli>(stalled).count());
     log.Event("loop_stalled", [&](engine::json::JsonWriter& w) {
-      w.Member("loop", loop).Key("ms").Raw(
-          std::string_view(ms, std::min(sizeof ms - 1, static_cast<std::size_t>(length))));
+      w.Member("loop", loop)
+          .Key("ms")
+          .Raw(std::string_view(ms, std::min(sizeof ms - 1, static_cast<std::size_t>(length))));
     });
   };
   rt::ShardSet shards(shard_options);

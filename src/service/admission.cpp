@@ -8,6 +8,7 @@
 
 #include "rankd/engine/exec/compiled_plan.h"
 #include "rankd/runtime/debug_check.h"
+#include "rankd/runtime/waiter.h"
 
 namespace rankd::service {
 namespace {
@@ -24,6 +25,8 @@ constexpr double kFastIncrease = 0.25;
 // it, a plan whose waves of commands pass the target in bursts (feed's ~1,000 feature reads)
 // never grows back, and Redis idles at twice its load (docs/benchmarks.md, "Overload").
 constexpr std::int64_t kDrainedShare = 4;
+// The run-time average moves by this share of each admitted request's run time.
+constexpr std::int64_t kRunTimeWeight = 8;
 
 std::string Milliseconds(std::int64_t ns) {
   char text[32];
@@ -39,6 +42,8 @@ std::string_view ShedReasonName(ShedReason reason) noexcept {
       return "in_flight";
     case ShedReason::kEndpointLimit:
       return "endpoint_limit";
+    case ShedReason::kQueueFull:
+      return "queue_full";
   }
   return "unknown";
 }
@@ -106,40 +111,193 @@ void ShardAdmission::Decide(EndpointControl& control, const engine::Endpoint& en
   }
 }
 
-std::optional<engine::RankError> ShardAdmission::AdmitAt(const engine::CompiledPlan& plan,
-                                                         std::int64_t now_ns) {
-  if (in_flight_ >= options_.max_in_flight) {
-    ++shed_[static_cast<std::size_t>(ShedReason::kInFlight)];
-    return engine::RankError{engine::ErrorCode::kOverloaded,
-                             "the shard is running " + std::to_string(in_flight_) +
-                                 " requests, its limit (--max_in_flight); retry later"};
+struct ShardAdmission::WaitingTag {};
+
+// A request waiting for room: an awaiter in its Admit coroutine's frame, on the wait queue while
+// it waits. Room is handed to it by HandRoom (which takes the room for it, then wakes it); its
+// wait ends otherwise at its budget's end, or when its task is cancelled.
+class ShardAdmission::Waiting : private rt::Waiter, public rt::ListHook<WaitingTag> {
+ public:
+  Waiting(ShardAdmission* admission, const engine::CompiledPlan* plan, std::int64_t until_ns)
+      : admission_(admission), plan_(plan), until_ns_(until_ns) {}
+  Waiting(const Waiting&) = delete;
+  Waiting& operator=(const Waiting&) = delete;
+  ~Waiting() {
+    Leave();
+    // Handed room but never resumed (its frame was destroyed first): give it back.
+    if (handed_ && !resumed_) admission_->ReleaseAt(*plan_, rt::MonotonicNanos());
   }
-  const std::span<const std::size_t> needed = plan.endpoints_needed();
-  for (const std::size_t i : needed) {
+
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) {
+    if (!Suspend(h, rt::TokenOf(h), until_ns_)) return false;
+    admission_->waiting_.PushFront(this);
+    ++admission_->waiting_count_;
+    return true;
+  }
+  // True: room was handed to it. False: its budget ran out. Throws CancelledError when its task
+  // was cancelled.
+  bool await_resume() {
+    resumed_ = true;
+    Leave();
+    if (handed_) return true;
+    if (outcome() == rt::WaitOutcome::kDeadline) return false;
+    ThrowIfInterrupted();
+    return true;
+  }
+
+  const engine::CompiledPlan& plan() const noexcept { return *plan_; }
+  // Still waiting (not woken, timed out or cancelled yet).
+  bool waiting() const noexcept { return pending(); }
+  // From HandRoom, which took the room for it.
+  void Hand() noexcept {
+    Leave();
+    handed_ = true;
+    Wake();
+  }
+
+ private:
+  void Leave() noexcept {
+    using Hook = rt::ListHook<WaitingTag>;
+    if (!Hook::linked()) return;
+    Hook::Unlink();
+    --admission_->waiting_count_;
+  }
+
+  ShardAdmission* admission_;
+  const engine::CompiledPlan* plan_;
+  std::int64_t until_ns_;
+  bool handed_ = false;
+  bool resumed_ = false;
+};
+
+ShardAdmission::~ShardAdmission() { RANKD_D_ASSERT(waiting_.empty()); }
+
+std::optional<ShardAdmission::Blocker> ShardAdmission::Check(const engine::CompiledPlan& plan,
+                                                             std::int64_t now_ns) {
+  if (in_flight_ >= options_.max_in_flight) return Blocker{ShedReason::kInFlight};
+  for (const std::size_t i : plan.endpoints_needed()) {
     RANKD_D_ASSERT(i < control_.size());
     Observe(i, now_ns);
-    EndpointControl& control = control_[i];
-    if (control.running >= limit(i)) {
-      control.refused = true;
-      ++shed_[static_cast<std::size_t>(ShedReason::kEndpointLimit)];
-      const engine::Endpoint& endpoint = *endpoints_.all()[i];
-      return engine::RankError{
-          engine::ErrorCode::kOverloaded,
-          "redis endpoint " + endpoint.name() + " is at its limit of " + std::to_string(limit(i)) +
-              " requests on this shard: its oldest command has waited " +
-              Milliseconds(endpoint.queue_delay(now_ns).count()) + " ms (target " +
-              Milliseconds(control.target.count()) + " ms); retry later"};
+    if (control_[i].running >= limit(i)) {
+      control_[i].refused = true;  // demand past the limit: what lets it grow
+      return Blocker{ShedReason::kEndpointLimit, i};
     }
   }
-  for (const std::size_t i : needed) ++control_[i].running;
-  ++in_flight_;
-  Verify();
   return std::nullopt;
 }
 
-bool ShardAdmission::AdmitShadowAt(const engine::CompiledPlan& plan, std::int64_t now_ns) {
+void ShardAdmission::Take(const engine::CompiledPlan& plan) noexcept {
+  for (const std::size_t i : plan.endpoints_needed()) ++control_[i].running;
+  ++in_flight_;
+  Verify();
+}
+
+engine::RankError ShardAdmission::Refuse(const Blocker& blocker, std::int64_t now_ns,
+                                         std::string_view why) {
+  ++shed_[static_cast<std::size_t>(blocker.reason)];
+  std::string message;
+  switch (blocker.reason) {
+    case ShedReason::kEndpointLimit: {
+      const engine::Endpoint& endpoint = *endpoints_.all()[blocker.endpoint];
+      message = "redis endpoint " + endpoint.name() + " is at its limit of " +
+                std::to_string(limit(blocker.endpoint)) +
+                " requests on this shard: its oldest command has waited " +
+                Milliseconds(endpoint.queue_delay(now_ns).count()) + " ms (target " +
+                Milliseconds(control_[blocker.endpoint].target.count()) + " ms)";
+      break;
+    }
+    case ShedReason::kInFlight:
+      message = "the shard is running " + std::to_string(in_flight_) +
+                " requests, its limit (--max_in_flight)";
+      break;
+    case ShedReason::kQueueFull:
+      message = "the shard has " + std::to_string(waiting_count_) +
+                " requests waiting for room, its limit (--max_waiting)";
+      break;
+  }
+  message += why;
+  message += "; retry later";
+  return engine::RankError{engine::ErrorCode::kOverloaded, std::move(message)};
+}
+
+std::optional<engine::RankError> ShardAdmission::AdmitAt(const engine::CompiledPlan& plan,
+                                                         std::int64_t now_ns) {
+  if (const std::optional<Blocker> blocker = Check(plan, now_ns)) {
+    return Refuse(*blocker, now_ns, "");
+  }
+  Take(plan);
+  return std::nullopt;
+}
+
+rt::Task<std::optional<engine::RankError>> ShardAdmission::Admit(const engine::CompiledPlan& plan,
+                                                                 std::int64_t deadline_ns) {
+  const std::int64_t now = rt::MonotonicNanos();
+  // Newest first: a request that fits runs at once, even past older waiters that do not.
+  std::optional<Blocker> blocker = Check(plan, now);
+  if (!blocker) {
+    Take(plan);
+    co_return std::nullopt;
+  }
+  if (waiting_count_ >= options_.max_waiting) {
+    // With --max_waiting 0 none waits: refused for what held it back.
+    co_return Refuse(options_.max_waiting == 0 ? *blocker : Blocker{ShedReason::kQueueFull}, now,
+                     "");
+  }
+  const std::int64_t until = deadline_ns - run_time_ns_;
+  if (until <= now) {
+    co_return Refuse(*blocker, now,
+                     ", and its deadline leaves no time to wait (" +
+                         Milliseconds(std::max<std::int64_t>(deadline_ns - now, 0)) +
+                         " ms left; requests take " + Milliseconds(run_time_ns_) +
+                         " ms to run here)");
+  }
+  ++waited_;
+  Preempt();  // shadows give way
+  Waiting waiting(this, &plan, until);
+  if (co_await waiting) co_return std::nullopt;
+  const std::int64_t end = rt::MonotonicNanos();
+  // Still held back by the same rule? Say what holds it now.
+  if (const std::optional<Blocker> now_blocker = Check(plan, end)) blocker = now_blocker;
+  co_return Refuse(*blocker, end,
+                   ", and it waited " + Milliseconds(end - now) +
+                       " ms for room, all its deadline allows (requests take " +
+                       Milliseconds(run_time_ns_) + " ms to run here)");
+}
+
+void ShardAdmission::Release(const engine::CompiledPlan& plan, std::int64_t admitted_ns) noexcept {
+  const std::int64_t now = rt::MonotonicNanos();
+  const std::int64_t run = std::max<std::int64_t>(now - admitted_ns, 0);
+  run_time_ns_ += (run - run_time_ns_) / kRunTimeWeight;
+  ReleaseAt(plan, now);
+}
+
+void ShardAdmission::HandRoom(std::int64_t now_ns) noexcept {
+  for (Waiting* w = waiting_.front(); w != nullptr && in_flight_ < options_.max_in_flight;) {
+    Waiting* next = waiting_.next(w);
+    if (w->waiting() && !Check(w->plan(), now_ns)) {
+      Take(w->plan());
+      w->Hand();
+    }
+    w = next;
+  }
+}
+
+void ShardAdmission::Preempt() noexcept {
+  for (rt::CancelSource* shadow : running_shadows_) {
+    if (!shadow->token().StopRequested()) {
+      shadow->RequestCancel();
+      ++shadows_preempted_;
+    }
+  }
+}
+
+bool ShardAdmission::AdmitShadowAt(const engine::CompiledPlan& plan, rt::CancelSource& preempt,
+                                   std::int64_t now_ns) {
   // Shadows count among themselves, never in what admits requests: together with the requests
-  // running they stay within half of each room.
+  // running they stay within half of each room, and none starts while a request waits.
+  if (waiting_count_ > 0) return false;
   if (2 * (in_flight_ + shadows_ + 1) > options_.max_in_flight) return false;
   const std::span<const std::size_t> needed = plan.endpoints_needed();
   for (const std::size_t i : needed) {
@@ -150,13 +308,21 @@ bool ShardAdmission::AdmitShadowAt(const engine::CompiledPlan& plan, std::int64_
   }
   for (const std::size_t i : needed) ++control_[i].shadows;
   ++shadows_;
+  running_shadows_.push_back(&preempt);
   Verify();
   return true;
 }
 
-void ShardAdmission::ReleaseShadow(const engine::CompiledPlan& plan) noexcept {
+void ShardAdmission::ReleaseShadow(const engine::CompiledPlan& plan,
+                                   rt::CancelSource& preempt) noexcept {
   RANKD_D_ASSERT(shadows_ > 0);
   --shadows_;
+  const auto it = std::find(running_shadows_.begin(), running_shadows_.end(), &preempt);
+  RANKD_D_ASSERT(it != running_shadows_.end());
+  if (it != running_shadows_.end()) {
+    *it = running_shadows_.back();
+    running_shadows_.pop_back();
+  }
   for (const std::size_t i : plan.endpoints_needed()) {
     RANKD_D_ASSERT(control_[i].shadows > 0);
     --control_[i].shadows;
@@ -173,6 +339,7 @@ void ShardAdmission::ReleaseAt(const engine::CompiledPlan& plan, std::int64_t no
     Observe(i, now_ns);
   }
   Verify();
+  HandRoom(now_ns);
 }
 
 void ShardAdmission::Verify() const noexcept {
@@ -184,6 +351,8 @@ void ShardAdmission::Verify() const noexcept {
     RANKD_D_ASSERT(control.shadows <= shadows_);
   }
   RANKD_D_ASSERT(in_flight_ <= options_.max_in_flight);
+  RANKD_D_ASSERT(running_shadows_.size() == shadows_);
+  RANKD_D_ASSERT(waiting_count_ <= options_.max_waiting);
 }
 
 }  // namespace rankd::service

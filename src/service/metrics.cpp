@@ -147,6 +147,8 @@ struct Totals {
   std::map<std::string, EndpointMetrics, std::less<>> redis;
   std::map<std::string, redis::ReplyCacheStats, std::less<>> feature_caches;
   std::vector<std::size_t> in_flight;
+  std::vector<std::size_t> waiting;
+  std::uint64_t waited = 0;
   std::array<std::uint64_t, kShedReasons> shed{};
   std::vector<double> loop_lag_seconds;
   std::map<std::string, std::uint64_t, std::less<>> empty_results;
@@ -194,6 +196,8 @@ Totals Sum(const std::vector<ShardMetrics*>& shards) {
     }
     for (const auto& [schema, c] : shard->feature_caches) t.feature_caches[schema].Add(c);
     t.in_flight.push_back(shard->in_flight);
+    t.waiting.push_back(shard->waiting);
+    t.waited += shard->waited;
     for (std::size_t r = 0; r < kShedReasons; ++r) t.shed[r] += shard->shed[r];
     t.loop_lag_seconds.push_back(shard->loop_lag_seconds);
     for (const auto& [plan, n] : shard->empty_results) t.empty_results[plan] += n;
@@ -314,10 +318,23 @@ constexpr MetricFamily kFamilies[] = {
          Sample(out, name, {{"shard", shard}}, static_cast<std::uint64_t>(s.t.in_flight[i]));
        }
      }},
+    {"rankd_requests_waiting", "gauge",
+     "Ranking requests waiting for admission (room on the shard), by shard.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       for (std::size_t i = 0; i < s.t.waiting.size(); ++i) {
+         const std::string shard = std::to_string(i);
+         Sample(out, name, {{"shard", shard}}, static_cast<std::uint64_t>(s.t.waiting[i]));
+       }
+     }},
+    {"rankd_requests_waited_total", "counter",
+     "Ranking requests that waited for admission, admitted or refused in the end.", nullptr,
+     [](std::string& out, std::string_view name, const Scrape& s) {
+       Sample(out, name, {}, s.t.waited);
+     }},
     {"rankd_requests_shed_total", "counter",
-     "Ranking requests refused by admission (503 overloaded), by reason: in_flight (the shard's "
-     "--max_in_flight) or endpoint_limit (a Redis endpoint the plan needs is at its adaptive "
-     "limit).",
+     "Ranking requests refused by admission (503 overloaded), by what held them back: in_flight "
+     "(the shard's --max_in_flight), endpoint_limit (a Redis endpoint the plan needs at its "
+     "adaptive limit) or queue_full (--max_waiting requests waiting already).",
      nullptr,
      [](std::string& out, std::string_view name, const Scrape& s) {
        for (std::size_t r = 0; r < kShedReasons; ++r) {

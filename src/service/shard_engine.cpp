@@ -130,6 +130,8 @@ void SnapshotEndpoints(const engine::EndpointSet& endpoints, const ShardAdmissio
     }
   }
   metrics.in_flight = admission.in_flight();
+  metrics.waiting = admission.waiting();
+  metrics.waited = admission.waited();
   for (std::size_t r = 0; r < kShedReasons; ++r) {
     metrics.shed[r] = admission.shed(static_cast<ShedReason>(r));
   }

@@ -574,23 +574,23 @@ Ranker::Answer RankWith(std::shared_ptr<const CompiledPlanStore> store, std::str
 class CountingAdmission final : public Admission {
  public:
   explicit CountingAdmission(bool refuse) : refuse_(refuse) {}
-  std::optional<RankError> Admit(const CompiledPlan& plan) override {
+  rt::Task<std::optional<RankError>> Admit(const CompiledPlan& plan, std::int64_t) override {
     ++asked;
     asked_plan = plan.plan().name;
-    if (refuse_) return RankError{ErrorCode::kOverloaded, "refused by the test"};
+    if (refuse_) co_return RankError{ErrorCode::kOverloaded, "refused by the test"};
     ++admitted;
     admitted_plan = &plan;
-    return std::nullopt;
+    co_return std::nullopt;
   }
-  void Release(const CompiledPlan& plan) noexcept override {
+  void Release(const CompiledPlan& plan, std::int64_t) noexcept override {
     ++released;
     released_plan = &plan;
   }
-  bool AdmitShadow(const CompiledPlan&) override {
+  bool AdmitShadow(const CompiledPlan&, rt::CancelSource&) override {
     ++shadows_asked;
     return !refuse_;
   }
-  void ReleaseShadow(const CompiledPlan&) noexcept override {}
+  void ReleaseShadow(const CompiledPlan&, rt::CancelSource&) noexcept override {}
 
   int shadows_asked = 0;
   int asked = 0;

@@ -65,19 +65,27 @@ std::shared_ptr<const CompiledPlanStore> Store(double shadow_sample) {
 // Admits every shadow, or none; counts what it was asked.
 class ShadowAdmission final : public Admission {
  public:
-  explicit ShadowAdmission(bool room) : room_(room) {}
-  std::optional<RankError> Admit(const CompiledPlan&) override { return std::nullopt; }
-  void Release(const CompiledPlan&) noexcept override {}
-  bool AdmitShadow(const CompiledPlan&) override {
+  // `preempt_at_once`: a request has to wait as soon as the shadow is admitted.
+  explicit ShadowAdmission(bool room, bool preempt_at_once = false)
+      : room_(room), preempt_at_once_(preempt_at_once) {}
+  rt::Task<std::optional<RankError>> Admit(const CompiledPlan&, std::int64_t) override {
+    co_return std::nullopt;
+  }
+  void Release(const CompiledPlan&, std::int64_t) noexcept override {}
+  bool AdmitShadow(const CompiledPlan&, rt::CancelSource& preempt) override {
     ++asked;
+    last_preempt = &preempt;
+    if (room_ && preempt_at_once_) preempt.RequestCancel();
     return room_;
   }
-  void ReleaseShadow(const CompiledPlan&) noexcept override { ++released; }
+  void ReleaseShadow(const CompiledPlan&, rt::CancelSource&) noexcept override { ++released; }
+  rt::CancelSource* last_preempt = nullptr;
   int asked = 0;
   int released = 0;
 
  private:
   bool room_;
+  bool preempt_at_once_;
 };
 
 struct Ran {
@@ -181,6 +189,17 @@ TEST(ShadowTest, AShadowWithoutRoomIsShedAndOneThatRanIsReleased) {
   EXPECT_EQ(ran.outcome->status, ShadowStatus::kRan);
   EXPECT_EQ(room.asked, 1);
   EXPECT_EQ(room.released, 1);
+}
+
+// A shadow cancelled by admission because a request had to wait gave way: shed, released.
+TEST(ShadowTest, AShadowPreemptedForAWaitingRequestIsShed) {
+  ShadowAdmission preempting(true, true);
+  const Ran ran = RankAndShadow(Store(1), R"({"surface":"home","viewer_id":7})", 0.0, &preempting);
+  ASSERT_TRUE(ran.outcome);
+  EXPECT_EQ(ran.outcome->status, ShadowStatus::kShed);
+  EXPECT_EQ(ran.outcome->message, "a request had to wait for room, and the shadow gave way to it");
+  EXPECT_FALSE(ran.outcome->diff);
+  EXPECT_EQ(preempting.released, 1);
 }
 
 TEST(ShadowTest, ParamsTheShadowPlanRefusesAreReportedNotRun) {

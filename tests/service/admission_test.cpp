@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "plan_builder.h"
 #include "rankd/engine/exec/compiled_plan.h"
+#include "rankd/runtime/event_loop.h"
+#include "rankd/runtime/sleep.h"
+#include "rankd/runtime/task_scope.h"
 
 namespace rankd::service {
 namespace {
@@ -87,9 +91,10 @@ class ShardAdmissionTest : public ::testing::Test {
 
   // Command timeouts 50 ms (features) and 20 ms (graph): targets 12.5 ms and 5 ms, control
   // intervals 25 ms and 10 ms.
-  ShardAdmission Admission(std::size_t max_in_flight = 256, std::size_t initial_limit = 16) const {
+  ShardAdmission Admission(std::size_t max_in_flight = 256, std::size_t initial_limit = 16,
+                           std::size_t max_waiting = 256) const {
     return ShardAdmission(*endpoints_, {50ms, 20ms},
-                          AdmissionOptions{max_in_flight, 0.25, initial_limit});
+                          AdmissionOptions{max_in_flight, 0.25, initial_limit, max_waiting});
   }
 
   std::unique_ptr<engine::EndpointSet> endpoints_;
@@ -150,35 +155,237 @@ TEST_F(ShardAdmissionTest, RefusesPastANeededEndpointsLimitUntilOneIsReleased) {
 // take more than half of max_in_flight or of a needed endpoint's limit; it is counted apart, so
 // requests are admitted as if no shadow ran, and a refusal is not a shed request.
 TEST_F(ShardAdmissionTest, AShadowRunsOnlyInTheHalfOfTheRoomThatIsFree) {
+  rt::CancelSource a, b, c, d;  // the shadows' preempt sources
   ShardAdmission by_count = Admission(4);
   const auto plan = Feed(OnError::kFail);
-  EXPECT_TRUE(by_count.AdmitShadowAt(*plan, At(0ms)));
-  EXPECT_TRUE(by_count.AdmitShadowAt(*plan, At(0ms)));
+  EXPECT_TRUE(by_count.AdmitShadowAt(*plan, a, At(0ms)));
+  EXPECT_TRUE(by_count.AdmitShadowAt(*plan, b, At(0ms)));
   EXPECT_EQ(by_count.shadows(), 2u);
   EXPECT_EQ(by_count.in_flight(), 0u);
-  EXPECT_FALSE(by_count.AdmitShadowAt(*plan, At(0ms)));  // a third would take 3 of 4
+  EXPECT_FALSE(by_count.AdmitShadowAt(*plan, c, At(0ms)));  // a third would take 3 of 4
   for (int i = 0; i < 4; ++i) EXPECT_FALSE(by_count.AdmitAt(*plan, At(0ms)));  // all 4 run
   EXPECT_EQ(by_count.in_flight(), 4u);
-  by_count.ReleaseShadow(*plan);
-  by_count.ReleaseShadow(*plan);
-  EXPECT_FALSE(by_count.AdmitShadowAt(*plan, At(0ms)));  // the requests take it all
+  by_count.ReleaseShadow(*plan, a);
+  by_count.ReleaseShadow(*plan, b);
+  EXPECT_FALSE(by_count.AdmitShadowAt(*plan, c, At(0ms)));  // the requests take it all
   for (int i = 0; i < 3; ++i) by_count.ReleaseAt(*plan, At(0ms));
-  EXPECT_TRUE(by_count.AdmitShadowAt(*plan, At(0ms)));  // 1 request + 1 shadow: half of 4
+  EXPECT_TRUE(by_count.AdmitShadowAt(*plan, c, At(0ms)));  // 1 request + 1 shadow: half of 4
   EXPECT_EQ(by_count.shed(ShedReason::kInFlight), 0u);
+  EXPECT_FALSE(a.token().StopRequested());  // nothing waited: no shadow was preempted
+  by_count.ReleaseShadow(*plan, c);
 
   ShardAdmission by_endpoint = Admission(256, 4);
   EXPECT_FALSE(by_endpoint.AdmitAt(*plan, At(0ms)));
-  EXPECT_TRUE(by_endpoint.AdmitShadowAt(*plan, At(0ms)));
+  EXPECT_TRUE(by_endpoint.AdmitShadowAt(*plan, d, At(0ms)));
   EXPECT_EQ(by_endpoint.running(kFeatures), 1u);
   EXPECT_EQ(by_endpoint.shadows(kFeatures), 1u);
-  EXPECT_FALSE(by_endpoint.AdmitShadowAt(*plan, At(0ms)));  // 3 of the limit of 4
-  EXPECT_EQ(by_endpoint.shadows(kFeatures), 1u);            // a refused shadow holds nothing
+  EXPECT_FALSE(by_endpoint.AdmitShadowAt(*plan, a, At(0ms)));  // 3 of the limit of 4
+  EXPECT_EQ(by_endpoint.shadows(kFeatures), 1u);               // a refused shadow holds nothing
   // A shadow needing only graph is refused on graph's limit alike.
-  EXPECT_FALSE(by_endpoint.AdmitShadowAt(*Follows(), At(0ms)));
+  EXPECT_FALSE(by_endpoint.AdmitShadowAt(*Follows(), a, At(0ms)));
   // Requests still run up to the limit.
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(by_endpoint.AdmitAt(*plan, At(0ms)));
   EXPECT_EQ(by_endpoint.running(kFeatures), 4u);
   EXPECT_EQ(by_endpoint.shed(ShedReason::kEndpointLimit), 0u);
+  by_endpoint.ReleaseShadow(*plan, d);
+}
+
+// Runs `body` on a loop of its own until it completes.
+void OnLoop(std::function<rt::Task<void>()> body) {
+  rt::EventLoop loop;
+  loop.RunUntilComplete(body());
+}
+
+// Lets the loop run the tasks that are ready (woken waiters) until `done` holds.
+rt::Task<void> YieldUntil(std::function<bool()> done) {
+  for (int i = 0; i < 1000 && !done(); ++i) co_await rt::Yield();
+}
+
+// Admits through the waiting path; records the outcome.
+struct Outcome {
+  bool ended = false;
+  bool admitted = false;
+  bool cancelled = false;
+  std::string message;
+};
+rt::Task<void> AdmitInto(ShardAdmission& admission, const engine::CompiledPlan& plan,
+                         std::int64_t deadline_ns, Outcome& out, std::vector<int>* order = nullptr,
+                         int id = 0) {
+  try {
+    const std::optional<engine::RankError> refused = co_await admission.Admit(plan, deadline_ns);
+    out.admitted = !refused;
+    if (refused) out.message = refused->message;
+    if (!refused && order != nullptr) order->push_back(id);
+  } catch (const rt::CancelledError&) {
+    out.cancelled = true;
+  }
+  out.ended = true;
+}
+
+// A request held back waits; each release hands the room to the newest waiting request that
+// fits (LIFO), and none is refused while its budget lasts.
+TEST_F(ShardAdmissionTest, AHeldBackRequestWaitsAndRoomGoesToTheNewestFirst) {
+  ShardAdmission admission = Admission(2);
+  const auto plan = Feed(OnError::kFail);
+  OnLoop([&]() -> rt::Task<void> {
+    EXPECT_FALSE(admission.AdmitAt(*plan, rt::MonotonicNanos()));
+    EXPECT_FALSE(admission.AdmitAt(*plan, rt::MonotonicNanos()));
+    std::vector<int> order;
+    Outcome outcomes[3];
+    rt::TaskScope scope;
+    const std::int64_t deadline = rt::MonotonicNanos() + std::chrono::nanoseconds(60s).count();
+    for (int i = 0; i < 3; ++i) {
+      scope.Spawn(AdmitInto(admission, *plan, deadline, outcomes[i], &order, i));
+    }
+    EXPECT_EQ(admission.waiting(), 3u);
+    EXPECT_EQ(admission.waited(), 3u);
+    admission.ReleaseAt(*plan, rt::MonotonicNanos());
+    EXPECT_EQ(admission.in_flight(), 2u);  // handed over at once
+    EXPECT_EQ(admission.waiting(), 2u);
+    co_await YieldUntil([&] { return order.size() == 1; });
+    admission.ReleaseAt(*plan, rt::MonotonicNanos());
+    co_await YieldUntil([&] { return order.size() == 2; });
+    admission.ReleaseAt(*plan, rt::MonotonicNanos());
+    co_await scope.Join();
+    EXPECT_EQ(order, (std::vector<int>{2, 1, 0}));
+    for (const Outcome& o : outcomes) EXPECT_TRUE(o.admitted) << o.message;
+    EXPECT_EQ(admission.in_flight(), 2u);
+    EXPECT_EQ(admission.shed(ShedReason::kInFlight), 0u);
+    EXPECT_EQ(admission.waiting(), 0u);
+    for (int i = 0; i < 2; ++i) admission.ReleaseAt(*plan, rt::MonotonicNanos());
+  });
+  EXPECT_EQ(admission.in_flight(), 0u);
+}
+
+// Room at an endpoint goes to a waiting request that needs it only; one that needs another
+// endpoint runs at once, past the waiting ones.
+TEST_F(ShardAdmissionTest, ARequestThatFitsRunsAtOncePastWaitingOnes) {
+  ShardAdmission admission = Admission(256, 1);
+  const auto feed = Feed(OnError::kFail);  // graph and features
+  const auto follows = Follows();          // graph only
+  OnLoop([&]() -> rt::Task<void> {
+    EXPECT_FALSE(admission.AdmitAt(*feed, rt::MonotonicNanos()));
+    Outcome waiting;
+    rt::TaskScope scope;
+    const std::int64_t deadline = rt::MonotonicNanos() + std::chrono::nanoseconds(60s).count();
+    scope.Spawn(AdmitInto(admission, *feed, deadline, waiting));
+    EXPECT_EQ(admission.waiting(), 1u);
+    EXPECT_EQ(admission.running(kGraph), 1u);
+    admission.ReleaseAt(*feed, rt::MonotonicNanos());
+    co_await scope.Join();
+    EXPECT_TRUE(waiting.admitted);
+    admission.ReleaseAt(*feed, rt::MonotonicNanos());
+    // With graph free, a follows request is not held back by anything.
+    Outcome at_once;
+    co_await AdmitInto(admission, *follows, deadline, at_once);
+    EXPECT_TRUE(at_once.admitted);
+    EXPECT_EQ(admission.waited(), 1u);
+    admission.ReleaseAt(*follows, rt::MonotonicNanos());
+  });
+}
+
+// A wait ends in a refusal when its budget (the deadline less what requests take to run) runs
+// out; with no budget at all, or a full queue, the refusal comes at once.
+TEST_F(ShardAdmissionTest, RefusalsComeWhenTheBudgetRunsOutOrTheQueueIsFull) {
+  ShardAdmission admission = Admission(1, 16, 1);
+  const auto plan = Feed(OnError::kFail);
+  OnLoop([&]() -> rt::Task<void> {
+    EXPECT_FALSE(admission.AdmitAt(*plan, rt::MonotonicNanos()));
+    // A budget of 20 ms, which passes.
+    Outcome timed_out;
+    const std::int64_t start = rt::MonotonicNanos();
+    co_await AdmitInto(admission, *plan, start + std::chrono::nanoseconds(20ms).count(), timed_out);
+    EXPECT_GE(rt::MonotonicNanos() - start, std::chrono::nanoseconds(20ms).count());
+    EXPECT_FALSE(timed_out.admitted);
+    EXPECT_NE(timed_out.message.find("--max_in_flight"), std::string::npos) << timed_out.message;
+    EXPECT_NE(timed_out.message.find("ms for room, all its deadline allows"), std::string::npos)
+        << timed_out.message;
+    EXPECT_EQ(admission.shed(ShedReason::kInFlight), 1u);
+    EXPECT_EQ(admission.waiting(), 0u);
+    // No budget: refused without waiting.
+    Outcome no_time;
+    co_await AdmitInto(admission, *plan, rt::MonotonicNanos(), no_time);
+    EXPECT_FALSE(no_time.admitted);
+    EXPECT_NE(no_time.message.find("leaves no time to wait"), std::string::npos) << no_time.message;
+    EXPECT_EQ(admission.waited(), 1u);
+    // The queue holds one: a second is refused at once.
+    Outcome first, second;
+    rt::TaskScope scope;
+    const std::int64_t later = rt::MonotonicNanos() + std::chrono::nanoseconds(60s).count();
+    scope.Spawn(AdmitInto(admission, *plan, later, first));
+    co_await AdmitInto(admission, *plan, later, second);
+    EXPECT_FALSE(second.admitted);
+    EXPECT_NE(second.message.find("--max_waiting"), std::string::npos) << second.message;
+    EXPECT_EQ(admission.shed(ShedReason::kQueueFull), 1u);
+    // A cancelled wait leaves the queue and holds nothing.
+    scope.RequestCancel();
+    co_await scope.Join();
+    EXPECT_TRUE(first.cancelled);
+    EXPECT_EQ(admission.waiting(), 0u);
+    EXPECT_EQ(admission.in_flight(), 1u);
+    admission.ReleaseAt(*plan, rt::MonotonicNanos());
+  });
+  // With --max_waiting 0 nothing waits: refused for what held it back.
+  ShardAdmission none = Admission(1, 16, 0);
+  OnLoop([&]() -> rt::Task<void> {
+    EXPECT_FALSE(none.AdmitAt(*plan, rt::MonotonicNanos()));
+    Outcome refused;
+    co_await AdmitInto(none, *plan, rt::MonotonicNanos() + 1'000'000'000, refused);
+    EXPECT_FALSE(refused.admitted);
+    EXPECT_EQ(none.shed(ShedReason::kInFlight), 1u);
+    EXPECT_EQ(none.waited(), 0u);
+    none.ReleaseAt(*plan, rt::MonotonicNanos());
+  });
+}
+
+// Room handed to a waiting request whose task is destroyed before it resumes goes back.
+TEST_F(ShardAdmissionTest, RoomHandedToARequestThatNeverResumesIsGivenBack) {
+  ShardAdmission admission = Admission(1);
+  const auto plan = Feed(OnError::kFail);
+  OnLoop([&]() -> rt::Task<void> {
+    EXPECT_FALSE(admission.AdmitAt(*plan, rt::MonotonicNanos()));
+    Outcome never;
+    {
+      rt::TaskScope scope;
+      scope.Spawn(AdmitInto(admission, *plan, rt::MonotonicNanos() + 1'000'000'000'000, never));
+      admission.ReleaseAt(*plan, rt::MonotonicNanos());  // handed to it, not resumed yet
+      EXPECT_EQ(admission.in_flight(), 1u);
+    }  // the scope destroys its frame
+    EXPECT_FALSE(never.ended);
+    EXPECT_EQ(admission.in_flight(), 0u);
+    co_return;
+  });
+}
+
+// Shadows give way: a request that has to wait cancels every shadow running, and no shadow starts
+// while a request waits.
+TEST_F(ShardAdmissionTest, ARequestThatWaitsPreemptsTheShadows) {
+  ShardAdmission admission = Admission(4);
+  const auto plan = Feed(OnError::kFail);
+  OnLoop([&]() -> rt::Task<void> {
+    rt::CancelSource a, b, c;
+    EXPECT_TRUE(admission.AdmitShadowAt(*plan, a, rt::MonotonicNanos()));
+    EXPECT_TRUE(admission.AdmitShadowAt(*plan, b, rt::MonotonicNanos()));
+    for (int i = 0; i < 4; ++i) EXPECT_FALSE(admission.AdmitAt(*plan, rt::MonotonicNanos()));
+    EXPECT_FALSE(a.token().StopRequested());
+    Outcome waiting;
+    rt::TaskScope scope;
+    scope.Spawn(AdmitInto(admission, *plan,
+                          rt::MonotonicNanos() + std::chrono::nanoseconds(60s).count(), waiting));
+    EXPECT_TRUE(a.token().StopRequested());
+    EXPECT_TRUE(b.token().StopRequested());
+    EXPECT_EQ(admission.shadows_preempted(), 2u);
+    admission.ReleaseShadow(*plan, a);
+    admission.ReleaseShadow(*plan, b);
+    for (int i = 0; i < 3; ++i) admission.ReleaseAt(*plan, rt::MonotonicNanos());
+    EXPECT_EQ(admission.waiting(), 0u);  // the first release handed it room
+    co_await scope.Join();
+    EXPECT_TRUE(waiting.admitted);
+    admission.ReleaseAt(*plan, rt::MonotonicNanos());
+    EXPECT_TRUE(admission.AdmitShadowAt(*plan, c, rt::MonotonicNanos()));  // no one waits
+    admission.ReleaseShadow(*plan, c);
+    admission.ReleaseAt(*plan, rt::MonotonicNanos());
+  });
 }
 
 TEST_F(ShardAdmissionTest, AStandingQueueShrinksTheLimitInProportion) {

@@ -441,8 +441,49 @@ class ServeFaultTest(OwnServer):
         status, r = self.server.rank({"plan": "feed", "viewer_id": 1})
         self.assertEqual(status, 200, r)
 
-    def test_over_the_admission_limit_answers_503_at_once(self):
+    def test_a_burst_past_the_cap_waits_for_room(self):
         self.server = Server(self.store, self.redis, "--max_in_flight", "1", "--shards", "1")
+        self.server.wait_ready()
+        # With Redis stopped each admitted request holds the one slot for the endpoint's command
+        # timeout (50 ms) and fails; the others of the burst wait for the slot in turn, within
+        # their 2 s deadlines, instead of being refused.
+        os.kill(self.redis.proc.pid, signal.SIGSTOP)
+        results = []
+        lock = threading.Lock()
+        go = threading.Event()
+
+        def client(i):
+            go.wait()
+            conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=10)
+            try:
+                conn.request("POST", "/rank", json.dumps(
+                    {"plan": "feed", "viewer_id": 1, "deadline_ms": 2000}))
+                response = conn.getresponse()
+                r = json.loads(response.read())
+            finally:
+                conn.close()
+            with lock:
+                results.append((response.status, r["error"]["code"]))
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+        try:
+            for t in threads:
+                t.start()
+            go.set()
+            for t in threads:
+                t.join(timeout=30)
+        finally:
+            os.kill(self.redis.proc.pid, signal.SIGCONT)
+        self.assertEqual(results, [(502, "upstream_error")] * 8)
+        _, metrics = samples(self.server.request("GET", "/metrics")[2])
+        self.assertGreaterEqual(metrics[("rankd_requests_waited_total", ())], 1)
+        self.assertEqual(sum(v for (name, _), v in metrics.items()
+                             if name == "rankd_requests_shed_total"), 0)
+        self.assertEqual(metrics[("rankd_requests_waiting", (("shard", "0"),))], 0)
+
+    def test_over_the_admission_limit_answers_503_at_once(self):
+        # --max_waiting 0: a request held back is refused at once instead of waiting.
+        self.server = Server(self.store, self.redis, "--max_in_flight", "1", "--max_waiting", "0",
+                             "--shards", "1")
         self.server.wait_ready()
         # With Redis stopped an admitted request stays in flight for the endpoint's command
         # timeout (50 ms); the others of a burst arriving meanwhile are refused.

@@ -4,14 +4,17 @@
 //   resolve   the plan that answers: the one named, or the viewer's variant's of the surface
 //             named, or the caller's override; and the surface's shadow, when sampled
 //   bind      the request's deadline and params (a pattern param compiled off the loop first)
-//   admit     the server's admission, held until the request is done
-//   execute   the plan on the shard's endpoints, within the deadline
+//   admit     the server's admission (at once, or after waiting for room within the deadline),
+//             held until the request is done
+//   execute   the plan on the shard's endpoints, within what the wait left of the deadline
 //   answer    the response (or the failed request's error with explain), the served record and
 //             the shadow run handed to the caller
 //
 // Each phase is a function returning what the next needs, or the RankError the request is
 // answered with; Rank runs them in order.
 #include "rankd/engine/api/ranker.h"
+
+#include <algorithm>
 
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/rank_response.h"
@@ -83,9 +86,9 @@ std::expected<Resolution, RankError> Resolve(const RankRequest& request,
                                        "no surface \"" + request.surface + "\" in the plan store"});
     }
     if (!request.viewer_id) {
-      return std::unexpected(RankError{ErrorCode::kBadRequest,
-                                       "viewer_id is required: surface " + r.surface->name +
-                                           " assigns each viewer a variant"});
+      return std::unexpected(RankError{
+          ErrorCode::kBadRequest,
+          "viewer_id is required: surface " + r.surface->name + " assigns each viewer a variant"});
     }
     const SurfaceVariant& variant = r.surface->Assign(*request.viewer_id);
     answer.surface = r.surface->name;
@@ -111,8 +114,9 @@ std::expected<Resolution, RankError> Resolve(const RankRequest& request,
   }
   answer.compiled = r.plan;  // what follows is counted under the plan's name
   if (r.plan->reads_viewer() && !request.viewer_id) {
-    return std::unexpected(RankError{
-        ErrorCode::kBadRequest, "viewer_id is required: plan " + answer.plan + " reads the viewer"});
+    return std::unexpected(
+        RankError{ErrorCode::kBadRequest,
+                  "viewer_id is required: plan " + answer.plan + " reads the viewer"});
   }
   return r;
 }
@@ -155,24 +159,37 @@ rt::Task<std::expected<Binding, RankError>> Bind(const RankRequest& request,
 class AdmissionHold {
  public:
   AdmissionHold() = default;
-  AdmissionHold(Admission* admission, const CompiledPlan* plan) : admission_(admission), plan_(plan) {}
+  AdmissionHold(Admission* admission, const CompiledPlan* plan, std::int64_t admitted_ns)
+      : admission_(admission), plan_(plan), admitted_ns_(admitted_ns) {}
   AdmissionHold(AdmissionHold&& other) noexcept
-      : admission_(std::exchange(other.admission_, nullptr)), plan_(other.plan_) {}
+      : admission_(std::exchange(other.admission_, nullptr)),
+        plan_(other.plan_),
+        admitted_ns_(other.admitted_ns_) {}
   AdmissionHold& operator=(AdmissionHold&&) = delete;
   ~AdmissionHold() {
-    if (admission_ != nullptr) admission_->Release(*plan_);
+    if (admission_ != nullptr) admission_->Release(*plan_, admitted_ns_);
   }
 
  private:
   Admission* admission_ = nullptr;
   const CompiledPlan* plan_ = nullptr;  // the request's plan outlives the hold
+  std::int64_t admitted_ns_ = 0;
 };
 
-std::expected<AdmissionHold, RankError> Admit(Admission* admission, const CompiledPlan& plan) {
-  if (admission == nullptr) return AdmissionHold();
-  if (std::optional<RankError> refused = admission->Admit(plan))
-    return std::unexpected(std::move(*refused));
-  return AdmissionHold(admission, &plan);
+// Waits for admission until at most `deadline_ns`.
+rt::Task<std::expected<AdmissionHold, RankError>> Admit(Admission* admission,
+                                                        const CompiledPlan& plan,
+                                                        std::int64_t deadline_ns) {
+  if (admission == nullptr) co_return AdmissionHold();
+  if (std::optional<RankError> refused = co_await admission->Admit(plan, deadline_ns))
+    co_return std::unexpected(std::move(*refused));
+  co_return AdmissionHold(admission, &plan, rt::MonotonicNanos());
+}
+
+RankError ShuttingDown() {
+  return RankError{ErrorCode::kShuttingDown,
+                   "the server is shutting down and stopped the request unfinished; "
+                   "retry on another replica"};
 }
 
 // The shadow's run, when resolve sampled one: it reuses the primary's nodes, which it matches by
@@ -222,12 +239,22 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
       co_await Bind(*request, plan, options_.default_deadline);
   if (!bound) co_return Refused(std::move(answer), std::move(bound.error()));
 
-  std::expected<AdmissionHold, RankError> admitted = Admit(admission_, plan);
-  if (!admitted) co_return Refused(std::move(answer), std::move(admitted.error()));
+  // The deadline runs from here: time spent waiting for admission is taken from it.
+  const std::int64_t admission_start = rt::MonotonicNanos();
+  std::optional<std::expected<AdmissionHold, RankError>> admitted;
+  try {
+    admitted.emplace(co_await Admit(admission_, plan, admission_start + bound->deadline.count()));
+  } catch (const rt::CancelledError&) {
+    admitted.emplace(std::unexpected(ShuttingDown()));
+  }
+  if (!*admitted) co_return Refused(std::move(answer), std::move(admitted->error()));
+  // In whole milliseconds, as deadlines are given: admitted at once, a request keeps its own.
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+      rt::Duration(rt::MonotonicNanos() - admission_start));
 
   // execute
   ExecuteOptions execute;
-  execute.deadline = bound->deadline;
+  execute.deadline = std::max<rt::Duration>(bound->deadline - waited, std::chrono::milliseconds(1));
   execute.scheduler = options_.scheduler;
   execute.offload_rows = options_.offload_rows;
   execute.default_node_timeout = options_.default_node_timeout;
@@ -244,10 +271,7 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
     result = co_await ExecutePlan(resolved->plan, std::move(inputs), endpoints_, execute);
   } catch (const rt::CancelledError&) {
     // The caller stopped the request (a server's drain past its grace): it is still answered.
-    co_return Refused(std::move(answer),
-                      RankError{ErrorCode::kShuttingDown,
-                                "the server is shutting down and stopped the request unfinished; "
-                                "retry on another replica"});
+    co_return Refused(std::move(answer), ShuttingDown());
   }
 
   // answer

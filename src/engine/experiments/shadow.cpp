@@ -15,17 +15,18 @@ namespace {
 // Holds a shadow's admission until the run ends, however it ends.
 class AdmittedShadow {
  public:
-  AdmittedShadow(Admission* admission, const CompiledPlan& plan) noexcept
-      : admission_(admission), plan_(plan) {}
+  AdmittedShadow(Admission* admission, const CompiledPlan& plan, rt::CancelSource& preempt) noexcept
+      : admission_(admission), plan_(plan), preempt_(preempt) {}
   AdmittedShadow(const AdmittedShadow&) = delete;
   AdmittedShadow& operator=(const AdmittedShadow&) = delete;
   ~AdmittedShadow() {
-    if (admission_ != nullptr) admission_->ReleaseShadow(plan_);
+    if (admission_ != nullptr) admission_->ReleaseShadow(plan_, preempt_);
   }
 
  private:
   Admission* admission_;
   const CompiledPlan& plan_;
+  rt::CancelSource& preempt_;
 };
 
 }  // namespace
@@ -75,12 +76,16 @@ rt::Task<ShadowOutcome> RunShadow(Ranker& ranker, const ShadowRun& run) {
   ShadowOutcome outcome;
   const CompiledPlan& plan = *run.plan;
   Admission* admission = ranker.admission();
-  if (admission != nullptr && !admission->AdmitShadow(plan)) {
+  // Cancelled by admission when a request has to wait for room while the shadow runs, and by
+  // whatever cancels the shadow's own task.
+  const rt::CancelToken own = co_await rt::CurrentCancelToken();
+  rt::CancelSource preempt(own);
+  if (admission != nullptr && !admission->AdmitShadow(plan, preempt)) {
     outcome.status = ShadowStatus::kShed;
     outcome.message = "the shard had no room to spare for a shadow";
     co_return outcome;
   }
-  AdmittedShadow admitted(admission, plan);
+  AdmittedShadow admitted(admission, plan, preempt);
   try {
     // As the Ranker: a pattern param the process has not compiled yet is compiled on the CPU pool.
     if (std::vector<ParamPattern> patterns = UncompiledParamPatterns(plan, run.params);
@@ -105,8 +110,10 @@ rt::Task<ShadowOutcome> RunShadow(Ranker& ranker, const ShadowRun& run) {
     execute.default_node_timeout = ranker.options().default_node_timeout;
     execute.shared = &run.primary;
     RequestInputs inputs{std::move(*params), run.viewer_id};
-    const ExecutionResult result =
-        co_await ExecutePlan(run.plan, std::move(inputs), ranker.endpoints(), execute);
+    rt::Task<ExecutionResult> execution =
+        ExecutePlan(run.plan, std::move(inputs), ranker.endpoints(), execute);
+    execution.promise().set_cancel_token(preempt.token());
+    const ExecutionResult result = co_await std::move(execution);
     outcome.elapsed_us = result.elapsed_us;
     for (const NodeReport& n : result.nodes) {
       outcome.shared_nodes += n.shared ? 1 : 0;
@@ -137,8 +144,13 @@ rt::Task<ShadowOutcome> RunShadow(Ranker& ranker, const ShadowRun& run) {
     outcome.error = ErrorCode::kDeadlineExceeded;
     outcome.message = "compiling the request's regex params took longer than the shadow's deadline";
   } catch (const rt::CancelledError&) {
-    outcome.status = ShadowStatus::kCancelled;
-    outcome.message = "the server stopped the shadow unfinished";
+    if (preempt.token().StopRequested() && !own.StopRequested()) {
+      outcome.status = ShadowStatus::kShed;
+      outcome.message = "a request had to wait for room, and the shadow gave way to it";
+    } else {
+      outcome.status = ShadowStatus::kCancelled;
+      outcome.message = "the server stopped the shadow unfinished";
+    }
   }
   co_return outcome;
 }

@@ -97,6 +97,8 @@ struct ShardMetrics {
   std::map<std::string, EndpointMetrics, std::less<>> redis;                  // by endpoint
   std::map<std::string, redis::ReplyCacheStats, std::less<>> feature_caches;  // by key schema
   std::size_t in_flight = 0;
+  std::size_t waiting = 0;                         // requests waiting for admission
+  std::uint64_t waited = 0;                        // requests that waited for admission
   std::array<std::uint64_t, kShedReasons> shed{};  // requests refused by admission, by reason
   double loop_lag_seconds = 0;                     // how late the shard's last lag probe woke
   // By plan: when a request last named it (rt::MonotonicNanos). Not exposed; a reload reads it

@@ -28,7 +28,7 @@ namespace rankd::engine::experiments {
 // How a shadow run ended; its name labels rankd_shadow_requests_total.
 enum class ShadowStatus : std::uint8_t {
   kRan,           // "ran": it ranked and was diffed
-  kShed,          // "shed": admission refused it (the shard had no room to spare)
+  kShed,          // "shed": admission refused it (no room to spare), or it gave way to a request
   kInvalidParam,  // "invalid_param": the request's params do not bind to the shadow plan
   kFailed,        // "failed": the shadow plan's request failed (deadline, Redis, internal)
   kCancelled,     // "cancelled": the server stopped it (a drain's end)
