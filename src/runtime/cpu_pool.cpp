@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "rankd/runtime/post_queue.h"
+
 namespace rankd::rt {
 namespace {
 
@@ -122,6 +124,9 @@ void CpuPool::WorkerMain(std::size_t index) {
   // it refused, the pool would only run at the process' priority.
   const id_t self = static_cast<id_t>(::gettid());
   if (nice_ > ::getpriority(PRIO_PROCESS, self)) (void)::setpriority(PRIO_PROCESS, self, nice_);
+  // A nice pool's completions posted back to a loop are background work's: the loop does not
+  // spin for them.
+  if (nice_ > 0) PostQueue::MarkThisThreadPostsBackground();
   for (;;) {
     if (PoolJob* job = FindJob(index)) {
       job->run(job);

@@ -211,7 +211,10 @@ void EventLoop::RunTurns() {
 
 void EventLoop::RunDueWork(std::int64_t now) {
   ready_.RunQueued();
-  if (posts_.Drain(options_.post_budget) != 0) last_post_ns_ = now;
+  // Background work's completions (a nice pool's) do not keep the loop spinning for more.
+  std::size_t foreground = 0;
+  posts_.Drain(options_.post_budget, &foreground);
+  if (foreground != 0) last_post_ns_ = now;
   timers_.FireExpired(now);
   ready_.RunQueued();
 }
@@ -245,9 +248,9 @@ std::int64_t EventLoop::PrepareToBlock(std::int64_t timeout, std::int64_t now) {
   if (timeout == 0) return 0;
   // Spin only while posts are flowing: a loop serving I/O alone would burn a core that its
   // clients need.
-  if (options_.idle_spin.count() > 0 && now - last_post_ns_ < kSpinAfterPostNs &&
-      SpinForPosts(timeout)) {
-    return 0;
+  if (options_.idle_spin.count() > 0 && now - last_post_ns_ < kSpinAfterPostNs) {
+    ++idle_spins_;
+    if (SpinForPosts(timeout)) return 0;
   }
   if (!posts_.has_rings()) return timeout;
   DekkerStore(sleeping_, true);

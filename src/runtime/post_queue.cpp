@@ -167,8 +167,15 @@ PostRing& PostQueue::ForThisThreadSlow() {
   return *ring;
 }
 
+namespace {
+constinit thread_local bool posts_in_background = false;
+}  // namespace
+
+void PostQueue::MarkThisThreadPostsBackground() noexcept { posts_in_background = true; }
+
 PostRing* PostQueue::Register() {
   auto* ring = new PostRing();
+  ring->background_ = posts_in_background;
   PostRing* head = rings_.load(std::memory_order_relaxed);
   do {
     ring->next_ring_ = head;
@@ -211,13 +218,18 @@ std::size_t PostQueue::DrainRing(PostRing& ring, std::uint64_t until, std::size_
   return n;
 }
 
-std::size_t PostQueue::Drain(std::size_t max) {
+std::size_t PostQueue::Drain(std::size_t max, std::size_t* foreground) {
   std::size_t n = 0;
+  std::size_t fg = 0;
   for (PostRing* r = rings_.load(std::memory_order_acquire); r != nullptr && n < max;
        r = r->next_ring_) {
     const std::uint64_t published = r->published_.load(std::memory_order_acquire);
-    if (published != r->head_index_) n += DrainRing(*r, published, max - n);
+    if (published == r->head_index_) continue;
+    const std::size_t ran = DrainRing(*r, published, max - n);
+    n += ran;
+    if (!r->background_) fg += ran;
   }
+  if (foreground != nullptr) *foreground = fg;
   return n;
 }
 

@@ -95,6 +95,25 @@ TEST(CpuPoolTest, ANicePoolsWorkersRunAtItsNiceValue) {
   EXPECT_EQ(::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())), loop_nice);
 }
 
+// A loop spins briefly before blocking while posts flow (EventLoop's idle spin), but not for a
+// nice pool's completions: background work must not cost a loop spinning at its own priority.
+TEST(CpuPoolTest, ANicePoolsCompletionsDoNotMakeTheLoopSpin) {
+  const auto spins_over_offloads = [](CpuPool& pool) {
+    EventLoop loop;
+    return loop.RunUntilComplete([](CpuPool* p, EventLoop* l) -> Task<std::uint64_t> {
+      // Past the spin window of anything the loop ran at its start (1 ms).
+      co_await SleepFor(5ms);
+      const std::uint64_t before = l->idle_spins();
+      for (int i = 0; i < 50; ++i) co_await OffloadCpu(*p, [] { return 0; });
+      co_return l->idle_spins() - before;
+    }(&pool, &loop));
+  };
+  CpuPool background(1, 10);
+  EXPECT_EQ(spins_over_offloads(background), 0u);
+  CpuPool plain(1);
+  EXPECT_GT(spins_over_offloads(plain), 0u);
+}
+
 // Jobs a worker spawns go to its own deque; idle workers steal them.
 TEST(CpuPoolTest, IdleWorkersStealFromABusyWorker) {
   CpuPool pool(2);

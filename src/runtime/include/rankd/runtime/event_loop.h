@@ -15,7 +15,9 @@
 // Wakeup (Seastar/Folly style): producers write the eventfd only when the loop may be asleep.
 //
 //   loop, before blocking:   poll the rings for up to idle_spin first (no syscall) if posts
-//                            arrived in the last millisecond, then sleeping_ = 1 ; heavy fence ;
+//                            arrived in the last millisecond (not counting a background
+//                            thread's: a nice pool's completions never make a loop spin at its
+//                            own priority), then sleeping_ = 1 ; heavy fence ;
 //                            if a ring has an announced post → sleeping_ = 0, don't block
 //                            (with no ring at all there is nothing to fence: a thread's first
 //                            post always wakes the loop)
@@ -206,6 +208,8 @@ class EventLoop {
 
   // Eventfd writes made by Post() to wake this loop (diagnostics; any thread).
   std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
+  // Idle spins the loop made before blocking (diagnostics and tests; loop thread).
+  std::uint64_t idle_spins() const noexcept { return idle_spins_; }
 
  private:
   // Accepting: state in [Running, last_accepting].
@@ -269,7 +273,8 @@ class EventLoop {
   static constexpr int kInlineOpsPerClockRead = 4;  // a power of two
   int inline_ops_left_ = 0;                         // cooperative budget of the task running now
   std::int64_t slice_started_ns_ = 0;               // its first clock read (0: none yet)
-  std::int64_t last_post_ns_ = 0;  // turn time of the last turn that ran posted callbacks
+  std::int64_t last_post_ns_ = 0;  // turn time of the last turn that ran foreground posts
+  std::uint64_t idle_spins_ = 0;
   bool ran_ = false;  // Run() got past start-up once (loop thread, then the owner after Join)
   std::thread thread_;
 

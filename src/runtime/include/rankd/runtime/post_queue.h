@@ -114,6 +114,9 @@ class PostRing {
   // Shared: blocks the consumer finished, for the producer to reuse.
   alignas(64) std::atomic<Block*> spares_[kSpareBlocks] = {};
   PostRing* next_ring_ = nullptr;  // the queue's list; immutable once registered
+  // Its producer posts background work's completions (MarkThisThreadPostsBackground): set when
+  // registered, immutable after.
+  bool background_ = false;
 };
 
 class PostQueue {
@@ -156,8 +159,13 @@ class PostQueue {
   bool HasPending() const noexcept { return Reserved() != 0; }
   // Consumer: true when some ring has a published slot not yet consumed.
   bool AnyPublished() const noexcept;
-  // Consumer: runs up to `max` published callables, each ring in FIFO order. Returns how many.
-  std::size_t Drain(std::size_t max);
+  // Consumer: runs up to `max` published callables, each ring in FIFO order. Returns how many;
+  // `foreground` (if given) gets how many of them came from threads not marked background.
+  std::size_t Drain(std::size_t max, std::size_t* foreground = nullptr);
+  // Producer: marks the calling thread's posts, to every queue it posts to from now on, as a
+  // background thread's (a nice CPU pool's worker): a loop does not spin waiting for them
+  // (EventLoop's idle spin follows foreground posts only). Call before the thread's first post.
+  static void MarkThisThreadPostsBackground() noexcept;
   // Consumer: drains everything announced so far, waiting for producers that are between
   // announcing and publishing. Used once, when the loop stops (after its heavy fence).
   void DrainAllReserved();
