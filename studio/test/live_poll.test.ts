@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { PlanList, RankResponse, Row } from "../src/model/api_types.js";
-import { answerColumns } from "../src/model/answer_table.js";
+import { answerColumns, isNumericColumn } from "../src/model/answer_table.js";
 import { bannerVisible, diagnosticText } from "../src/model/build_status.js";
 import { choosePlan, defaultPlanB, diffPlanLists, isUnchanged, planFromHash } from "../src/model/live_poll.js";
 import { buildRunOverlay } from "../src/model/run_overlay.js";
@@ -61,4 +61,13 @@ test("the build banner shows only a failed build, diagnostics as file:line:col: 
   assert.equal(bannerVisible({ state: "none", at: null, diagnostics: [] }), false);
   assert.equal(bannerVisible({ state: "failed", at: "2026-11-27T06:50:14Z", diagnostics: [] }), true);
   assert.equal(diagnosticText({ file: "plans/feed.ts", line: 12, column: 5, code: "unknown_key", message: "no key ctx" }), "plans/feed.ts:12:5: no key ctx");
+});
+
+test("a column of numbers (nulls aside) is numeric, its header aligned with it", () => {
+  const rows = [{ id: 1, score: 0.5, title: "a", none: null }, { id: 9007199254740993n, score: null, title: "b", none: null }];
+  assert.equal(isNumericColumn(rows, "id"), true);
+  assert.equal(isNumericColumn(rows, "score"), true);
+  assert.equal(isNumericColumn(rows, "title"), false);
+  assert.equal(isNumericColumn(rows, "none"), false);
+  assert.equal(isNumericColumn([{ id: 1, mixed: 1 }, { id: 2, mixed: "x" }], "mixed"), false);
 });

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { RankResponse } from "../src/model/api_types.js";
-import { buildTimeline, DEFAULT_TIMELINE_GEOMETRY, tickStepUs } from "../src/model/timeline.js";
+import { buildTimeline, DEFAULT_TIMELINE_GEOMETRY, TAG_CHAR_WIDTH, tickStepUs } from "../src/model/timeline.js";
 import { loadFixture } from "./load_fixture.js";
 
 const feed = loadFixture<RankResponse>("rank_feed_explain.json");
@@ -82,4 +82,31 @@ test("tick steps are 1, 2 or 5 times a power of ten", () => {
   assert.equal(tickStepUs(26195, 6), 5000);
   assert.equal(tickStepUs(1000, 10), 100);
   assert.equal(tickStepUs(0, 5), 0.2);
+});
+
+test("a status tag is placed whole: after its bar, else before it, else inside its end", () => {
+  const g = DEFAULT_TIMELINE_GEOMETRY;
+  const explain = (start: number, end: number) => ({
+    ...timeouts.explain!,
+    totals: { ...timeouts.explain!.totals, elapsed_us: 1000 },
+    nodes: [{ ...timeouts.explain!.nodes[0]!, status: "degraded" as const, reason: "timeout" as const, start_us: start, end_us: end }],
+  });
+  const tagOf = (start: number, end: number) => buildTimeline(explain(start, end)).bars[0]!.tag!;
+  const text = "degraded (timeout)";
+  const width = text.length * TAG_CHAR_WIDTH;
+  // A short bar at the start: the tag follows it.
+  const after = tagOf(0, 100);
+  assert.equal(after.text, text);
+  assert.equal(after.anchor, "start");
+  assert.ok(after.x + width <= g.width);
+  // A bar ending at the right edge (a node cut by the deadline): the tag ends before the bar.
+  const before = tagOf(600, 1000);
+  assert.equal(before.anchor, "end");
+  assert.ok(before.x - width >= g.labelWidth && !before.inside);
+  // A bar over the whole plot: inside its end.
+  const inside = tagOf(0, 1000);
+  assert.equal(inside.anchor, "end");
+  assert.ok(inside.inside && inside.x <= g.width);
+  // An ok bar has none.
+  assert.equal(buildTimeline(feed.explain!).bars[0]!.tag, null);
 });

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { PlanArtifact, RankResponse, Trace } from "../src/model/api_types.js";
 import { buildPlanGraph } from "../src/model/plan_graph.js";
-import { buildTraceView, describeOutcome } from "../src/model/trace_view.js";
+import { buildTraceView, describeOutcome, whyWithTrees } from "../src/model/trace_view.js";
 import { loadFixture } from "./load_fixture.js";
 
 const graph = buildPlanGraph(loadFixture<PlanArtifact>("plan_feed.json"), null);
@@ -28,6 +28,17 @@ test("a removed id: present up to the filter, removed there with why, absent aft
     { from: "score", to: "quality" },
   ]);
   assert.equal(describeOutcome(byId(1000005)), "removed by quality");
+});
+
+test("a filter's why names its predicate's text beside its id", () => {
+  const quality = graph.nodes.find((n) => n.id === "quality")!;
+  const text = "(final_score >= $min_score) and not title ~ $blocklist_regex";
+  assert.deepEqual(quality.trees, [{ kind: "predicate", id: "p0", text }]);
+  const view = buildTraceView(byId(1000005), nodeIds, graph.edges, (node) => graph.nodes.find((n) => n.id === node)?.trees ?? []);
+  assert.equal(view.nodes.get("quality")?.why, `its predicate p0 (${text}) was not true for it (false or null)`);
+  // Another id's text is left alone; a why without a predicate is unchanged.
+  assert.equal(whyWithTrees("its predicate p10 was not true", quality.trees), "its predicate p10 was not true");
+  assert.equal(whyWithTrees("ranked 3 of 9 by score", quality.trees), "ranked 3 of 9 by score");
 });
 
 test("a returned id runs along the path to the output", () => {

@@ -337,6 +337,50 @@ class StudioBrowserTest(unittest.TestCase):
         self.assertTrue(all(e["source"] == "network" and "/rank" in e["message"] and "504" in e["message"]
                             for e in logged), logged)
 
+    def test_c4_the_page_reads_well(self):
+        self.open_page()
+        # Wide or tall plans are drawn at a legible scale (a tall one scrolls instead).
+        for name in ("blend", "reels"):
+            self.select_plan(name)
+            scale = wait_for("the DAG of %s drawn" % name, lambda: self.browser.execute_script(
+                "const svg = document.querySelector('#dag svg');"
+                "return svg ? svg.width.baseVal.value / svg.viewBox.baseVal.width : null;"))
+            self.assertGreaterEqual(scale, 0.85, name)
+        # A filter's node panel shows its predicate's text, not only its id.
+        self.select_plan("feed")
+        self.one('#dag svg g.node[data-node="quality"]').click()
+        detail = wait_for("the filter's detail", lambda: "predicate p0" in self.one(
+            "#node-detail").text and self.one("#node-detail").text)
+        self.assertIn("final_score >= $min_score", detail)
+        # Numeric columns' headers are aligned with their numbers; an id no node produced leaves
+        # the DAG uncoloured.
+        self.fill("viewer_id", "42")
+        self.fill("trace_ids", "123456789")
+        self.run_request()
+        entry = wait_for("the trace", lambda: self.css('#trace [data-trace-id="123456789"]'))[0]
+        self.assertEqual(entry.get_attribute("data-outcome"), "not_produced")
+        self.assertEqual([n.get_attribute("data-node") for n in self.css("#dag svg g.node")
+                          if n.get_attribute("data-trace")], [])
+        align = {th.text: th.value_of_css_property("text-align")
+                 for th in self.css('#answer table[data-output="top"] thead th')}
+        self.assertEqual((align["final_score"], align["id"]), ("right", "right"), align)
+        self.assertIn(align["title"], ("left", "start"), align)
+        # Traced ids belong to the plan they were asked of: another plan's form starts without.
+        self.select_plan("blend")
+        self.assertEqual(self.one('#run-form [name="trace_ids"]').get_attribute("value"), "")
+        # A status tag is drawn whole, inside the timeline (the slow ranker's, at the right edge).
+        self.select_plan("timeouts")
+        self.fill("viewer_id", "42")
+        self.run_request()
+        box = self.browser.execute_script(
+            "const t = document.querySelector('#timeline g.bar[data-node=\"slow_ranker\"] "
+            ".status-tag'); const b = t.getBBox();"
+            "return [b.x, b.x + b.width, t.ownerSVGElement.width.baseVal.value, t.textContent];")
+        self.assertEqual(box[3], "degraded (timeout)")
+        self.assertGreaterEqual(box[0], 0, box)
+        self.assertLessEqual(box[1], box[2], box)
+        self.shot("readability", "#timeline")
+
     def test_d_compare_shows_the_servers_diff(self):
         self.open_page()
         self.select_plan("feed")
@@ -357,6 +401,9 @@ class StudioBrowserTest(unittest.TestCase):
     def test_e_a_saved_edit_is_redrawn_and_a_compile_error_is_shown(self):
         self.open_page()
         self.select_plan("feed")
+        self.fill("viewer_id", "42")
+        self.run_request()
+        self.assertIsNone(self.one("#answer").get_attribute("data-stale"))
         path = os.path.join(self.stack.plans, "feed.plan.ts")
         with open(path) as f:
             source = f.read()
@@ -376,6 +423,12 @@ class StudioBrowserTest(unittest.TestCase):
         new_digest = self.stack.get("/plans/feed")["digest"]
         self.assertEqual(self.one("#dag").get_attribute("data-digest"), new_digest)
         self.assertLessEqual(shown_after, EDIT_SHOWN_WITHIN_S)
+        # The run of the previous version stays on screen, marked as such; a new run is current.
+        for panel in ("#answer", "#timeline", "#trace"):
+            wait_for("%s marked stale" % panel,
+                     lambda: self.one(panel).get_attribute("data-stale") == "1")
+        self.run_request()
+        self.assertIsNone(self.one("#answer").get_attribute("data-stale"))
         # A compile error: the page shows it with file:line:col; the served plan stays.
         lines = edited.splitlines(keepends=True)
         broken_line = next(i for i, line in enumerate(lines) if 'topk("final_score", 40,' in line)

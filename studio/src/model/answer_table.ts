@@ -17,6 +17,19 @@ export function answerColumns(rows: Row[]): string[] {
   return columns;
 }
 
+/** Whether a column holds numbers only (nulls aside, and at least one number): it is aligned right,
+ * its header with it. */
+export function isNumericColumn(rows: Row[], column: string): boolean {
+  let numbers = 0;
+  for (const row of rows) {
+    const value = row[column];
+    if (value === null || value === undefined) continue;
+    if (typeof value !== "number" && typeof value !== "bigint") return false;
+    numbers++;
+  }
+  return numbers > 0;
+}
+
 /** The row's id as the page's data-id writes it. */
 export function rowId(row: Row): string {
   const id = row["id"];

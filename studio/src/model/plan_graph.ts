@@ -23,6 +23,15 @@ export interface GraphNode {
   label: string | null;
   timeoutMs: number | null;
   skipsOnError: boolean;
+  /** The expressions and predicates its params name by table id, with their text. */
+  trees: ReferencedTree[];
+}
+
+/** An expression or predicate a node names by its id in the artifact's `exprs` or `preds`. */
+export interface ReferencedTree {
+  kind: "expression" | "predicate";
+  id: string;
+  text: string;
 }
 
 export interface GraphEdge {
@@ -82,6 +91,32 @@ export function summariseParams(node: NodeJson, artifact: PlanArtifact): string 
   });
 }
 
+/** The trees `node`'s params name, in the order its summary (spec/ops.toml) reads them. */
+export function referencedTrees(node: NodeJson, artifact: PlanArtifact): ReferencedTree[] {
+  const summary = Object.hasOwn(OP_SUMMARIES, node.op) ? OP_SUMMARIES[node.op] : undefined;
+  if (summary === undefined) return [];
+  const trees: ReferencedTree[] = [];
+  const text = (table: Record<string, unknown> | undefined, id: unknown): string => {
+    const tree = table?.[String(id)];
+    return tree !== undefined ? expressionText(tree) : String(id);
+  };
+  summary(node.params, {
+    int: () => "",
+    list: () => "",
+    len: () => "",
+    name: () => "",
+    expr: (id) => {
+      trees.push({ kind: "expression", id: String(id), text: text(artifact.exprs, id) });
+      return "";
+    },
+    pred: (id) => {
+      trees.push({ kind: "predicate", id: String(id), text: text(artifact.preds, id) });
+      return "";
+    },
+  });
+  return trees;
+}
+
 function nodeLines(node: NodeJson, analysis: NodeAnalysis | null, artifact: PlanArtifact): string[] {
   const lines = [node.id];
   const summary = summariseParams(node, artifact);
@@ -120,6 +155,7 @@ export function buildPlanGraph(artifact: PlanArtifact, analysis: PlanAnalysis | 
       label: node.label ?? null,
       timeoutMs: node.timeout_ms ?? null,
       skipsOnError: node.on_error === "skip",
+      trees: referencedTrees(node, artifact),
     };
   });
 

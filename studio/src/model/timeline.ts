@@ -40,7 +40,13 @@ export interface TimelineBar {
   label: string;
   /** A longer description for the bar's tooltip. */
   title: string;
+  /** The status of a bar that did not end ok ("degraded (timeout)"), placed where it fits whole:
+   * after the bar, else before it (ending at `x`), else inside its end; null for none. */
+  tag: { text: string; x: number; anchor: "start" | "end"; inside: boolean } | null;
 }
+
+/** An upper bound on the width of the status tags' text (11 px sans-serif), per character. */
+export const TAG_CHAR_WIDTH = 7;
 
 export interface TimelineTick {
   us: number;
@@ -110,6 +116,15 @@ export function buildTimeline(explain: Explain, geometry: TimelineGeometry = DEF
     const hasBar = started(node);
     const x = hasBar ? xOf(node.start_us) : null;
     const barWidth = hasBar ? Math.max(MIN_BAR_WIDTH, xOf(node.end_us) - xOf(node.start_us)) : null;
+    let tag: TimelineBar["tag"] = null;
+    if (x !== null && barWidth !== null && node.status !== "ok") {
+      const text = `${node.status}${node.reason ? ` (${node.reason})` : ""}`;
+      const width = text.length * TAG_CHAR_WIDTH;
+      const after = x + barWidth + 4;
+      if (after + width <= geometry.width) tag = { text, x: after, anchor: "start", inside: false };
+      else if (x - 4 - width >= plotLeft) tag = { text, x: x - 4, anchor: "end", inside: false };
+      else tag = { text, x: Math.min(x + barWidth, geometry.width) - 4, anchor: "end", inside: true };
+    }
     return {
       node: node.node,
       op: node.op,
@@ -124,6 +139,7 @@ export function buildTimeline(explain: Explain, geometry: TimelineGeometry = DEF
       barWidth,
       label: barLabel(node),
       title: barTitle(node),
+      tag,
     };
   });
 

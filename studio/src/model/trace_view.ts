@@ -3,7 +3,7 @@
 // unknown (the node did not finish), and the edges the id travelled along.
 
 import type { Trace } from "./api_types.js";
-import type { GraphEdge } from "./plan_graph.js";
+import type { GraphEdge, ReferencedTree } from "./plan_graph.js";
 
 export type TraceState = "present" | "absent" | "removed" | "unknown";
 
@@ -27,12 +27,26 @@ export interface TraceView {
   removedBy: { node: string; op: string; why: string }[];
 }
 
+/** The engine's why (docs/engine.md, "Tracing items"), each predicate it names by id followed by
+ * the predicate's text: "its predicate p0 (likes > 100) was not true for it". */
+export function whyWithTrees(why: string, trees: readonly ReferencedTree[]): string {
+  let out = why;
+  for (const tree of trees) {
+    if (tree.kind === "predicate") out = out.replace(`predicate ${tree.id} `, `predicate ${tree.id} (${tree.text}) `);
+  }
+  return out;
+}
+
+/** The trees a node names (none for a node the lookup does not know). */
+export type TreesOf = (node: string) => readonly ReferencedTree[];
+
 /** The view of `trace` over a plan with nodes `nodeIds` and edges `edges`. */
-export function buildTraceView(trace: Trace, nodeIds: string[], edges: GraphEdge[]): TraceView {
+export function buildTraceView(trace: Trace, nodeIds: string[], edges: GraphEdge[], treesOf: TreesOf = () => []): TraceView {
   const why = new Map<string, string>();
   for (const removal of trace.removed_by) {
     const earlier = why.get(removal.node);
-    why.set(removal.node, earlier === undefined ? removal.why : `${earlier}; ${removal.why}`);
+    const text = whyWithTrees(removal.why, treesOf(removal.node));
+    why.set(removal.node, earlier === undefined ? text : `${earlier}; ${text}`);
   }
   const reported = new Map(trace.nodes.map((n) => [n.node, n]));
   const nodes = new Map<string, TraceNodeView>();

@@ -2,7 +2,7 @@
 // and the degraded nodes the response names.
 
 import type { RankResponse } from "../model/api_types.js";
-import { answerColumns, rowId } from "../model/answer_table.js";
+import { answerColumns, isNumericColumn, rowId } from "../model/answer_table.js";
 import { formatCell } from "../model/format.js";
 import { h, replaceChildren } from "./dom.js";
 
@@ -17,7 +17,8 @@ export function renderAnswer(target: HTMLElement, response: RankResponse | null)
       h("h3", {}, `${output} `, h("span", { class: "muted" }, `${rows.length} row${rows.length === 1 ? "" : "s"}`)),
       h("div", { class: "table-scroll" },
         h("table", { "data-output": output, class: "rows" },
-          h("thead", {}, h("tr", {}, h("th", { class: "rank" }, "#"), ...columns.map((c) => h("th", {}, c)))),
+          h("thead", {}, h("tr", {}, h("th", { class: "rank" }, "#"),
+            ...columns.map((c) => h("th", { class: isNumericColumn(rows, c) ? "num" : null }, c)))),
           h("tbody", {}, ...rows.map((row, index) =>
             h("tr", { "data-id": rowId(row) },
               h("td", { class: "rank" }, String(index + 1)),

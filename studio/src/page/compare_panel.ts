@@ -19,11 +19,11 @@ function rankTable(side: "a" | "b", plan: string, rows: CompareRow[]): HTMLEleme
   return h("div", { class: "compare-side" },
     h("h4", {}, `${side.toUpperCase()}: ${plan}`),
     h("table", { "data-side": side, class: "rows" },
-      h("thead", {}, h("tr", {}, h("th", { class: "rank" }, "#"), h("th", {}, "id"), h("th", {}, "score"), h("th", {}, side === "a" ? "in B" : "vs A"))),
+      h("thead", {}, h("tr", {}, h("th", { class: "rank" }, "#"), h("th", { class: "num" }, "id"), h("th", { class: "num" }, "score"), h("th", {}, side === "a" ? "in B" : "vs A"))),
       h("tbody", {}, ...rows.slice(0, MAX_ROWS).map((row) =>
         h("tr", { "data-id": String(row.id), "data-change": row.change },
           h("td", { class: "rank" }, String(row.rank)),
-          h("td", {}, String(row.id)),
+          h("td", { class: "num" }, String(row.id)),
           h("td", { class: "num" }, row.score === null ? "–" : formatCell(row.score)),
           h("td", { class: `change change-${row.change}`, title: row.otherRank !== null ? `rank ${row.otherRank} in ${side === "a" ? "B" : "A"}` : null },
             row.change === "up" ? `▲ ${row.changeLabel}` : row.change === "down" ? `▼ ${row.changeLabel.slice(1)}` : row.changeLabel))))));

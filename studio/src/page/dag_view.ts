@@ -24,9 +24,9 @@ function edgePath(points: { x: number; y: number }[]): string {
   return d;
 }
 
-/** The share of the window's height a DAG may take, and the smallest scale it is drawn at to fit. */
-const MAX_HEIGHT_SHARE = 0.8;
-const MIN_SCALE = 0.6;
+/** The smallest scale a DAG is drawn at to fit the panel's width: its 12 px text stays at least
+ * 10 px; a wider plan scrolls. */
+export const MIN_DAG_SCALE = 0.85;
 
 export class DagView {
   private nodeGroups = new Map<string, SVGGElement>();
@@ -43,10 +43,12 @@ export class DagView {
     this.edgePaths = [];
 
     const m = NODE_METRICS;
-    // The whole plan in view: scaled down (never up) to the panel's width and most of the
-    // window's height; the panel scrolls only below a legible size.
-    const fit = Math.min(1, (this.container.clientWidth || layout.width) / layout.width, (window.innerHeight * MAX_HEIGHT_SHARE) / layout.height);
-    const scale = Math.max(fit, MIN_SCALE);
+    // Scaled down (never up) to the panel's width, never below a legible size; a tall plan
+    // scrolls down rather than shrinking to fit the window's height (which left wide panels half
+    // empty and the text unreadable).
+    const fit = Math.min(1, (this.container.clientWidth || layout.width) / layout.width);
+    const scale = Math.max(fit, MIN_DAG_SCALE);
+    this.container.dataset["scale"] = scale.toFixed(3);
     const svg = s("svg", {
       width: Math.round(layout.width * scale),
       height: Math.round(layout.height * scale),

@@ -6,7 +6,7 @@ import { exactInteger } from "../model/json_exact.js";
 import type { OpenApiDocument, PlanArtifact, PlanList, RankResponse } from "../model/api_types.js";
 import { layoutPlanGraph } from "../model/graph_layout.js";
 import { choosePlan, defaultPlanB, diffPlanLists, isUnchanged, planFromHash } from "../model/live_poll.js";
-import { buildPlanGraph, type PlanGraph } from "../model/plan_graph.js";
+import { buildPlanGraph, type PlanGraph, type ReferencedTree } from "../model/plan_graph.js";
 import { formFieldsFromSchema, parseRunForm, requestJson, type FormField } from "../model/run_form.js";
 import { buildRunOverlay } from "../model/run_overlay.js";
 import { buildTraceView, type TraceView } from "../model/trace_view.js";
@@ -100,16 +100,28 @@ function renderPlanList(): void {
   renderPlanBOptions(el.comparePlanB, state.plans, state.plan, state.planB);
 }
 
+/** The expressions and predicates a node of the drawn plan names. */
+function treesOf(nodeId: string): readonly ReferencedTree[] {
+  return state.graph?.nodes.find((n) => n.id === nodeId)?.trees ?? [];
+}
+
 /** The DAG overlays for the current response and traced id (only for the drawn digest). */
 function applyOverlays(): void {
   const response = state.response;
   // An error answer names no plan: it is the plan the page asked (state.responsePlan).
   const current = response !== null && state.graph !== null && (response.plan ?? state.responsePlan) === state.plan &&
     (response.plan_digest === undefined || response.plan_digest === state.graph.digest);
+  // A response of the plan's previous version (a live redraw since) stays on screen, marked.
+  const stale = response !== null && !current && (response.plan ?? state.responsePlan) === state.plan;
+  for (const panel of [el.answer, el.timeline, el.trace]) {
+    if (stale) panel.dataset["stale"] = "1";
+    else delete panel.dataset["stale"];
+  }
   dag.applyRun(current ? buildRunOverlay(response?.explain, response?.degraded) : null);
   const trace = current ? response?.explain?.trace?.find((t) => t.id === state.traceId) : undefined;
-  state.traceView = trace !== undefined && state.graph !== null
-    ? buildTraceView(trace, state.graph.nodes.map((n) => n.id), state.graph.edges)
+  // An id no node of the plan produced has no path: the DAG stays as it is, not all greyed.
+  state.traceView = trace !== undefined && trace.outcome !== "not_produced" && state.graph !== null
+    ? buildTraceView(trace, state.graph.nodes.map((n) => n.id), state.graph.edges, treesOf)
     : null;
   dag.applyTrace(state.traceView);
 }
@@ -172,7 +184,7 @@ function showResponse(response: RankResponse): void {
   if (!traces.some((t) => t.id === state.traceId)) state.traceId = traces[0]?.id ?? null;
   renderAnswer(el.answer, response);
   renderTimeline(el.timeline, response.explain, response.request_id ?? null);
-  renderTracePanel(el.trace, el.traceSelect, traces, state.traceId);
+  renderTracePanel(el.trace, el.traceSelect, traces, state.traceId, treesOf);
   applyOverlays();
   showNodeDetail();
 }

@@ -18,6 +18,7 @@ export function renderNodeDetail(panel: HTMLElement, node: GraphNode | null, exp
   const facts: [string, string][] = [["op", node.op]];
   if (node.label) facts.push(["label", node.label]);
   if (node.isOutput) facts.push(["output", "yes"]);
+  for (const tree of node.trees) facts.push([`${tree.kind} ${tree.id}`, tree.text]);
   if (node.analysis) {
     facts.push(["keys added", node.analysis.keys_added.join(", ") || "none"]);
     facts.push(["output keys", node.analysis.output_keys.join(", ")]);

@@ -36,10 +36,13 @@ function inputFor(field: FormField, previous: string | undefined): HTMLElement {
 
 /**
  * Rebuilds the form for `fields`, keeping the values entered for inputs of the same name: all of
- * them when the plan is the same (`keepParams`), otherwise the viewer, deadline and trace ids only.
+ * them when the plan is the same (`keepParams`), otherwise the viewer and deadline only.
  */
 export function renderRunForm(form: HTMLFormElement, fields: FormField[], keepParams: boolean): void {
-  const previous = Object.fromEntries(Object.entries(readFormValues(form)).filter(([name]) => keepParams || !name.startsWith("param:")));
+  // Another plan keeps the viewer and deadline, not the params or the traced ids (the previous
+  // plan's items).
+  const previous = Object.fromEntries(Object.entries(readFormValues(form))
+    .filter(([name]) => keepParams || (!name.startsWith("param:") && name !== "trace_ids")));
   const rows = fields.map((field) =>
     h("div", { class: `field field-${field.kind}`, "data-field": field.name },
       h("label", { for: `field-${field.name}` }, field.param !== null ? h("span", { class: "param-prefix" }, "param ") : null, field.label,

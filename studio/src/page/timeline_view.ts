@@ -33,9 +33,8 @@ export function renderTimeline(target: HTMLElement, explain: Explain | undefined
       s("text", { class: "bar-label", x: 8, y: bar.y + g.rowHeight / 2 + 4 }, bar.label));
     if (bar.x !== null && bar.barWidth !== null) {
       group.append(s("rect", { class: "bar-rect", x: bar.x, y: bar.y + 4, width: bar.barWidth, height: g.rowHeight - 8, rx: 2, ry: 2 }));
-      if (bar.status !== "ok") {
-        const tagX = Math.min(bar.x + bar.barWidth + 4, g.width - 90);
-        group.append(s("text", { class: "status-tag", x: tagX, y: bar.y + g.rowHeight / 2 + 4 }, `${bar.status}${bar.reason ? ` (${bar.reason})` : ""}`));
+      if (bar.tag !== null) {
+        group.append(s("text", { class: `status-tag${bar.tag.inside ? " inside" : ""}`, x: bar.tag.x, y: bar.y + g.rowHeight / 2 + 4, "text-anchor": bar.tag.anchor }, bar.tag.text));
       }
     }
     svg.append(group);

@@ -2,10 +2,10 @@
 // it with why, and the outputs with its rank; the select picks the id the DAG colours.
 
 import type { Trace } from "../model/api_types.js";
-import { describeOutcome } from "../model/trace_view.js";
+import { describeOutcome, whyWithTrees, type TreesOf } from "../model/trace_view.js";
 import { h, replaceChildren } from "./dom.js";
 
-export function renderTracePanel(panel: HTMLElement, select: HTMLSelectElement, traces: Trace[], selectedId: number | bigint | null): void {
+export function renderTracePanel(panel: HTMLElement, select: HTMLSelectElement, traces: Trace[], selectedId: number | bigint | null, treesOf: TreesOf = () => []): void {
   const options = traces.map((trace) => h("option", { value: String(trace.id) }, `${trace.id} · ${trace.outcome}`));
   replaceChildren(select, h("option", { value: "" }, traces.length > 0 ? "(no id on the DAG)" : "(no traced ids)"), ...options);
   select.value = selectedId !== null && traces.some((t) => t.id === selectedId) ? String(selectedId) : "";
@@ -20,7 +20,7 @@ export function renderTracePanel(panel: HTMLElement, select: HTMLSelectElement, 
       h("p", {}, describeOutcome(trace)),
       trace.removed_by.length > 0
         ? h("ul", { class: "removed-by" }, ...trace.removed_by.map((r) =>
-          h("li", { "data-removed-by": r.node }, h("code", {}, r.node), ` (${r.op}): ${r.why}`)))
+          h("li", { "data-removed-by": r.node }, h("code", {}, r.node), ` (${r.op}): ${whyWithTrees(r.why, treesOf(r.node))}`)))
         : null,
       trace.outputs.length > 0
         ? h("ul", { class: "trace-outputs" }, ...trace.outputs.map((o) => h("li", { "data-output": o.node }, `output ${o.node}: rank ${o.rank}`)))
