@@ -203,7 +203,8 @@ class DemoCluster:
         self.log = open(self.log_path, "w")
         self.serve, self.port = start_serve(
             [self.args.rankd, "serve", "--plans", self.plans, "--registry", self.registry,
-             "--env", "test", "--port", "0", "--shards", "2", "--log_sample", "0"],
+             "--env", "test", "--port", "0", "--shards", "2", "--log_sample", "0"]
+            + self.args.serve_args.split(),
             self.log, self.log_path, "demo-cluster")
         print("rankd serve pid %d on http://127.0.0.1:%d (log %s)"
               % (self.serve.pid, self.port, self.log_path))
@@ -351,6 +352,7 @@ class DemoCluster:
         p99 = lambda phase: phase["latency_ms"]["admitted"]["p99"]
         doc = {
             "replica_reads": self.replica_reads,
+            "serve_args": self.args.serve_args,
             "node_timeout_ms": NODE_TIMEOUT_MS,
             "max_rps": max_rps,
             "offered_rps": rate,
@@ -434,6 +436,9 @@ def main():
     parser.add_argument("--command-timeout-ms", type=int, default=50,
                         help="the endpoints' command timeout (the repository registry's test value)")
     parser.add_argument("--json", help="write the drill's figures there")
+    parser.add_argument("--serve-args", default="",
+                        help="more flags for rankd serve, e.g. '--max_waiting 0' (admission refusing "
+                        "at once instead of letting requests wait)")
     parser.add_argument("--rankc-built", action="store_true",
                         help="use dsl/dist as it is (make test builds it) instead of npm run build")
     args = parser.parse_args()
