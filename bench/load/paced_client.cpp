@@ -109,6 +109,7 @@ struct Flags {
   int drain_ms = kDefaultDrainMs;
   int bucket_ms = kDefaultBucketMs;
   std::string out;
+  bool raw_admitted = false;  // every admitted request's latency in the report, to pool runs
 };
 
 [[noreturn]] void Usage(const char* prog, int status) {
@@ -131,6 +132,7 @@ struct Flags {
       "  --drain_ms T         wait this long for outstanding answers at the end (default %d)\n"
       "  --bucket_ms T        the timeline's bucket (default %d)\n"
       "  --out FILE           write the JSON report there instead of stdout\n"
+      "  --raw_admitted       add every admitted latency (ms) to the report, to pool runs\n"
       "Flags take `--flag value` or `--flag=value`.\n",
       prog, kDefaultConnections, kDefaultDeadlineMs, kDefaultDrainMs, kDefaultBucketMs);
   std::exit(status);
@@ -244,6 +246,9 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (name == "--out") {
       if (value.empty()) FlagError(prog, "--out: expected a file name");
       f.out = std::string(value);
+    } else if (name == "--raw_admitted") {
+      if (has_value) FlagError(prog, "--raw_admitted takes no value");
+      f.raw_admitted = true;
     } else {
       FlagError(prog, "unknown flag '" + std::string(name) + "'");
     }
@@ -916,6 +921,8 @@ std::string LoadRun::Report() const {
     // The server's time to refuse, without the client's own lag in sending.
     WriteLatency(w, "503_from_send", std::move(shed_from_send_ms));
     WriteLatency(w, "other", std::move(other_ms));
+    // Each admitted latency, in completion order: a benchmark pools several runs' with it.
+    if (f_.raw_admitted) w.NumArray("admitted_raw", admitted_ms);
     WriteLatency(w, "admitted", std::move(admitted_ms));
     w.Close();
     WriteLatency(w, "send_lag_ms", std::move(lag_ms));

@@ -14,9 +14,14 @@ shadow differs.
 3. --repeats pairs (default 9) of open-loop runs at that rate, A then B alternately, --seconds
    (default 20) each: p50/p99 of the admitted requests from when each was due, goodput/s, and for B the
    shadow runs the server counted (rankd_shadow_requests_total by result, from /metrics).
-   Reported: the medians, and the median of the paired ratios B/A.
+   Reported: the p99 of every A request's latency pooled over the runs against B's pooled the
+   same way, the server's own share of feed requests over 25 ms (rankd_request_duration_seconds)
+   in A's runs and in B's, and, as before, the medians and the median of the paired ratios B/A.
 
-Target: B's p99 <= 1.1x A's (the median of the paired ratios).
+Target: B's pooled p99 <= 1.1x A's. The median of paired ratios, the figure recorded before,
+discards the runs where the shadows cost most (each pair's p99 is one run's worst 1%, which moves
+2x between runs of one binary, and the median of nine ratios keeps the middle one): it passed
+while the pooled p99, which a user's tail is, did not.
 
 Writes bench/results/shadow-<UTC>.json (or --out); with --record also docs/benchmarks/shadow.json
 and the section of docs/benchmarks.md between <!-- shadow:begin --> and <!-- shadow:end -->.
@@ -28,6 +33,7 @@ and the section of docs/benchmarks.md between <!-- shadow:begin --> and <!-- sha
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -74,6 +80,35 @@ def metrics(port):
         return r.read().decode()
 
 
+REQUEST_BUCKET = re.compile(
+    r'^rankd_request_duration_seconds_bucket\{[^}]*le="([^"]+)"[^}]*plan="feed"[^}]*\} (\S+)$|'
+    r'^rankd_request_duration_seconds_bucket\{[^}]*plan="feed"[^}]*le="([^"]+)"[^}]*\} (\S+)$', re.M)
+
+
+def request_buckets(port):
+    """rankd_request_duration_seconds of plan feed so far: {le: cumulative count}."""
+    out = {}
+    for m in REQUEST_BUCKET.finditer(metrics(port)):
+        le, value = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
+        out[le] = int(float(value))
+    return out
+
+
+def share_over(before, after, le="0.025"):
+    """The share of requests between two scrapes slower than `le` seconds."""
+    total = after.get("+Inf", 0) - before.get("+Inf", 0)
+    within = after.get(le, 0) - before.get(le, 0)
+    return (total - within) / total if total else None
+
+
+def pooled_p99(latencies):
+    """The nearest-rank p99 of every latency of the runs pooled."""
+    if not latencies:
+        return None
+    ordered = sorted(latencies)
+    return ordered[max(0, math.ceil(0.99 * len(ordered)) - 1)]
+
+
 def shadow_runs(port):
     """rankd_shadow_requests_total of surface home by result so far."""
     return {m.group(1): int(float(m.group(2))) for m in SHADOW_SAMPLE.finditer(metrics(port))}
@@ -89,7 +124,7 @@ def rank(port, body):
 def client(args, port, users, body, mode, connections, seconds):
     argv = [args.client, "--port", str(port), "--path", "/rank", "--body", body,
             "--users", str(users), "--connections", str(connections),
-            "--deadline_ms", str(args.deadline_ms), "--drain_ms", "2000"] + mode
+            "--deadline_ms", str(args.deadline_ms), "--drain_ms", "2000", "--raw_admitted"] + mode
     stdout, _ = run_load_generator(argv, seconds + 60)
     return json.loads(stdout)
 
@@ -105,7 +140,7 @@ def figures(report):
 
 def section(doc):
     m, s = doc["meta"], doc["summary"]
-    ok = s["p99_ratio"] is not None and s["p99_ratio"] <= TARGET_RATIO
+    ok = s.get("pooled_p99_ratio") is not None and s["pooled_p99_ratio"] <= TARGET_RATIO
     lines = [
         "<!-- shadow:begin -->", "",
         "Recorded %s at %s on %s (%d cores), dataset `%s`, deadline_ms %d, %s's own default "
@@ -132,9 +167,14 @@ def section(doc):
               "|---|---:|---:|---:|",
               "| admitted p50 ms (median) | %s | %s | %s |" % (
                   fmt(s["p50_a"], "%.2f"), fmt(s["p50_b"], "%.2f"), fmt(s["p50_ratio"], "%.2f")),
-              "| admitted p99 ms (median) | %s | %s | **%s** |" % (
+              "| admitted p99 ms (median) | %s | %s | %s |" % (
                   fmt(s["p99_a"], "%.2f"), fmt(s["p99_b"], "%.2f"), fmt(s["p99_ratio"], "%.2f")),
-              "", "Target: B's p99 <= %.1fx A's: **%s**. Shadow runs over every B run: %s." % (
+              "| admitted p99 ms, every run's requests pooled | %s | %s | **%s** |" % (
+                  fmt(s.get("pooled_p99_a"), "%.2f"), fmt(s.get("pooled_p99_b"), "%.2f"),
+                  fmt(s.get("pooled_p99_ratio"), "%.2f")),
+              "| the server's share of feed requests over 25 ms | %s | %s | |" % (
+                  fmt(s.get("server_over_25ms_a"), "%.4f"), fmt(s.get("server_over_25ms_b"), "%.4f")),
+              "", "Target: B's pooled p99 <= %.1fx A's: **%s**. Shadow runs over every B run: %s." % (
                   TARGET_RATIO, "PASS" if ok else "MISS",
                   ", ".join("%s %d" % kv for kv in sorted(s["shadows"].items()))),
               "", "<!-- shadow:end -->"]
@@ -171,6 +211,8 @@ def main():
     folder = tempfile.mkdtemp(prefix="rankd-shadow-bench-")
     redis = server = None
     pairs = []
+    pooled = {"A": [], "B": []}  # every admitted latency of the runs, ms
+    server = {"A": {}, "B": {}}  # the server's request histogram over the runs, cumulative
     try:
         redis = RedisServer(folder)
         keys = load_dataset(args.rankd, redis, args.dataset, log)
@@ -208,9 +250,11 @@ def main():
             pair = {}
             for name in ("A", "B"):
                 before = shadow_runs(port)
+                buckets_before = request_buckets(port)
                 report = client(args, port, users, bodies[name], mode, args.connections,
                                 args.seconds)
                 pair[name] = figures(report)
+                pooled[name].extend(report["total"]["latency_ms"].get("admitted_raw", []))
                 # Each B request that ranked has one shadow outcome; the last ones end after the
                 # run: wait for them (up to 10 s), so that none is counted in the next run.
                 ranked = report["total"]["status"].get("200", 0) if name == "B" else 0
@@ -224,6 +268,10 @@ def main():
                 pair["shadows_" + name] = {k: v - before.get(k, 0) for k, v in after.items()
                                            if v - before.get(k, 0)}
                 pair["ranked_" + name] = report["total"]["status"].get("200", 0)
+                buckets_after = request_buckets(port)
+                pair[name]["server_over_25ms"] = share_over(buckets_before, buckets_after)
+                for le, n in buckets_after.items():
+                    server[name][le] = server[name].get(le, 0) + n - buckets_before.get(le, 0)
                 f = pair[name]
                 log("  pair %d %s: goodput %.0f/s  p50/p99 %s / %s ms  shadows %s" % (
                     r + 1, name, f["goodput_per_s"], fmt(f["p50_ms"], "%.2f"),
@@ -244,11 +292,17 @@ def main():
         for k, v in p["shadows_B"].items():
             shadows[k] = shadows.get(k, 0) + v
     p99_ratio, p99_ratios = paired_ratio(col("B", "p99_ms"), col("A", "p99_ms"))
+    pooled_a, pooled_b = pooled_p99(pooled["A"]), pooled_p99(pooled["B"])
+    pooled_ratio = pooled_b / pooled_a if pooled_a and pooled_b is not None else None
     p50_ratio, _ = paired_ratio(col("B", "p50_ms"), col("A", "p50_ms"))
     summary = {"max_goodput_per_s": max_rps, "max_runs": maxima, "rate": rate,
                "p50_a": median(col("A", "p50_ms")), "p50_b": median(col("B", "p50_ms")),
                "p99_a": median(col("A", "p99_ms")), "p99_b": median(col("B", "p99_ms")),
                "p50_ratio": p50_ratio, "p99_ratio": p99_ratio, "p99_ratios": p99_ratios,
+               "pooled_p99_a": pooled_a, "pooled_p99_b": pooled_b, "pooled_p99_ratio": pooled_ratio,
+               "pooled_requests_a": len(pooled["A"]), "pooled_requests_b": len(pooled["B"]),
+               "server_over_25ms_a": share_over({}, server["A"]),
+               "server_over_25ms_b": share_over({}, server["B"]),
                "shadows": shadows}
     command = "make bench-shadow" if args.rankd.startswith(BUILD) else \
         "/usr/bin/python3 bench/scripts/shadow_bench.py --rankd %s --client %s --record" % (
@@ -265,6 +319,11 @@ def main():
     log("\nmedian p99 A %s ms, B %s ms; B/A %s (paired: %s); shadows %s" % (
         fmt(summary["p99_a"], "%.2f"), fmt(summary["p99_b"], "%.2f"), fmt(p99_ratio, "%.2f"),
         ", ".join(fmt(r, "%.2f") for r in p99_ratios), shadows))
+    log("pooled p99 A %s ms (%d requests), B %s ms (%d); B/A %s; server's share over 25 ms: "
+        "A %s, B %s" % (fmt(pooled_a, "%.2f"), len(pooled["A"]), fmt(pooled_b, "%.2f"),
+                        len(pooled["B"]), fmt(pooled_ratio, "%.2f"),
+                        fmt(summary["server_over_25ms_a"], "%.4f"),
+                        fmt(summary["server_over_25ms_b"], "%.4f")))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(doc, f, indent=1)
