@@ -1,5 +1,6 @@
 #include "rankd/runtime/cpu_pool.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -47,7 +48,7 @@ CpuPool& CpuPool::Default() {
 }
 
 CpuPool& CpuPool::Background() {
-  static CpuPool pool(default_threads.load(), /*nice=*/19);
+  static CpuPool pool(default_threads.load(), kLowestNice);
   return pool;
 }
 
@@ -124,6 +125,11 @@ void CpuPool::WorkerMain(std::size_t index) {
   // it refused, the pool would only run at the process' priority.
   const id_t self = static_cast<id_t>(::gettid());
   if (nice_ > ::getpriority(PRIO_PROCESS, self)) (void)::setpriority(PRIO_PROCESS, self, nice_);
+  if (nice_ >= kLowestNice) {
+    // Any thread may lower itself to SCHED_IDLE; were it refused, nice 19 stands.
+    const sched_param none{};
+    (void)::sched_setscheduler(0, SCHED_IDLE, &none);
+  }
   // A nice pool's completions posted back to a loop are background work's: the loop does not
   // spin for them.
   if (nice_ > 0) PostQueue::MarkThisThreadPostsBackground();

@@ -1,5 +1,6 @@
 // CPU pool (work stealing), OffloadCpu, and deadlines that cancel offloaded work and sleeps.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -77,7 +78,7 @@ TEST(CpuPoolTest, RunsEverySubmittedJob) {
 
 // A pool made with a nice value runs its jobs on threads at that nice value, or the process' if
 // that is higher (each thread's own: the loop's thread keeps its priority); Background() is such
-// a pool, at 19.
+// a pool, at 19, and SCHED_IDLE.
 TEST(CpuPoolTest, ANicePoolsWorkersRunAtItsNiceValue) {
   const int loop_nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
   const auto nice_of_a_job = [](CpuPool& pool) {
@@ -90,6 +91,17 @@ TEST(CpuPoolTest, ANicePoolsWorkersRunAtItsNiceValue) {
   CpuPool low(1, 10);
   EXPECT_EQ(nice_of_a_job(low), std::max(loop_nice, 10));
   EXPECT_EQ(nice_of_a_job(CpuPool::Background()), 19);
+  // The lowest nice also takes SCHED_IDLE (the loops' wakeups take its cores at once); a pool
+  // above it keeps the normal policy.
+  const auto policy_of_a_job = [](CpuPool& pool) {
+    EventLoop loop;
+    return loop.RunUntilComplete([](CpuPool* p) -> Task<int> {
+      co_return co_await OffloadCpu(*p, [] { return ::sched_getscheduler(0); });
+    }(&pool));
+  };
+  EXPECT_EQ(policy_of_a_job(CpuPool::Background()), SCHED_IDLE);
+  EXPECT_EQ(policy_of_a_job(low), SCHED_OTHER);
+  EXPECT_EQ(::sched_getscheduler(0), SCHED_OTHER);  // the loop's own thread is untouched
   CpuPool plain(1);
   EXPECT_EQ(nice_of_a_job(plain), loop_nice);
   EXPECT_EQ(::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())), loop_nice);

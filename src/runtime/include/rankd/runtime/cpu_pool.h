@@ -33,7 +33,13 @@ class CpuPool {
  public:
   // threads == 0 means one per core. A `nice` above the process' runs the workers at that nice
   // value (each sets its own thread's: Linux schedules threads by their own), below the event
-  // loops and the default pool, so the pool's jobs take only the CPU the others leave.
+  // loops and the default pool, so the pool's jobs take only the CPU the others leave. At nice 19
+  // (kLowestNice) the workers also take the SCHED_IDLE policy: the kernel runs them only when a
+  // core has nothing else to run, and a core running only them counts as idle when a loop thread
+  // wakes up, so the loop is placed there and runs at once (at plain nice 19 it may queue behind
+  // another busy thread on the core it woke on, milliseconds, while the nice-19 worker holds the
+  // other core).
+  static constexpr int kLowestNice = 19;
   explicit CpuPool(std::size_t threads = 0, int nice = 0);
   ~CpuPool();
   CpuPool(const CpuPool&) = delete;
@@ -46,7 +52,7 @@ class CpuPool {
   // afterwards it throws std::logic_error. Call from main's thread, before other threads start.
   static void SetDefaultThreads(std::size_t threads);
   // The process-wide background pool, created on first use: as many workers as the default
-  // pool, at nice 19, for work no request waits for (a surface's shadow plans:
+  // pool, at nice 19 and SCHED_IDLE, for work no request waits for (a surface's shadow plans:
   // docs/experiments.md, "Shadow plans").
   static CpuPool& Background();
 
