@@ -205,6 +205,11 @@ Flags ParseFlags(int argc, char** argv) {
       f.closed = true;
       continue;
     }
+    if (name == "--raw_admitted") {
+      if (has_value) FlagError(prog, "--raw_admitted takes no value");
+      f.raw_admitted = true;
+      continue;
+    }
     if (!has_value) {
       if (i + 1 >= argc) FlagError(prog, std::string(name) + " needs a value");
       value = argv[++i];
@@ -246,9 +251,6 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (name == "--out") {
       if (value.empty()) FlagError(prog, "--out: expected a file name");
       f.out = std::string(value);
-    } else if (name == "--raw_admitted") {
-      if (has_value) FlagError(prog, "--raw_admitted takes no value");
-      f.raw_admitted = true;
     } else {
       FlagError(prog, "unknown flag '" + std::string(name) + "'");
     }

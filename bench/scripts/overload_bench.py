@@ -306,6 +306,9 @@ def main():
                     help="after each step, wait this long for its outstanding answers")
     ap.add_argument("--settle", type=int, default=10, help="seconds after the flood to read RSS")
     ap.add_argument("--shards", type=int, help="rankd serve --shards (default: rankd's, one per core)")
+    ap.add_argument("--serve-args", default="",
+                    help="more rankd serve flags, e.g. '--max_waiting 0' (a comparison, never "
+                    "recorded: the recorded run is rankd's defaults)")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 1 s steps, concurrency 4 and 8, 2 s settle")
     ap.add_argument("--record", action="store_true", help="write docs/benchmarks and the docs section")
@@ -331,7 +334,9 @@ def main():
             raise SystemExit("overload_bench: missing %s (make bench-overload builds rankd and "
                              "rankd_paced_client; scripts/setup.sh bench)" % tool)
     step_ms = args.seconds * 1000
-    serve_flags = ["--shards", str(args.shards)] if args.shards else []
+    if args.record and args.serve_args:
+        ap.error("--record records rankd's own defaults: drop --serve-args")
+    serve_flags = (["--shards", str(args.shards)] if args.shards else []) + args.serve_args.split()
 
     t0 = time.time()
     now = datetime.datetime.now(datetime.timezone.utc)

@@ -212,7 +212,7 @@ def main():
     redis = server = None
     pairs = []
     pooled = {"A": [], "B": []}  # every admitted latency of the runs, ms
-    server = {"A": {}, "B": {}}  # the server's request histogram over the runs, cumulative
+    histogram = {"A": {}, "B": {}}  # the server's request histogram over the runs, cumulative
     try:
         redis = RedisServer(folder)
         keys = load_dataset(args.rankd, redis, args.dataset, log)
@@ -271,7 +271,7 @@ def main():
                 buckets_after = request_buckets(port)
                 pair[name]["server_over_25ms"] = share_over(buckets_before, buckets_after)
                 for le, n in buckets_after.items():
-                    server[name][le] = server[name].get(le, 0) + n - buckets_before.get(le, 0)
+                    histogram[name][le] = histogram[name].get(le, 0) + n - buckets_before.get(le, 0)
                 f = pair[name]
                 log("  pair %d %s: goodput %.0f/s  p50/p99 %s / %s ms  shadows %s" % (
                     r + 1, name, f["goodput_per_s"], fmt(f["p50_ms"], "%.2f"),
@@ -301,8 +301,8 @@ def main():
                "p50_ratio": p50_ratio, "p99_ratio": p99_ratio, "p99_ratios": p99_ratios,
                "pooled_p99_a": pooled_a, "pooled_p99_b": pooled_b, "pooled_p99_ratio": pooled_ratio,
                "pooled_requests_a": len(pooled["A"]), "pooled_requests_b": len(pooled["B"]),
-               "server_over_25ms_a": share_over({}, server["A"]),
-               "server_over_25ms_b": share_over({}, server["B"]),
+               "server_over_25ms_a": share_over({}, histogram["A"]),
+               "server_over_25ms_b": share_over({}, histogram["B"]),
                "shadows": shadows}
     command = "make bench-shadow" if args.rankd.startswith(BUILD) else \
         "/usr/bin/python3 bench/scripts/shadow_bench.py --rankd %s --client %s --record" % (

@@ -89,7 +89,10 @@ class OverloadBenchSmokeTest(unittest.TestCase):
                     s["flood"]["rss_after_mb"]):
             self.assertGreater(rss, 1)
         self.assertGreaterEqual(s["flood"]["connects"], 512)
-        self.assertEqual(len(doc["targets"]), 6)
+        self.assertEqual(len(doc["targets"]), 7)
+        self.assertTrue(doc["targets"][0][0].startswith("closed-loop goodput past the max"),
+                        doc["targets"][0])
+        self.assertEqual(sorted(s["closed"]), ["4", "8"])
 
         runs = doc["runs"]
         self.assertEqual(sorted(runs["closed"]), ["4", "8"])

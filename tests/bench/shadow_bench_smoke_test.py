@@ -45,6 +45,15 @@ class ShadowBenchSmokeTest(unittest.TestCase):
                 self.assertLessEqual(pair[name]["p50_ms"], pair[name]["p99_ms"])
         self.assertGreater(s["shadows"].get("ran", 0), 0)
         self.assertIsNotNone(s["p99_ratio"])
+        # Every admitted request of the runs pooled per side (rankd_paced_client --raw_admitted),
+        # and the server's own histogram read around each run.
+        self.assertGreater(s["pooled_requests_a"], 0)
+        self.assertGreater(s["pooled_requests_b"], 0)
+        self.assertLessEqual(s["pooled_p99_a"], max(p["A"]["p99_ms"] for p in doc["pairs"]))
+        self.assertGreaterEqual(s["pooled_p99_a"], min(p["A"]["p99_ms"] for p in doc["pairs"]))
+        self.assertIsNotNone(s["pooled_p99_ratio"])
+        for side in ("a", "b"):
+            self.assertTrue(0 <= s["server_over_25ms_" + side] <= 1, s)
 
 
 if __name__ == "__main__":
