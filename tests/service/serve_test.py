@@ -441,12 +441,10 @@ class ServeFaultTest(OwnServer):
         status, r = self.server.rank({"plan": "feed", "viewer_id": 1})
         self.assertEqual(status, 200, r)
 
-    def test_a_burst_past_the_cap_waits_for_room(self):
-        self.server = Server(self.store, self.redis, "--max_in_flight", "1", "--shards", "1")
-        self.server.wait_ready()
-        # With Redis stopped each admitted request holds the one slot for the endpoint's command
-        # timeout (50 ms) and fails; the others of the burst wait for the slot in turn, within
-        # their 2 s deadlines, instead of being refused.
+    def burst_on_a_stopped_redis(self, clients):
+        """`clients` feed requests at once (2 s deadlines, request ids c0, c1, ...) while Redis is
+        stopped: each admitted one holds its slot for the endpoint's command timeout (50 ms).
+        Their (status, error code, request id echoed, Retry-After), in the order answered."""
         os.kill(self.redis.proc.pid, signal.SIGSTOP)
         results = []
         lock = threading.Lock()
@@ -457,14 +455,16 @@ class ServeFaultTest(OwnServer):
             conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=10)
             try:
                 conn.request("POST", "/rank", json.dumps(
-                    {"plan": "feed", "viewer_id": 1, "deadline_ms": 2000}))
+                    {"plan": "feed", "viewer_id": 1, "deadline_ms": 2000, "request_id": "c%d" % i}))
                 response = conn.getresponse()
                 r = json.loads(response.read())
+                retry_after = response.getheader("Retry-After")
             finally:
                 conn.close()
             with lock:
-                results.append((response.status, r["error"]["code"]))
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+                results.append((response.status, r["error"]["code"],
+                                r["request_id"] == "c%d" % i, retry_after))
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
         try:
             for t in threads:
                 t.start()
@@ -473,7 +473,15 @@ class ServeFaultTest(OwnServer):
                 t.join(timeout=30)
         finally:
             os.kill(self.redis.proc.pid, signal.SIGCONT)
-        self.assertEqual(results, [(502, "upstream_error")] * 8)
+        return results
+
+    def test_a_burst_past_the_cap_waits_for_room(self):
+        self.server = Server(self.store, self.redis, "--max_in_flight", "1", "--shards", "1")
+        self.server.wait_ready()
+        # Each admitted request fails on the stopped Redis; the others of the burst wait for the
+        # slot in turn, within their 2 s deadlines, instead of being refused.
+        results = self.burst_on_a_stopped_redis(8)
+        self.assertEqual([r[:2] for r in results], [(502, "upstream_error")] * 8)
         _, metrics = samples(self.server.request("GET", "/metrics")[2])
         self.assertGreaterEqual(metrics[("rankd_requests_waited_total", ())], 1)
         self.assertEqual(sum(v for (name, _), v in metrics.items()
@@ -485,40 +493,11 @@ class ServeFaultTest(OwnServer):
         self.server = Server(self.store, self.redis, "--max_in_flight", "1", "--max_waiting", "0",
                              "--shards", "1")
         self.server.wait_ready()
-        # With Redis stopped an admitted request stays in flight for the endpoint's command
-        # timeout (50 ms); the others of a burst arriving meanwhile are refused.
-        os.kill(self.redis.proc.pid, signal.SIGSTOP)
-        results = []
-        lock = threading.Lock()
-        go = threading.Event()
-
-        def client(i):
-            go.wait()
-            start = time.time()
-            conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=10)
-            try:
-                conn.request("POST", "/rank", json.dumps(
-                    {"plan": "feed", "viewer_id": 1, "deadline_ms": 2000, "request_id": "c%d" % i}))
-                response = conn.getresponse()
-                r = json.loads(response.read())
-                retry_after = response.getheader("Retry-After")
-            finally:
-                conn.close()
-            with lock:
-                results.append((response.status, r["error"]["code"], time.time() - start))
-                # A shed request keeps the client's request_id and says when to come back.
-                if r["error"]["code"] == "overloaded":
-                    shed_answers.append((r["request_id"] == "c%d" % i, retry_after))
-        shed_answers = []
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
-        try:
-            for t in threads:
-                t.start()
-            go.set()
-            for t in threads:
-                t.join(timeout=30)
-        finally:
-            os.kill(self.redis.proc.pid, signal.SIGCONT)
+        # An admitted request stays in flight for the command timeout; the others of the burst
+        # arriving meanwhile are refused.
+        results = self.burst_on_a_stopped_redis(16)
+        # A shed request keeps the client's request_id and says when to come back.
+        shed_answers = [(r[2], r[3]) for r in results if r[1] == "overloaded"]
         refused = [r for r in results if r[1] == "overloaded"]
         admitted = [r for r in results if r[1] != "overloaded"]
         self.assertEqual(len(results), 16)
