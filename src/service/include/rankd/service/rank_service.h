@@ -19,8 +19,10 @@
 // removals; a dry run loads the store and answers how it differs without serving it.
 //
 // Admission (admission.h): a request runs when its shard runs fewer than max_in_flight requests
-// and no Redis endpoint its plan reads is behind; otherwise /rank answers 503 overloaded at once,
-// with Retry-After, so that overload is shed in microseconds instead of timing out in Redis.
+// and no Redis endpoint its plan reads is behind; otherwise it waits for room while its deadline
+// allows, and /rank answers 503 overloaded with Retry-After when it cannot wait (a full wait
+// queue, no time left), so that overload waits in rankd or is shed there instead of timing out in
+// Redis.
 //
 // Thread affinity: construction and destruction on the shard set's owner thread, with the set
 // not running; Reload from any thread (reloads are serialized); the routes run on the shards.
