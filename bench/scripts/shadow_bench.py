@@ -80,18 +80,14 @@ def metrics(port):
         return r.read().decode()
 
 
+# rankd writes a histogram's labels in order, le last: {plan="feed",le="0.025"}.
 REQUEST_BUCKET = re.compile(
-    r'^rankd_request_duration_seconds_bucket\{[^}]*le="([^"]+)"[^}]*plan="feed"[^}]*\} (\S+)$|'
-    r'^rankd_request_duration_seconds_bucket\{[^}]*plan="feed"[^}]*le="([^"]+)"[^}]*\} (\S+)$', re.M)
+    r'^rankd_request_duration_seconds_bucket\{plan="feed",le="([^"]+)"\} (\S+)$', re.M)
 
 
 def request_buckets(port):
     """rankd_request_duration_seconds of plan feed so far: {le: cumulative count}."""
-    out = {}
-    for m in REQUEST_BUCKET.finditer(metrics(port)):
-        le, value = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
-        out[le] = int(float(value))
-    return out
+    return {m.group(1): int(float(m.group(2))) for m in REQUEST_BUCKET.finditer(metrics(port))}
 
 
 def share_over(before, after, le="0.025"):

@@ -176,21 +176,28 @@ class AdmissionHold {
   std::int64_t admitted_ns_ = 0;
 };
 
-// Waits for admission until at most `deadline_ns`.
-rt::Task<std::expected<AdmissionHold, RankError>> Admit(Admission* admission,
-                                                        const CompiledPlan& plan,
-                                                        std::int64_t deadline_ns) {
-  if (admission == nullptr) co_return AdmissionHold();
-  if (std::optional<RankError> refused = co_await admission->Admit(plan, deadline_ns))
-    co_return std::unexpected(std::move(*refused));
-  co_return AdmissionHold(admission, &plan, rt::MonotonicNanos());
-}
-
 RankError ShuttingDown() {
   return RankError{ErrorCode::kShuttingDown,
                    "the server is shutting down and stopped the request unfinished; "
                    "retry on another replica"};
 }
+
+// Waits for admission until at most `deadline_ns`; a request cancelled while it waits (a drain
+// past its grace) is answered shutting_down.
+rt::Task<std::expected<AdmissionHold, RankError>> Admit(Admission* admission,
+                                                        const CompiledPlan& plan,
+                                                        std::int64_t deadline_ns) {
+  if (admission == nullptr) co_return AdmissionHold();
+  std::optional<RankError> refused;
+  try {
+    refused = co_await admission->Admit(plan, deadline_ns);
+  } catch (const rt::CancelledError&) {
+    refused = ShuttingDown();
+  }
+  if (refused) co_return std::unexpected(std::move(*refused));
+  co_return AdmissionHold(admission, &plan, rt::MonotonicNanos());
+}
+
 
 // The shadow's run, when resolve sampled one: it reuses the primary's nodes, which it matches by
 // the params as bound (the shadow's plan is in the store: the store loads whole).
@@ -241,13 +248,9 @@ rt::Task<Ranker::Answer> Ranker::Rank(std::string_view body, Context context) {
 
   // The deadline runs from here: time spent waiting for admission is taken from it.
   const std::int64_t admission_start = rt::MonotonicNanos();
-  std::optional<std::expected<AdmissionHold, RankError>> admitted;
-  try {
-    admitted.emplace(co_await Admit(admission_, plan, admission_start + bound->deadline.count()));
-  } catch (const rt::CancelledError&) {
-    admitted.emplace(std::unexpected(ShuttingDown()));
-  }
-  if (!*admitted) co_return Refused(std::move(answer), std::move(admitted->error()));
+  std::expected<AdmissionHold, RankError> admitted =
+      co_await Admit(admission_, plan, admission_start + bound->deadline.count());
+  if (!admitted) co_return Refused(std::move(answer), std::move(admitted.error()));
   // In whole milliseconds, as deadlines are given: admitted at once, a request keeps its own.
   const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
       rt::Duration(rt::MonotonicNanos() - admission_start));

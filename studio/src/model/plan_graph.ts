@@ -80,15 +80,15 @@ export function summariseParams(node: NodeJson, artifact: PlanArtifact): string 
     list: (v) => (Array.isArray(v) ? v.map(String).join(", ") : String(v)),
     len: (v) => String(Array.isArray(v) ? v.length : 0),
     name: (v) => String(v),
-    expr: (id) => {
-      const expr = artifact.exprs?.[String(id)];
-      return expr !== undefined ? expressionText(expr) : String(id);
-    },
-    pred: (id) => {
-      const pred = artifact.preds?.[String(id)];
-      return pred !== undefined ? expressionText(pred) : String(id);
-    },
+    expr: (id) => treeText(artifact.exprs, id),
+    pred: (id) => treeText(artifact.preds, id),
   });
+}
+
+/** The text of the tree `id` names in `table` (the artifact's exprs or preds), or the id. */
+function treeText(table: Record<string, unknown> | undefined, id: unknown): string {
+  const tree = table?.[String(id)];
+  return tree !== undefined ? expressionText(tree) : String(id);
 }
 
 /** The trees `node`'s params name, in the order its summary (spec/ops.toml) reads them. */
@@ -96,21 +96,17 @@ export function referencedTrees(node: NodeJson, artifact: PlanArtifact): Referen
   const summary = Object.hasOwn(OP_SUMMARIES, node.op) ? OP_SUMMARIES[node.op] : undefined;
   if (summary === undefined) return [];
   const trees: ReferencedTree[] = [];
-  const text = (table: Record<string, unknown> | undefined, id: unknown): string => {
-    const tree = table?.[String(id)];
-    return tree !== undefined ? expressionText(tree) : String(id);
-  };
   summary(node.params, {
     int: () => "",
     list: () => "",
     len: () => "",
     name: () => "",
     expr: (id) => {
-      trees.push({ kind: "expression", id: String(id), text: text(artifact.exprs, id) });
+      trees.push({ kind: "expression", id: String(id), text: treeText(artifact.exprs, id) });
       return "";
     },
     pred: (id) => {
-      trees.push({ kind: "predicate", id: String(id), text: text(artifact.preds, id) });
+      trees.push({ kind: "predicate", id: String(id), text: treeText(artifact.preds, id) });
       return "";
     },
   });
