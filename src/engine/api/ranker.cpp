@@ -198,7 +198,6 @@ rt::Task<std::expected<AdmissionHold, RankError>> Admit(Admission* admission,
   co_return AdmissionHold(admission, &plan, rt::MonotonicNanos());
 }
 
-
 // The shadow's run, when resolve sampled one: it reuses the primary's nodes, which it matches by
 // the params as bound (the shadow's plan is in the store: the store loads whole).
 std::unique_ptr<ShadowRun> PrepareShadow(const Resolution& resolved, const Binding& bound) {
