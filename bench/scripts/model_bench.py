@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The tree-model benchmark (make bench-models): one thread scoring 1K, 10K and 100K rows with a
-500-tree, 63-leaf model over 30 features and a 100-tree, 15-leaf one, rankd against the
-libraries' own predictors on the same model: LightGBM's Booster.predict (num_threads=1) on a
-LightGBM model, XGBoost's inplace_predict (nthread=1) on an XGBoost model of the same shape
-(max_depth 6 and 4: at most 64 and 16 leaves). Raw scores throughout (raw_score=True,
-predict_type="margin"), the transform being a few percent of either. See docs/benchmarks.md,
-"Tree models".
+"""The tree-model benchmark (make bench-models): one thread scoring 1K, 10K and 100K rows with
+models of the SHAPES below, rankd against the libraries' own predictors on the same model:
+LightGBM's Booster.predict (num_threads=1) on a LightGBM model, XGBoost's inplace_predict
+(nthread=1) on an XGBoost model of the same shape (a LightGBM num_leaves of 63, 31 and 15 against
+an XGBoost max_depth of 6, 5 and 4: at most 64, 32 and 16 leaves). Raw scores throughout
+(raw_score=True, predict_type="margin"), the transform being a few percent of either. See
+docs/benchmarks.md, "Tree models".
 
 A third implementation on each model: ONNX Runtime's tree-ensemble operator (one thread:
 intra_op_num_threads=1, inter_op_num_threads=1) on the model converted by onnxmltools
@@ -27,6 +27,7 @@ faster).
 Runs in build-bench/venv (scripts/setup.sh bench: lightgbm, xgboost-cpu, numpy, onnxruntime,
 onnxmltools)."""
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -49,36 +50,65 @@ from rankd_harness.bench_stats import median, paired_ratio, rotation
 ROOT = bench_env.REPO_ROOT
 MODEL_BENCH = os.path.join(ROOT, "build-bench/bench/engine/rankd_model_bench")
 DOCS_MD = os.path.join(ROOT, "docs/benchmarks.md")
-FEATURES = 30
 SIZES = [1_000, 10_000, 100_000]
-# (name, trees, LightGBM num_leaves, XGBoost max_depth)
-SHAPES = [("500 trees x 63 leaves", 500, 63, 6), ("100 trees x 15 leaves", 100, 15, 4)]
+# A model shape: its trees, LightGBM's num_leaves and XGBoost's max_depth, its features, how
+# many of them (the first) are categorical, each with CATEGORIES values, and whether it is a
+# regression (else a binary classifier).
+Shape = collections.namedtuple("Shape",
+                               "name trees leaves depth features categorical regression")
+SHAPES = [
+    Shape("500 trees x 63 leaves", 500, 63, 6, 30, 0, False),
+    Shape("100 trees x 15 leaves", 100, 15, 4, 30, 0, False),
+    # Few features, full deep trees: each feature carries a quarter of every tree's nodes.
+    Shape("100 trees x 63 leaves, 4 features, regression", 100, 63, 6, 4, 0, True),
+    # Categorical splits (LightGBM's and XGBoost's category sets).
+    Shape("100 trees x 31 leaves, 2 of 10 features categorical", 100, 31, 5, 10, 2, False),
+]
+CATEGORIES = 40
 # ONNX Runtime's raw margin m of a row against the library's s: |m - s| <= ONNX_TOLERANCE *
 # (1 + |s|). float32 leaf weights summed in float32 over 500 trees stay well inside it.
 ONNX_TOLERANCE = 1e-4
 
 
-def rows(rng, n):
-    x = rng.normal(size=(n, FEATURES))
+def rows(rng, shape, n):
+    """n rows of the shape's features, 5% missing: categories 0..CATEGORIES-1 (the low ones
+    commoner), then standard normal numbers."""
+    x = rng.normal(size=(n, shape.features))
+    if shape.categorical:
+        x[:, :shape.categorical] = np.floor(
+            CATEGORIES * rng.random((n, shape.categorical)) ** 2)
     x[rng.random(x.shape) < 0.05] = np.nan
     return x
 
 
 def train(folder, shape, rng):
     """The shape's LightGBM and XGBoost models on the same synthetic data: {library: (path,
-    booster)}."""
-    name, trees, leaves, depth = shape
-    x = rows(rng, 20_000)
-    y = (np.nan_to_num(x[:, :10]).sum(axis=1) + rng.normal(size=len(x)) > 0).astype(float)
-    lgb = lightgbm.train({"objective": "binary", "num_leaves": leaves, "min_data_in_leaf": 5,
-                          "verbose": -1, "num_threads": 2, "seed": 1},
-                         lightgbm.Dataset(x, y), num_boost_round=trees)
-    lgb_path = os.path.join(folder, "lgb_%d_%d.txt" % (trees, leaves))
+    booster)}. The label depends on the numbers and on each category's own random effect."""
+    x = rows(rng, shape, 20_000)
+    k = shape.categorical
+    signal = np.nan_to_num(x[:, k:k + 10]).sum(axis=1)
+    for c in range(k):
+        effect = np.append(rng.normal(scale=2, size=CATEGORIES), 0.0)  # the last: missing
+        codes = np.where(np.isnan(x[:, c]), CATEGORIES, np.nan_to_num(x[:, c])).astype(int)
+        signal += effect[codes]
+    y = signal + rng.normal(size=len(x))
+    if not shape.regression:
+        y = (y > 0).astype(float)
+    tag = "%d_%d_%d_%d" % (shape.trees, shape.leaves, shape.features, k)
+    lgb = lightgbm.train({"objective": "regression" if shape.regression else "binary",
+                          "num_leaves": shape.leaves,
+                          "min_data_in_leaf": 5, "verbose": -1, "num_threads": 2, "seed": 1},
+                         lightgbm.Dataset(x, y, categorical_feature=list(range(k)) or "auto"),
+                         num_boost_round=shape.trees)
+    lgb_path = os.path.join(folder, "lgb_%s.txt" % tag)
     lgb.save_model(lgb_path)
-    xgb = xgboost.train({"objective": "binary:logistic", "max_depth": depth, "nthread": 2,
-                         "tree_method": "hist", "seed": 1}, xgboost.DMatrix(x, label=y),
-                        num_boost_round=trees)
-    xgb_path = os.path.join(folder, "xgb_%d_%d.json" % (trees, depth))
+    types = ["c"] * k + ["q"] * (shape.features - k)
+    xgb = xgboost.train({"objective": "reg:squarederror" if shape.regression
+                         else "binary:logistic", "max_depth": shape.depth, "nthread": 2,
+                         "tree_method": "hist", "seed": 1},
+                        xgboost.DMatrix(x, label=y, feature_types=types, enable_categorical=k > 0),
+                        num_boost_round=shape.trees)
+    xgb_path = os.path.join(folder, "xgb_%s.json" % tag)
     xgb.save_model(xgb_path)
     xgb.set_param({"nthread": 1})
     return {"lightgbm": (lgb_path, lgb), "xgboost": (xgb_path, xgb)}
@@ -106,31 +136,39 @@ def time_library(library, booster, x, min_ms):
     return time_call(lambda: library_scores(library, booster, x), min_ms)
 
 
-def onnx_raw_model(library, booster):
+def onnx_raw_model(library, booster, features):
     """The booster converted to ONNX by onnxmltools, its one tree-ensemble node re-emitted as a
     TreeEnsembleRegressor that outputs the raw margin: the converters make a binary model a
     TreeEnsembleClassifier with post_transform LOGISTIC (a probability); the regressor keeps its
     nodes_* (the trees), its class_* as target_* (the leaf weights) and its base_values, with
-    post_transform NONE. Raises when the converted graph is not the expected one."""
-    types = [("input", FloatTensorType([None, FEATURES]))]
+    post_transform NONE. A regression's TreeEnsembleRegressor is kept as it is. Raises when the
+    converted graph is not the expected one."""
+    types = [("input", FloatTensorType([None, features]))]
     if library == "lightgbm":
         converted = onnxmltools.convert_lightgbm(booster, initial_types=types, zipmap=False)
     else:
         converted = onnxmltools.convert_xgboost(booster, initial_types=types)
     ensembles = [n for n in converted.graph.node if n.op_type.startswith("TreeEnsemble")]
-    if len(ensembles) != 1 or ensembles[0].op_type != "TreeEnsembleClassifier":
-        raise ValueError("expected one TreeEnsembleClassifier, got %s"
+    if len(ensembles) != 1 or ensembles[0].op_type not in ("TreeEnsembleClassifier",
+                                                           "TreeEnsembleRegressor"):
+        raise ValueError("expected one TreeEnsembleClassifier or Regressor, got %s"
                          % [n.op_type for n in converted.graph.node])
     node = ensembles[0]
     attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-    if attrs.get("post_transform") != b"LOGISTIC" or set(attrs["class_ids"]) != {0}:
+    if node.op_type == "TreeEnsembleRegressor":
+        # A regression: already the raw sum (post_transform NONE), target_* its leaf weights.
+        if attrs.get("post_transform", b"NONE") != b"NONE":
+            raise ValueError("expected a regressor without a transform, got %s"
+                             % attrs["post_transform"])
+    elif attrs.get("post_transform") != b"LOGISTIC" or set(attrs["class_ids"]) != {0}:
         raise ValueError("expected a binary classifier with post_transform LOGISTIC, got %s, "
                          "class ids %s" % (attrs.get("post_transform"), set(attrs["class_ids"])))
     regressor = onnx.helper.make_node(
         "TreeEnsembleRegressor", [converted.graph.input[0].name], ["raw"], domain="ai.onnx.ml",
         n_targets=1, post_transform="NONE")
     for a in node.attribute:
-        if a.name.startswith("nodes_") or a.name.startswith("base_values"):
+        if (a.name.startswith("nodes_") or a.name.startswith("base_values")
+                or a.name.startswith("target_")):
             regressor.attribute.append(a)
         elif a.name.startswith("class_"):
             renamed = onnx.AttributeProto()
@@ -164,8 +202,8 @@ def time_onnx(session, x32, min_ms):
     return time_call(lambda: onnx_scores(session, x32), min_ms)
 
 
-def time_rankd(library, path, rows_path, n, min_ms, out=None):
-    cmd = [MODEL_BENCH, library, path, str(n), str(FEATURES), rows_path, str(min_ms)]
+def time_rankd(library, path, features, rows_path, n, min_ms, out=None):
+    cmd = [MODEL_BENCH, library, path, str(n), str(features), rows_path, str(min_ms)]
     if out:
         cmd.append(out)
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -179,12 +217,12 @@ def measured(v, spec):
     return "not measured" if v is None else spec % v
 
 
-def onnx_equal_work(library, shape_name, booster, x, theirs):
+def onnx_equal_work(library, shape_name, booster, features, x, theirs):
     """ONNX Runtime's session of the booster, after checking that its raw margins of the rows x
     (as float32) are the library's scores `theirs` within ONNX_TOLERANCE; exits when they are
     not. (None, why) when the model does not convert or load: that cell is not measured."""
     try:
-        session = onnx_session(onnx_raw_model(library, booster))
+        session = onnx_session(onnx_raw_model(library, booster, features))
     except Exception as e:  # noqa: BLE001 -- any converter or runtime failure: not measured
         why = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e) else "")
         print("onnxruntime: %s %s did not convert (%s); not measured" % (
@@ -210,29 +248,35 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--min-ms", type=float, default=300)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--shapes", help="only the shapes whose name contains this text")
     parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
+    if args.record and (args.shapes or args.sizes != ",".join(map(str, SIZES))):
+        sys.exit("--record measures every shape and size")
     sizes = [int(s) for s in args.sizes.split(",")]
     rng = np.random.default_rng(7)
     folder = tempfile.mkdtemp(prefix="rankd-model-bench-")
     load_start = os.getloadavg()[0]
     results = []
     for shape in SHAPES:
+        if args.shapes and args.shapes not in shape.name:
+            continue
         models = train(folder, shape, rng)
         for library, (path, booster) in models.items():
             # Equal work: rankd's raw scores are the library's, bit for bit.
-            x = rows(rng, 10_000)
+            x = rows(rng, shape, 10_000)
             rows_path = os.path.join(folder, "rows.f64")
             np.asfortranarray(x).T.tofile(rows_path)
             out = os.path.join(folder, "scores.f64")
-            info = time_rankd(library, path, rows_path, len(x), 1, out)
+            info = time_rankd(library, path, shape.features, rows_path, len(x), 1, out)
             ours = np.fromfile(out, dtype="<f8")
             theirs = library_scores(library, booster, x)
             if not np.array_equal(ours.view(np.uint64), theirs.view(np.uint64)):
-                sys.exit("%s %s: rankd's scores differ from the library's" % (library, shape[0]))
-            session, onnx_check = onnx_equal_work(library, shape[0], booster, x, theirs)
+                sys.exit("%s %s: rankd's scores differ from the library's" % (library, shape.name))
+            session, onnx_check = onnx_equal_work(library, shape.name, booster, shape.features, x,
+                                                  theirs)
             for n in sizes:
-                x = rows(rng, n)
+                x = rows(rng, shape, n)
                 np.asfortranarray(x).T.tofile(rows_path)
                 x32 = x.astype(np.float32)  # ONNX Runtime's input, converted outside the timing
                 impls = ["rankd", library] + (["onnxruntime"] if session else [])
@@ -241,13 +285,14 @@ def main():
                     for impl in rotation(impls, r):
                         if impl == "rankd":
                             times["rankd"].append(
-                                time_rankd(library, path, rows_path, n, args.min_ms)["median_ns"])
+                                time_rankd(library, path, shape.features, rows_path, n,
+                                           args.min_ms)["median_ns"])
                         elif impl == "onnxruntime":
                             times[impl].append(time_onnx(session, x32, args.min_ms))
                         else:
                             times[library].append(time_library(library, booster, x, args.min_ms))
                 ratio, ratios = paired_ratio(times[library], times["rankd"])
-                cell = {"shape": shape[0], "library": library, "rows": n,
+                cell = {"shape": shape.name, "library": library, "rows": n,
                         "rankd_ns_per_row": median(times["rankd"]) / n,
                         "library_ns_per_row": median(times[library]) / n,
                         "ratio": ratio, "ratios": ratios, "load_ms": info["load_ms"],
@@ -262,7 +307,7 @@ def main():
                 print("%-22s %-8s %7d rows: rankd %8.1f ns/row (%5.2fM rows/s), %s %8.1f ns/row "
                       "(%5.2fM rows/s), onnxruntime %s, library/rankd %.2fx, "
                       "onnxruntime/rankd %s" % (
-                          shape[0], library, n, cell["rankd_ns_per_row"],
+                          shape.name, library, n, cell["rankd_ns_per_row"],
                           1e3 / cell["rankd_ns_per_row"], library, cell["library_ns_per_row"],
                           1e3 / cell["library_ns_per_row"],
                           measured(cell["onnxruntime_ns_per_row"], "%.1f ns/row"), ratio,

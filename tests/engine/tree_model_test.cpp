@@ -522,8 +522,9 @@ std::vector<std::vector<double>> RandomRows(std::mt19937& random, std::size_t co
           value = std::nextafter(static_cast<double>(static_cast<float>(threshold)), kInf);
           break;
         case 4: {
-          constexpr double kOdd[] = {0.0, -0.0, 1e-36, -1e-36, 1e-40, kInf, -kInf, -1.0, 3e9, 40.0};
-          value = kOdd[random() % 10];
+          constexpr double kOdd[] = {0.0,   -0.0, 1e-36, -1e-36, 1e-40, kInf,
+                                     -kInf, -1.0, 3e9,   2e7,    40.0};
+          value = kOdd[random() % std::size(kOdd)];
           break;
         }
         case 5:
@@ -602,8 +603,9 @@ TEST(TreeModelTest, ScoresWithTheCallersScratch) {
   const TreeModel model =
       Load(ModelFormat::kLightGbmText, RandomLightGbmModel(random, {63, 100, 8, 1}));
   // A fixed size for the model: a 64-bit bitvector per tree of <= 64 leaves and row of a pass of
-  // 8, and the exit leaf (32 bits) of each row of a block of 128 per walked tree.
-  constexpr std::size_t kScratch = 3 * 8 * 8 + 1 * 128 * 4;
+  // 8, the 8 rows' values of each feature in LightGBM's three forms (as they are, NaN as 0, 0 as
+  // NaN), and the exit leaf (32 bits) of each row of a block of 128 per walked tree.
+  constexpr std::size_t kScratch = 3 * 8 * 8 + 3 * 3 * 8 * 8 + 1 * 128 * 4;
   EXPECT_EQ(model.ScoreScratchBytes(), kScratch);
   const std::vector<std::vector<double>> rows = RandomRows(random, 21);
   std::vector<double> columns(rows.size() * 3);
@@ -620,6 +622,63 @@ TEST(TreeModelTest, ScoresWithTheCallersScratch) {
   EXPECT_EQ(empty.ScoreScratchBytes(), 0u);
   empty.Score(columns, rows.size(), true, out, {});
   EXPECT_EQ(out, std::vector<double>(rows.size(), 0.0));
+}
+
+// A feature whose categories would make too large a table (docs/models.md) is decided node by
+// node, by the same rules: LightGBM's set of categories 3, 100000 and 287999 (9000 words) in 4
+// trees, and XGBoost's {2, 40, 300000} in 4 trees.
+TEST(TreeModelTest, CategorySetsTooLargeForATableAreDecidedNodeByNode) {
+  std::string text = LightGbmModel(1);
+  std::vector<std::uint32_t> words(9000, 0);
+  for (const std::uint32_t category : {3u, 100000u, 287999u}) {
+    words[category / 32] |= 1u << (category % 32);
+  }
+  text.replace(text.find("num_cat=0"), 9, "num_cat=1");
+  text.replace(text.find("threshold=1.5"), 13, "threshold=0");
+  text.replace(text.find("is_linear=0"), 11,
+               "cat_boundaries=0 9000\ncat_threshold=" + Join(words) + "\nis_linear=0");
+  // Four copies of the tree: a table would be (9000 * 32 + 2) rows times 4 trees.
+  const std::size_t tree_at = text.find("Tree=0");
+  const std::string tree = text.substr(tree_at, text.find("end of trees") - tree_at);
+  for (const char* name : {"Tree=1", "Tree=2", "Tree=3"}) {
+    text.insert(text.find("end of trees"), std::string(name) + tree.substr(6));
+  }
+  const TreeModel lightgbm = Load(ModelFormat::kLightGbmText, text);
+  ASSERT_EQ(lightgbm.trees().size(), 4u);
+  ASSERT_GT((9000u * 32 + 2) * 4, QuickScorer::kMaxCategoryTableEntries);
+  EXPECT_EQ(Score(lightgbm, {{3, 1},
+                             {100000, 1},
+                             {100000.5, 1},
+                             {287999, 1},
+                             {4, 1},
+                             {99999, 1},
+                             {288000, 1},
+                             {2e7, 1},
+                             {kNaN, 1},
+                             {-0.5, 1}}),
+            (std::vector<double>{4, 4, 4, 4, 400, 400, 400, 400, 400, 400}));
+
+  std::string json = R"({"learner": {
+    "feature_names": ["x", "c"], "feature_types": ["q", "c"],
+    "gradient_booster": {"name": "gbtree", "model": {"tree_info": [0], "trees": [{
+      "left_children": [1, -1, 3, -1, -1], "right_children": [2, -1, 4, -1, -1],
+      "split_indices": [0, 0, 1, 0, 0], "default_left": [0, 0, 1, 0, 0],
+      "split_conditions": [0.5, 1.25, 0, 10, 100], "split_type": [0, 0, 1, 0, 0],
+      "categories_nodes": [2], "categories_segments": [0], "categories_sizes": [3],
+      "categories": [2, 40, 300000], "base_weights": [0, 0, 0, 0, 0]}]}},
+    "learner_model_param": {"base_score": "[5E-1]", "num_class": "0", "num_feature": "2",
+                            "num_target": "1"},
+    "objective": {"name": "reg:squarederror"}}, "version": [3, 2, 0]})";
+  // Four copies of the tree.
+  const std::size_t trees_at = json.find("\"trees\": [") + 10;
+  const std::size_t trees_end = json.find("]}}", trees_at);
+  const std::string one = json.substr(trees_at, trees_end - trees_at);
+  json.replace(trees_at, one.size(), one + ", " + one + ", " + one + ", " + one);
+  json.replace(json.find("\"tree_info\": [0]"), 16, "\"tree_info\": [0, 0, 0, 0]");
+  const TreeModel xgboost = Load(ModelFormat::kXgboostJson, json);
+  ASSERT_EQ(xgboost.trees().size(), 4u);
+  EXPECT_EQ(Score(xgboost, {{1, 300000}, {1, 40}, {1, 299999}, {1, 300001}, {1, 3e7}, {1, kNaN}}),
+            (std::vector<double>{400.5, 400.5, 40.5, 40.5, 40.5, 40.5}));
 }
 
 }  // namespace

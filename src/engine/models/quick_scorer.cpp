@@ -74,186 +74,136 @@ float XgboostSigmoid(float margin) noexcept {
   return 1.0f / (std::exp(x) + 1.0f + kEps);
 }
 
+// A value's row in a category table of `categories` categories, by the walk's rules: its category
+// (LightGBM: the value's int truncation; XGBoost: the float's), `categories` for any other number
+// (every node sends it as it sends a category past its set), categories + 1 for NaN.
+template <bool kLightGbm>
+std::uint32_t CategoryRow(double value, std::uint32_t categories) noexcept {
+  std::uint32_t category;
+  if constexpr (kLightGbm) {
+    const double x = LightGbmValue(value);
+    if (std::isnan(x)) return categories + 1;
+    if (x <= -1.0 || x >= 2147483648.0) return categories;
+    category = static_cast<std::uint32_t>(static_cast<std::int32_t>(x));
+  } else {
+    const auto x = static_cast<float>(value);
+    if (std::isnan(x)) return categories + 1;
+    if (x < 0 || x >= 16777216.0f) return categories;
+    category = static_cast<std::uint32_t>(x);
+  }
+  return category < categories ? category : categories;
+}
+
 // How far ahead of the pass a feature's values are fetched (rows): the pass reads kLanes values
 // from each of the columns, more streams than the hardware prefetcher follows.
 constexpr std::size_t kPrefetchRows = 4 * kLanes;
 
-// The numerical kernels: for each feature with numerical nodes, the lanes' values (LightGBM's
-// filtered, XGBoost's as floats), then
-// - the feature's sorted nodes up to the first whose threshold no lane's number passes
-//   (LightGBM: threshold < value goes right; XGBoost: threshold <= value), each clearing its
-//   left-subtree leaves in the lanes whose number passes it (NaN lanes, LightGBM's 0 among them,
-//   pass no compare);
-// - the feature's NaN list in the NaN lanes, LightGBM's zero list in the 0 lanes.
+// The lanes' values of each feature with numerical nodes, in the forms its nodes compare with
+// (QuickScorer::ValueForm): form k of the i-th feature at values[(k * count + i) * kLanes].
 // Lanes from `lanes` on (past the last row) read as NaN; their bits are not read.
-
-// Two lanes (GCC's vector extensions: an SSE2 or NEON register), the bitvectors aliasing the
-// scratch's words.
-typedef double Values2 __attribute__((vector_size(16)));
-typedef std::uint64_t Words2 __attribute__((vector_size(16), may_alias));
-
-// Clears each node's left-subtree leaves in the lanes whose word in `lane_set` is all ones.
-inline void ClearLanesPortable(const Words2* lane_set, const QuickScorer::Clear* begin,
-                               const QuickScorer::Clear* end, std::uint64_t* bits) noexcept {
-  const Words2 set0 = lane_set[0], set1 = lane_set[1], set2 = lane_set[2], set3 = lane_set[3];
-  for (const QuickScorer::Clear* clear = begin; clear != end; ++clear) {
-    const Words2 left = {clear->left_leaves, clear->left_leaves};
-    auto* tree_bits = reinterpret_cast<Words2*>(bits + clear->slot);
-    tree_bits[0] &= ~(set0 & left);
-    tree_bits[1] &= ~(set1 & left);
-    tree_bits[2] &= ~(set2 & left);
-    tree_bits[3] &= ~(set3 & left);
+template <bool kLightGbm>
+void PrepareValues(const std::vector<std::uint32_t>& value_features, const double* features,
+                   std::size_t rows, std::size_t first, std::size_t lanes,
+                   double* values) noexcept {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const std::size_t count = value_features.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const double* column = features + static_cast<std::size_t>(value_features[i]) * rows + first;
+    if (first + kPrefetchRows < rows) __builtin_prefetch(column + kPrefetchRows);
+    double* plain = values + i * kLanes;
+    if constexpr (kLightGbm) {
+      double* nan_as_zero = plain + count * kLanes;
+      double* zero_as_nan = nan_as_zero + count * kLanes;
+      for (std::size_t g = 0; g < kLanes; ++g) {
+        const double x = LightGbmValue(g < lanes ? column[g] : kNaN);
+        plain[g] = x;
+        nan_as_zero[g] = std::isnan(x) ? 0.0 : x;
+        zero_as_nan[g] = x == 0.0 ? kNaN : x;
+      }
+    } else {
+      for (std::size_t g = 0; g < kLanes; ++g) {
+        plain[g] = g < lanes ? static_cast<double>(static_cast<float>(column[g])) : kNaN;
+      }
+    }
   }
 }
 
+// The trees of <= 64 leaves, one after another: each numerical node's threshold against its
+// lanes' values, the left-subtree leaves of the nodes a lane's value sends right gathered in
+// registers, the tree's bitvectors stored once. A number goes right past the threshold (LightGBM:
+// threshold < value, XGBoost: threshold <= value); NaN goes right only at the nodes of the second
+// run, whose compare is unordered.
+
+// Two lanes (GCC's vector extensions: an SSE2 or NEON register).
+typedef double Values2 __attribute__((vector_size(16)));
+typedef std::uint64_t Words2 __attribute__((vector_size(16), may_alias));
+
 template <bool kLightGbm>
-void NumericalPortable(const QuickScorer::Numerical& n, const double* features, std::size_t rows,
-                       std::size_t first, std::size_t lanes, std::uint64_t* bits) noexcept {
+void ByTreePortable(const QuickScorer::TreeNode* nodes, const std::uint32_t* begin,
+                    std::size_t trees, const double* values, std::uint64_t* bits) noexcept {
   static_assert(kLanes == 8, "four pairs of lanes");
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  // The scratch's stores may alias anything: the arrays' addresses are read once.
-  const double* thresholds = n.thresholds.data();
-  const std::uint64_t* left_leaves = n.left_leaves.data();
-  const std::uint32_t* slots = n.slots.data();
-  for (const std::uint32_t f : n.features) {
-    const double* column = features + static_cast<std::size_t>(f) * rows + first;
-    if (first + kPrefetchRows < rows) __builtin_prefetch(column + kPrefetchRows);
-    alignas(16) double values[kLanes];
-    alignas(16) std::uint64_t nan_lanes[kLanes], zero_lanes[kLanes];  // all ones in such a lane
-    bool any_nan = false, any_zero = false, any_number = false;
-    double largest = -std::numeric_limits<double>::infinity();
-    for (std::size_t g = 0; g < kLanes; ++g) {
-      double x = g < lanes ? column[g] : kNaN;
-      x = kLightGbm ? LightGbmValue(x) : static_cast<double>(static_cast<float>(x));
-      const bool nan = std::isnan(x), zero = kLightGbm && x == 0.0;
-      nan_lanes[g] = std::uint64_t{0} - nan;
-      zero_lanes[g] = std::uint64_t{0} - zero;
-      any_nan |= nan;
-      any_zero |= zero;
-      any_number |= !nan && !zero;
-      if (!nan && !zero) largest = std::max(largest, x);
-      values[g] = zero ? kNaN : x;
-    }
-    if (any_number) {
-      const auto* pairs = reinterpret_cast<const Values2*>(values);
-      const Values2 x0 = pairs[0], x1 = pairs[1], x2 = pairs[2], x3 = pairs[3];
-      for (std::uint32_t k = n.begin[f], end = n.begin[f + 1]; k < end; ++k) {
-        const double threshold = thresholds[k];
-        if (kLightGbm ? !(threshold < largest) : !(threshold <= largest)) break;
-        const Values2 t = {threshold, threshold};
-        const Words2 left = {left_leaves[k], left_leaves[k]};
-        auto* tree_bits = reinterpret_cast<Words2*>(bits + slots[k]);
-        // All ones in the lanes whose value sends the node right (a vector cast keeps the bits).
-        tree_bits[0] &= ~((Words2)(kLightGbm ? x0 > t : x0 >= t) & left);
-        tree_bits[1] &= ~((Words2)(kLightGbm ? x1 > t : x1 >= t) & left);
-        tree_bits[2] &= ~((Words2)(kLightGbm ? x2 > t : x2 >= t) & left);
-        tree_bits[3] &= ~((Words2)(kLightGbm ? x3 > t : x3 >= t) & left);
+  for (std::size_t k = 0; k < trees; ++k) {
+    Words2 cleared[4] = {};
+    const auto gather = [&](std::uint32_t from, std::uint32_t to, auto right) {
+      for (const QuickScorer::TreeNode *node = nodes + from, *end = nodes + to; node != end;
+           ++node) {
+        const Values2 threshold = {node->threshold, node->threshold};
+        const Words2 left = {node->left_leaves, node->left_leaves};
+        const auto* x = reinterpret_cast<const Values2*>(values + node->value_offset);
+        for (int pair = 0; pair < 4; ++pair) {
+          // All ones in the lanes that go right (a vector cast keeps the bits).
+          cleared[pair] |= (Words2)right(threshold, x[pair]) & left;
+        }
       }
-    }
-    if (any_nan) {
-      ClearLanesPortable(reinterpret_cast<const Words2*>(nan_lanes),
-                         n.nan_right.data() + n.nan_begin[f],
-                         n.nan_right.data() + n.nan_begin[f + 1], bits);
-    }
-    if (any_zero) {
-      ClearLanesPortable(reinterpret_cast<const Words2*>(zero_lanes),
-                         n.zero_right.data() + n.zero_begin[f],
-                         n.zero_right.data() + n.zero_begin[f + 1], bits);
-    }
+    };
+    gather(begin[2 * k], begin[2 * k + 1], [](Values2 t, Values2 x) {
+      return kLightGbm ? t < x : t <= x;  // ordered: false for NaN
+    });
+    gather(begin[2 * k + 1], begin[2 * k + 2], [](Values2 t, Values2 x) {
+      return kLightGbm ? ~(t >= x) : ~(t > x);  // true for NaN
+    });
+    auto* tree_bits = reinterpret_cast<Words2*>(bits + k * kLanes);
+    for (int pair = 0; pair < 4; ++pair) tree_bits[pair] = ~cleared[pair];
   }
 }
 
 #if defined(__x86_64__)
 
-// Clears each node's left-subtree leaves in the lanes set in lanes0 (0-3) and lanes1 (4-7).
-[[gnu::target("avx2"), gnu::always_inline]] inline void ClearLanesAvx2(
-    __m256d lanes0, __m256d lanes1, const QuickScorer::Clear* begin, const QuickScorer::Clear* end,
-    std::uint64_t* bits) noexcept {
-  const __m256i set0 = _mm256_castpd_si256(lanes0), set1 = _mm256_castpd_si256(lanes1);
-  for (const QuickScorer::Clear* clear = begin; clear != end; ++clear) {
-    const __m256i left = _mm256_set1_epi64x(static_cast<long long>(clear->left_leaves));
-    auto* tree_bits = reinterpret_cast<__m256i*>(bits + clear->slot);
-    _mm256_storeu_si256(tree_bits, _mm256_andnot_si256(_mm256_and_si256(set0, left),
-                                                       _mm256_loadu_si256(tree_bits)));
-    _mm256_storeu_si256(tree_bits + 1, _mm256_andnot_si256(_mm256_and_si256(set1, left),
-                                                           _mm256_loadu_si256(tree_bits + 1)));
+// The same with AVX2: the 8 lanes in two registers of 4 doubles (or 4 bitvectors).
+template <int kRight>
+[[gnu::target("avx2"), gnu::always_inline]] inline void GatherAvx2(
+    const QuickScorer::TreeNode* node, const QuickScorer::TreeNode* end, const double* values,
+    __m256i& cleared0, __m256i& cleared1) noexcept {
+  for (; node != end; ++node) {
+    const __m256d threshold = _mm256_set1_pd(node->threshold);
+    const __m256i left = _mm256_set1_epi64x(static_cast<long long>(node->left_leaves));
+    const double* x = values + node->value_offset;
+    const __m256i right0 =
+        _mm256_castpd_si256(_mm256_cmp_pd(threshold, _mm256_loadu_pd(x), kRight));
+    const __m256i right1 =
+        _mm256_castpd_si256(_mm256_cmp_pd(threshold, _mm256_loadu_pd(x + 4), kRight));
+    cleared0 = _mm256_or_si256(cleared0, _mm256_and_si256(right0, left));
+    cleared1 = _mm256_or_si256(cleared1, _mm256_and_si256(right1, left));
   }
 }
 
-// The same with AVX2: the 8 lanes in two registers of 4 doubles (or 4 bitvectors).
 template <bool kLightGbm>
-[[gnu::target("avx2")]] void NumericalAvx2(const QuickScorer::Numerical& n, const double* features,
-                                           std::size_t rows, std::size_t first, std::size_t lanes,
-                                           std::uint64_t* bits) noexcept {
+[[gnu::target("avx2")]] void ByTreeAvx2(const QuickScorer::TreeNode* nodes,
+                                        const std::uint32_t* begin, std::size_t trees,
+                                        const double* values, std::uint64_t* bits) noexcept {
   static_assert(kLanes == 8, "two registers of 4 lanes");
-  const __m256d nan = _mm256_set1_pd(std::numeric_limits<double>::quiet_NaN());
-  const __m256d minus_infinity = _mm256_set1_pd(-std::numeric_limits<double>::infinity());
-  // The lanes holding a row (all of them but in the last pass).
-  const __m256i lane_count = _mm256_set1_epi64x(static_cast<long long>(lanes));
-  const __m256i valid0 = _mm256_cmpgt_epi64(lane_count, _mm256_setr_epi64x(0, 1, 2, 3));
-  const __m256i valid1 = _mm256_cmpgt_epi64(lane_count, _mm256_setr_epi64x(4, 5, 6, 7));
-  constexpr int kRight = kLightGbm ? _CMP_GT_OQ : _CMP_GE_OQ;  // ordered: false for NaN
-  for (const std::uint32_t f : n.features) {
-    const double* column = features + static_cast<std::size_t>(f) * rows + first;
-    if (first + kPrefetchRows < rows) __builtin_prefetch(column + kPrefetchRows);
-    __m256d x0, x1;
-    if (lanes == kLanes) {
-      x0 = _mm256_loadu_pd(column);
-      x1 = _mm256_loadu_pd(column + 4);
-    } else {
-      x0 = _mm256_blendv_pd(nan, _mm256_maskload_pd(column, valid0), _mm256_castsi256_pd(valid0));
-      x1 = _mm256_blendv_pd(nan, _mm256_maskload_pd(column + 4, valid1),
-                            _mm256_castsi256_pd(valid1));
-    }
-    __m256d zero0 = _mm256_setzero_pd(), zero1 = _mm256_setzero_pd();
-    const __m256d nan0 = _mm256_cmp_pd(x0, x0, _CMP_UNORD_Q);
-    const __m256d nan1 = _mm256_cmp_pd(x1, x1, _CMP_UNORD_Q);
-    if constexpr (kLightGbm) {
-      // Within ±kZeroThreshold (-0.0 too): LightGBM's 0, which takes the zero list; as NaN it
-      // passes no compare.
-      const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fff'ffff'ffff'ffff));
-      const __m256d zero_threshold = _mm256_set1_pd(kZeroThreshold);
-      zero0 = _mm256_cmp_pd(_mm256_and_pd(x0, magnitude), zero_threshold, _CMP_LE_OQ);
-      zero1 = _mm256_cmp_pd(_mm256_and_pd(x1, magnitude), zero_threshold, _CMP_LE_OQ);
-      x0 = _mm256_blendv_pd(x0, nan, zero0);
-      x1 = _mm256_blendv_pd(x1, nan, zero1);
-    } else {
-      // As floats (rounded to nearest, as a cast), held exactly as doubles.
-      x0 = _mm256_cvtps_pd(_mm256_cvtpd_ps(x0));
-      x1 = _mm256_cvtps_pd(_mm256_cvtpd_ps(x1));
-    }
-    const __m256d numbers0 = _mm256_cmp_pd(x0, x0, _CMP_ORD_Q);
-    const __m256d numbers1 = _mm256_cmp_pd(x1, x1, _CMP_ORD_Q);
-    if (_mm256_movemask_pd(_mm256_or_pd(numbers0, numbers1)) != 0) {
-      __m256d largest4 = _mm256_max_pd(_mm256_blendv_pd(minus_infinity, x0, numbers0),
-                                       _mm256_blendv_pd(minus_infinity, x1, numbers1));
-      largest4 = _mm256_max_pd(largest4, _mm256_permute2f128_pd(largest4, largest4, 1));
-      largest4 = _mm256_max_pd(largest4, _mm256_permute_pd(largest4, 0b0101));
-      const double largest = _mm256_cvtsd_f64(largest4);
-      const double* thresholds = n.thresholds.data();
-      const std::uint64_t* left_leaves = n.left_leaves.data();
-      const std::uint32_t* slots = n.slots.data();
-      for (std::uint32_t k = n.begin[f], end = n.begin[f + 1]; k < end; ++k) {
-        if (kLightGbm ? !(thresholds[k] < largest) : !(thresholds[k] <= largest)) break;
-        const __m256d threshold = _mm256_set1_pd(thresholds[k]);
-        const __m256i left = _mm256_set1_epi64x(static_cast<long long>(left_leaves[k]));
-        auto* tree_bits = reinterpret_cast<__m256i*>(bits + slots[k]);
-        const __m256i right0 = _mm256_castpd_si256(_mm256_cmp_pd(x0, threshold, kRight));
-        const __m256i right1 = _mm256_castpd_si256(_mm256_cmp_pd(x1, threshold, kRight));
-        _mm256_storeu_si256(tree_bits, _mm256_andnot_si256(_mm256_and_si256(right0, left),
-                                                           _mm256_loadu_si256(tree_bits)));
-        _mm256_storeu_si256(tree_bits + 1, _mm256_andnot_si256(_mm256_and_si256(right1, left),
-                                                               _mm256_loadu_si256(tree_bits + 1)));
-      }
-    }
-    if (_mm256_movemask_pd(_mm256_or_pd(nan0, nan1)) != 0) {
-      ClearLanesAvx2(nan0, nan1, n.nan_right.data() + n.nan_begin[f],
-                     n.nan_right.data() + n.nan_begin[f + 1], bits);
-    }
-    if (kLightGbm && _mm256_movemask_pd(_mm256_or_pd(zero0, zero1)) != 0) {
-      ClearLanesAvx2(zero0, zero1, n.zero_right.data() + n.zero_begin[f],
-                     n.zero_right.data() + n.zero_begin[f + 1], bits);
-    }
+  // Ordered (false for NaN), and unordered (true for NaN): threshold < value or <= value.
+  constexpr int kRight = kLightGbm ? _CMP_LT_OQ : _CMP_LE_OQ;
+  constexpr int kRightOrNaN = kLightGbm ? _CMP_NGE_UQ : _CMP_NGT_UQ;
+  const __m256i ones = _mm256_set1_epi64x(-1);
+  for (std::size_t k = 0; k < trees; ++k) {
+    __m256i cleared0 = _mm256_setzero_si256(), cleared1 = _mm256_setzero_si256();
+    GatherAvx2<kRight>(nodes + begin[2 * k], nodes + begin[2 * k + 1], values, cleared0, cleared1);
+    GatherAvx2<kRightOrNaN>(nodes + begin[2 * k + 1], nodes + begin[2 * k + 2], values, cleared0,
+                            cleared1);
+    auto* tree_bits = reinterpret_cast<__m256i*>(bits + k * kLanes);
+    _mm256_storeu_si256(tree_bits, _mm256_andnot_si256(cleared0, ones));
+    _mm256_storeu_si256(tree_bits + 1, _mm256_andnot_si256(cleared1, ones));
   }
 }
 
@@ -269,9 +219,9 @@ bool CpuHasAvx2() noexcept {
 
 // Elsewhere only the portable kernel.
 template <bool kLightGbm>
-void NumericalAvx2(const QuickScorer::Numerical& n, const double* features, std::size_t rows,
-                   std::size_t first, std::size_t lanes, std::uint64_t* bits) noexcept {
-  NumericalPortable<kLightGbm>(n, features, rows, first, lanes, bits);
+void ByTreeAvx2(const QuickScorer::TreeNode* nodes, const std::uint32_t* begin, std::size_t trees,
+                const double* values, std::uint64_t* bits) noexcept {
+  ByTreePortable<kLightGbm>(nodes, begin, trees, values, bits);
 }
 
 bool CpuHasAvx2() noexcept { return false; }
@@ -335,22 +285,45 @@ std::shared_ptr<const QuickScorer> QuickScorer::Build(const TreeModel& model) {
   s.tree_slot_.resize(trees.size());
   s.leaf_begin_.resize(trees.size());
 
-  struct Numeric {
-    double threshold;
-    std::uint64_t left_leaves;
-    std::uint32_t slot;
-  };
-  std::vector<std::vector<Numeric>> numeric(feature_count);
-  std::vector<std::vector<Clear>> nan_right(feature_count), zero_right(feature_count);
-  // Where NaN and LightGBM's 0 go at a numerical node, by the walk's own rules.
+  // Where NaN and LightGBM's 0 go at a node, by the walk's own rules.
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  const auto nan_goes_right = [&](const TreeModel::Node& node) {
-    return lightgbm ? LightGbmGoesRight(node, kNaN, categories)
-                    : XgboostGoesRight(node, static_cast<float>(kNaN), categories);
+  const auto goes_right = [&](const TreeModel::Node& node, double value) {
+    return lightgbm ? LightGbmGoesRight(node, LightGbmValue(value), categories)
+                    : XgboostGoesRight(node, static_cast<float>(value), categories);
   };
-  const auto zero_goes_right = [&](const TreeModel::Node& node) {
-    return lightgbm && LightGbmGoesRight(node, 0.0, categories);
+  // A numerical node's form of the values (QuickScorer::ValueForm) and whether a NaN in it goes
+  // right: LightGBM's missing type None reads NaN as 0, Zero reads 0 as missing, NaN reads each
+  // as itself; XGBoost sends NaN to the default side.
+  const auto form_of = [&](const TreeModel::Node& node) -> std::pair<ValueForm, bool> {
+    if (!lightgbm) return {kPlain, !node.default_left};
+    switch (node.missing_type) {
+      case 0:
+        return {kNanAsZero, false};
+      case 1:
+        return {kZeroAsNan, !node.default_left};
+      default:
+        return {kPlain, !node.default_left};
+    }
   };
+  // The form's compare sends NaN and 0 where the walk does.
+  [[maybe_unused]] const auto form_agrees = [&](const TreeModel::Node& node) {
+    const auto [form, missing_right] = form_of(node);
+    const auto decides = [&](double value) {  // value as the form holds it
+      return std::isnan(value) ? missing_right : node.threshold < value;
+    };
+    const double nan_as = form == kNanAsZero ? 0.0 : kNaN;
+    const double zero_as = form == kZeroAsNan ? kNaN : 0.0;
+    return decides(nan_as) == goes_right(node, kNaN) &&
+           (!lightgbm || decides(zero_as) == goes_right(node, 0.0));
+  };
+
+  // Categorical nodes of the trees of <= 64 leaves, by feature.
+  struct CategoricalNode {
+    const TreeModel::Node* node;
+    Clear clear;
+  };
+  std::vector<std::vector<CategoricalNode>> categorical(feature_count);
+  std::vector<std::uint8_t> has_numerical(feature_count, 0);
   std::size_t leaf_count = 0;
   for (std::size_t t = 0; t < trees.size(); ++t) {
     const TreeModel::Tree& tree = trees[t];
@@ -376,8 +349,8 @@ std::shared_ptr<const QuickScorer> QuickScorer::Build(const TreeModel& model) {
         walk.categorical = node.categorical;
         walk.node = static_cast<std::uint32_t>(n);
         if (!node.categorical) {
-          walk.nan_right = nan_goes_right(node);
-          walk.zero_right = zero_goes_right(node);
+          walk.nan_right = goes_right(node, kNaN);
+          walk.zero_right = lightgbm && goes_right(node, 0.0);
         }
         s.walk_nodes_.push_back(walk);
       }
@@ -390,17 +363,27 @@ std::shared_ptr<const QuickScorer> QuickScorer::Build(const TreeModel& model) {
       s.bitvector_count_ += kLanes;
       const TreeBits bits = NumberLeaves(tree);
       position = bits.leaf_position;
+      // The numerical nodes that send a missing value left, then those that send it right; until
+      // the value part's layout is known, a node's value_offset is its form * feature_count + its
+      // feature.
+      for (const bool missing_right : {false, true}) {
+        s.node_begin_.push_back(static_cast<std::uint32_t>(s.tree_nodes_.size()));
+        for (std::size_t n = 0; n < tree.nodes.size(); ++n) {
+          const TreeModel::Node& node = tree.nodes[n];
+          if (node.categorical || form_of(node).second != missing_right) continue;
+          RANKD_D_ASSERT(form_agrees(node));
+          const auto f = static_cast<std::size_t>(node.feature);
+          has_numerical[f] = 1;
+          s.tree_nodes_.push_back(
+              {node.threshold, bits.left_leaves[n], form_of(node).first * feature_count + f});
+        }
+      }
       for (std::size_t n = 0; n < tree.nodes.size(); ++n) {
         const TreeModel::Node& node = tree.nodes[n];
-        const Clear clear{slot, bits.left_leaves[n]};
         if (node.categorical) {
-          s.categorical_.push_back({node, clear});
-          continue;
+          categorical[static_cast<std::size_t>(node.feature)].push_back(
+              {&node, {slot, bits.left_leaves[n]}});
         }
-        const auto f = static_cast<std::size_t>(node.feature);
-        numeric[f].push_back({node.threshold, clear.left_leaves, slot});
-        if (nan_goes_right(node)) nan_right[f].push_back(clear);
-        if (zero_goes_right(node)) zero_right[f].push_back(clear);
       }
     }
     leaf_count += tree.leaves.size();
@@ -418,45 +401,96 @@ std::shared_ptr<const QuickScorer> QuickScorer::Build(const TreeModel& model) {
       }
     }
   }
+  s.node_begin_.push_back(static_cast<std::uint32_t>(s.tree_nodes_.size()));
 
-  Numerical& out = s.numerical_;
-  out.begin.assign(feature_count + 1, 0);
-  out.nan_begin.assign(feature_count + 1, 0);
-  out.zero_begin.assign(feature_count + 1, 0);
+  // The value part: each form of each feature with numerical nodes, kLanes values.
+  std::vector<std::uint32_t> dense(feature_count, 0);
   for (std::size_t f = 0; f < feature_count; ++f) {
-    std::sort(numeric[f].begin(), numeric[f].end(),
-              [](const Numeric& a, const Numeric& b) { return a.threshold < b.threshold; });
-    for (const Numeric& node : numeric[f]) {
-      out.thresholds.push_back(node.threshold);
-      out.left_leaves.push_back(node.left_leaves);
-      out.slots.push_back(node.slot);
+    if (!has_numerical[f]) continue;
+    dense[f] = static_cast<std::uint32_t>(s.value_features_.size());
+    s.value_features_.push_back(static_cast<std::uint32_t>(f));
+  }
+  const std::size_t forms = lightgbm ? 3 : 1;
+  s.value_count_ = forms * s.value_features_.size() * kLanes;
+  for (TreeNode& node : s.tree_nodes_) {
+    const std::size_t form = node.value_offset / feature_count;
+    const std::size_t f = node.value_offset % feature_count;
+    RANKD_D_ASSERT(form < forms && has_numerical[f]);
+    node.value_offset = (form * s.value_features_.size() + dense[f]) * kLanes;
+  }
+
+  // A table per feature with categorical nodes while they fit: for each row's value (a category,
+  // another number, NaN), per tree, the left-subtree leaves of the nodes that send it right.
+  s.category_rows_.push_back(0);
+  std::size_t table_entries = 0;
+  for (std::size_t f = 0; f < feature_count; ++f) {
+    const std::vector<CategoricalNode>& nodes = categorical[f];
+    if (nodes.empty()) continue;
+    std::size_t largest = 0, trees_with = 0;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      largest = std::max<std::size_t>(
+          largest, (nodes[i].node->category_end - nodes[i].node->category_begin) * 32);
+      trees_with += i == 0 || nodes[i].clear.slot != nodes[i - 1].clear.slot;
     }
-    out.nan_right.insert(out.nan_right.end(), nan_right[f].begin(), nan_right[f].end());
-    out.zero_right.insert(out.zero_right.end(), zero_right[f].begin(), zero_right[f].end());
-    out.begin[f + 1] = static_cast<std::uint32_t>(out.thresholds.size());
-    out.nan_begin[f + 1] = static_cast<std::uint32_t>(out.nan_right.size());
-    out.zero_begin[f + 1] = static_cast<std::uint32_t>(out.zero_right.size());
-    if (!numeric[f].empty()) out.features.push_back(static_cast<std::uint32_t>(f));
+    const std::size_t entries = (largest + 2) * trees_with;
+    if (entries > kMaxCategoryTableEntries - table_entries) {
+      for (const CategoricalNode& node : nodes) s.categorical_.push_back({*node.node, node.clear});
+      continue;
+    }
+    table_entries += entries;
+    const auto category_count = static_cast<std::uint32_t>(largest);
+    s.category_tables_.push_back({static_cast<std::uint32_t>(f), category_count,
+                                  static_cast<std::uint32_t>(s.category_rows_.size() - 1)});
+    for (std::uint32_t row = 0; row < category_count + 2; ++row) {
+      // The row's value: its category, one past every set (another number), NaN.
+      const double value = row <= category_count ? static_cast<double>(row) : kNaN;
+      for (std::size_t i = 0; i < nodes.size();) {
+        // The nodes of one tree (they are in tree order).
+        Clear clear{nodes[i].clear.slot, 0};
+        for (; i < nodes.size() && nodes[i].clear.slot == clear.slot; ++i) {
+          if (goes_right(*nodes[i].node, value)) clear.left_leaves |= nodes[i].clear.left_leaves;
+        }
+        if (clear.left_leaves != 0) s.category_clears_.push_back(clear);
+      }
+      s.category_rows_.push_back(static_cast<std::uint32_t>(s.category_clears_.size()));
+    }
   }
   return scorer;
 }
 
 template <bool kLightGbm>
+void QuickScorer::ApplyCategoryTables(const double* features, std::size_t rows, std::size_t first,
+                                      std::size_t lanes, std::uint64_t* bits) const noexcept {
+  const Clear* clears = category_clears_.data();
+  for (const CategoryTable& table : category_tables_) {
+    const double* column = features + static_cast<std::size_t>(table.feature) * rows + first;
+    for (std::size_t g = 0; g < lanes; ++g) {
+      const std::uint32_t* row = category_rows_.data() + table.row_begin +
+                                 CategoryRow<kLightGbm>(column[g], table.categories);
+      for (const Clear *clear = clears + row[0], *end = clears + row[1]; clear != end; ++clear) {
+        bits[clear->slot + g] &= ~clear->left_leaves;
+      }
+    }
+  }
+}
+
+template <bool kLightGbm>
 void QuickScorer::ScoreGroup(const TreeModel& model, const double* features, std::size_t rows,
                              std::size_t first, std::size_t lanes, bool avx2,
-                             std::size_t block_first, std::uint64_t* bits,
+                             std::size_t block_first, std::uint64_t* bits, double* values,
                              const std::uint32_t* walked, double* raw) const noexcept {
   const std::uint32_t* categories = model.categories_.data();
-  std::fill_n(bits, bitvector_count_, ~std::uint64_t{0});
 
-  // Numerical nodes, feature by feature.
+  // Numerical nodes, tree by tree; then the categorical ones.
+  PrepareValues<kLightGbm>(value_features_, features, rows, first, lanes, values);
+  const std::size_t bitvector_trees = bitvector_count_ / kLanes;
   if (avx2) {
-    NumericalAvx2<kLightGbm>(numerical_, features, rows, first, lanes, bits);
+    ByTreeAvx2<kLightGbm>(tree_nodes_.data(), node_begin_.data(), bitvector_trees, values, bits);
   } else {
-    NumericalPortable<kLightGbm>(numerical_, features, rows, first, lanes, bits);
+    ByTreePortable<kLightGbm>(tree_nodes_.data(), node_begin_.data(), bitvector_trees, values,
+                              bits);
   }
-
-  // Categorical nodes, row by row.
+  ApplyCategoryTables<kLightGbm>(features, rows, first, lanes, bits);
   for (const Categorical& node : categorical_) {
     const double* column = features + static_cast<std::size_t>(node.node.feature) * rows + first;
     for (std::size_t g = 0; g < lanes; ++g) {
@@ -466,7 +500,6 @@ void QuickScorer::ScoreGroup(const TreeModel& model, const double* features, std
       if (right) bits[node.clear.slot + g] &= ~node.clear.left_leaves;
     }
   }
-
   // The sums: the exit leaves tree by tree in file order, LightGBM in double from 0, XGBoost in
   // float from the base margin. (Lanes past the rows add leaves too, never read.)
   using Sum = std::conditional_t<kLightGbm, double, float>;
@@ -563,7 +596,8 @@ void QuickScorer::Score(const TreeModel& model, std::span<const double> features
   RANKD_D_ASSERT(reinterpret_cast<std::uintptr_t>(scratch.data()) % 16 == 0);
   RANKD_D_ASSERT(model.trees_.size() == tree_count_);
   auto* bits = reinterpret_cast<std::uint64_t*>(scratch.data());
-  auto* walked = reinterpret_cast<std::uint32_t*>(bits + bitvector_count_);
+  auto* values = reinterpret_cast<double*>(bits + bitvector_count_);
+  auto* walked = reinterpret_cast<std::uint32_t*>(values + value_count_);
   const bool lightgbm = model.format_ == ModelFormat::kLightGbmText;
   const bool avx2 = UsesAvx2();
   double raw[kLanes];
@@ -580,11 +614,11 @@ void QuickScorer::Score(const TreeModel& model, std::span<const double> features
       }
     }
     if (lightgbm) {
-      ScoreGroup<true>(model, features.data(), rows, first, lanes, avx2, block_first, bits, walked,
-                       raw);
+      ScoreGroup<true>(model, features.data(), rows, first, lanes, avx2, block_first, bits, values,
+                       walked, raw);
     } else {
-      ScoreGroup<false>(model, features.data(), rows, first, lanes, avx2, block_first, bits, walked,
-                        raw);
+      ScoreGroup<false>(model, features.data(), rows, first, lanes, avx2, block_first, bits, values,
+                        walked, raw);
     }
     for (std::size_t g = 0; g < lanes; ++g) {
       double score = raw[g];

@@ -6,11 +6,11 @@
 // the library's order, then the objective's output transform when asked.
 //
 // Scoring is a batch at a time with a layout built once by Parse (models/quick_scorer.h,
-// QuickScorer): per feature, the numerical nodes of every tree of at most 64 leaves sorted by
-// threshold, each clearing its left subtree's leaves from its tree's 64-bit bitvector when a row's
-// value sends it right; a tree's exit leaf is its bitvector's lowest set bit. Larger trees are
-// walked. Rows go 8 at a time through the sorted nodes, their bitvectors side by side in scratch
-// memory the caller can pass (ScoreScratchBytes()).
+// QuickScorer): a tree of at most 64 leaves gives each row a 64-bit bitvector, each node a row's
+// value sends right clearing its left subtree's leaves; a tree's exit leaf is its bitvector's
+// lowest set bit. Rows go 8 at a time through the trees, each node compared with the 8 values at
+// once, categorical nodes through per-feature tables; larger trees are walked. The bitvectors and
+// values sit in scratch memory the caller can pass (ScoreScratchBytes()).
 //
 // Contract: Parse never throws for bad input: a malformed, truncated or oversized model is an
 // error naming the problem and where (line, or JSON member). Score reads `rows` rows of
@@ -84,8 +84,9 @@ class TreeModel {
   OutputTransform transform() const noexcept { return transform_; }
 
   // The scratch Score needs, fixed for the model whatever the number of rows: 64 bytes per tree
-  // of at most 64 leaves (a bitvector per row of a pass of 8), 512 per larger tree (the exit
-  // leaves of a block of 128 rows).
+  // of at most 64 leaves (a bitvector per row of a pass of 8), 64 per feature with numerical
+  // nodes in those trees (its 8 rows' values; 192 for LightGBM's three forms of them), 512 per
+  // larger tree (the exit leaves of a block of 128 rows).
   std::size_t ScoreScratchBytes() const noexcept;
 
   // Scores `rows` rows (see the contract above) into out[0, rows): the raw score (LightGBM's
