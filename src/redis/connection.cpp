@@ -253,7 +253,10 @@ void Connection::FailAll(CallResult result, const std::string& message,
   }
   head_seq_ += entries_.size();
   entries_.clear();
+  // Their bytes too: those not yet taken by the write loop, and the batch a failed write left
+  // half sent (the next connection must never send a command its caller was told had failed).
   out_.clear();
+  writing_.clear();
   out_commands_ = 0;
 }
 

@@ -1,7 +1,8 @@
 // The Redis client's Connection against real redis-server processes, on both reactor backends:
 // every reply type on RESP2 and RESP3, automatic pipelining (one write per loop turn),
 // pipelines of 10,000 commands, binary keys and values, AUTH and SELECT, deadlines during a
-// SIGSTOP stall, a server killed mid-stream and restarted, a malformed reply, reconnection.
+// SIGSTOP stall, a server killed mid-stream and restarted (a batch cut off mid-write not sent
+// again), a malformed reply, reconnection.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -343,6 +344,46 @@ TEST_P(ConnectionTest, ServerKilledMidStreamFailsInFlightCommandsThenReconnects)
     const Reply info = co_await conn.Call("CLIENT", "INFO");
     EXPECT_NE(info.str.find(" db=2 "), std::string::npos) << info.str;
     co_await scope.Join();
+  });
+}
+
+// A batch still being written when the connection fails is failed with it and never sent on the
+// next connection: the stalled server never reads the 32 MiB SET (more than loopback's socket
+// buffers hold), it is killed mid-write and started again, and the commands after the reconnect
+// get their own replies, with no SET applied behind the caller's back.
+TEST_P(ConnectionTest, ABatchCutOffMidWriteIsNotSentOnTheNextConnection) {
+  RedisServer server;
+  RunOnLoop([&]() -> rt::Task<void> {
+    ClientMetrics metrics;
+    ConnectionOptions o = OptionsFor(server, &metrics);
+    o.reconnect_min = 10ms;
+    o.reconnect_max = 100ms;
+    Connection conn(o);
+    conn.Start();
+    co_await conn.WaitUntilUp(5s);
+    server.Pause();  // SIGSTOP: nothing is read from the socket any more
+    const std::string value(32 << 20, 'x');
+    bool failed = false;
+    rt::TaskScope scope;
+    scope.Spawn([](Connection* c, const std::string* v, bool* failed_out) -> rt::Task<void> {
+      try {
+        co_await c->Call("SET", "cut", *v);
+      } catch (const ConnectionError&) {
+        *failed_out = true;
+      }
+    }(&conn, &value, &failed));
+    // The batch is being written (the write loop took it) when the server dies.
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return metrics.writes == 1; }));
+    server.Kill();
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return failed; }));
+    co_await scope.Join();
+    server.Restart();
+    co_await conn.WaitUntilUp(10s);
+    CO_EXPECT_EQ(conn.Call("PING"), Reply::Simple("PONG"));
+    CO_EXPECT_EQ(conn.Call("EXISTS", "cut"), Reply::Integer(0));
+    CO_EXPECT_EQ(conn.Call("SET", "after", "restart"), Reply::Simple("OK"));
+    CO_EXPECT_EQ(conn.Call("GET", "after"), Reply::Bulk("restart"));
+    EXPECT_EQ(metrics.errors_protocol, 0u);
   });
 }
 

@@ -349,7 +349,7 @@ class Connection {
 
   std::string out_;  // commands not yet written
   std::size_t out_commands_ = 0;
-  std::string writing_;  // the batch being written
+  std::string writing_;  // the batch being written (cleared with the commands by FailAll)
   // Set when out_ gains commands: wakes the idle writer through the ready queue, after the
   // ready work that queued the commands (and more commands of the same pass) has run.
   rt::Event commands_queued_;
