@@ -3,7 +3,9 @@
 a private redis-server loaded by `rankd datagen`, the repository's plans and registry) offered
 more than it can serve, driven by rankd's own paced client (bench/load/paced_client.cpp).
 
-One server process runs every step, in this order:
+One server process runs every step, in this order (steps 2 and 3 --repeats times, the
+concurrencies and the open-loop steps in an order that rotates per repeat; each figure is the run
+with the median goodput of its repeats, the recovery the median of theirs):
 1. Warm-up (closed loop, 8 connections), then its idle RSS.
 2. Maximum throughput: closed loop at each --concurrency (1 to 256 connections); the most
    goodput/s (200s within the requests' deadline per second) of them is the measured max, and
@@ -52,7 +54,7 @@ from rankd_harness.bench_env import (REPO_ROOT, cpu_model, git, loadavg, rewrite
                                      save_doc_json, save_results)
 from rankd_harness.bench_server import (LIVE, proc_cpu_s, proc_status, run_load_generator, run_main,
                                         stop_all, stop_and_record)
-from rankd_harness.bench_stats import fmt
+from rankd_harness.bench_stats import fmt, median, rotation
 from rankd_harness.feed_service import (DATASET_USERS, RankdServer, build_plans, load_dataset,
                                         rankd_serve_args)
 from rankd_harness.redis_server import RedisServer
@@ -141,6 +143,15 @@ def client(args, port, users, mode, connections, seconds):
     return report
 
 
+def median_run(reports, goodput):
+    """The report whose goodput(report) is the median of theirs (the lower of the middle two for
+    an even count), with every repeat's goodput as "goodput_repeats"."""
+    ranked = sorted(reports, key=goodput)
+    chosen = dict(ranked[(len(ranked) - 1) // 2])
+    chosen["goodput_repeats"] = [goodput(r) for r in reports]
+    return chosen
+
+
 def closed(args, port, users, connections, ms):
     return client(args, port, users, ["--closed", "--duration_ms", str(ms)], connections, ms / 1000)
 
@@ -221,21 +232,27 @@ def fmt_cores(cores):
     return " / ".join(fmt(cores.get(k), "%.2f") for k in ("redis", "rankd", "client"))
 
 
+def fmt_repeats(values):
+    """Each repeat's goodput/s, e.g. "812, 790, 845"."""
+    return ", ".join("%.0f" % v for v in values) if values else "-"
+
+
 def fmt_other(other):
     return ", ".join("%s: %d" % kv for kv in sorted(other.items())) or "-"
 
 
 def table(doc):
     s = doc["summary"]
-    lines = ["| step | offered req/s | goodput/s (of max) | shed/s | other errors/s (what) | "
-             "admitted p50 / p99 ms | 503 p50 / p99 ms (from send) | late 200s | "
-             "cores: redis / rankd / client |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| step | offered req/s | goodput/s (of max) | each repeat | shed/s | "
+             "other errors/s (what) | admitted p50 / p99 ms | 503 p50 / p99 ms (from send) | "
+             "late 200s | cores: redis / rankd / client |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     max_rps = s["max_goodput_per_s"]
     for name, v in s["steps"].items():
-        lines.append("| %s | %s | %s (%s) | %s | %s (%s) | %s | %s | %d | %s |" % (
+        lines.append("| %s | %s | %s (%s) | %s | %s | %s (%s) | %s | %s | %d | %s |" % (
             name, fmt(v["offered_rps"], "%.0f"), fmt(v["goodput_per_s"], "%.0f"),
-            fmt(v["goodput_per_s"] / max_rps if max_rps else None, "%.2f"), fmt(v["shed_per_s"], "%.0f"),
+            fmt(v["goodput_per_s"] / max_rps if max_rps else None, "%.2f"),
+            fmt_repeats(v.get("goodput_repeats")), fmt(v["shed_per_s"], "%.0f"),
             fmt(v["other_errors_per_s"], "%.1f"), fmt_other(v["other_errors"]),
             fmt_pair(v["admitted_p50_ms"], v["admitted_p99_ms"]),
             fmt_pair(v["shed_p50_ms"], v["shed_p99_ms"]), v["late_200"],
@@ -247,34 +264,38 @@ def section(doc):
     s, meta = doc["summary"], doc["meta"]
     f = s["flood"]
     lines = ["<!-- overload:begin -->", "",
-             "Recorded %s at %s on %s (%d cores), dataset `%s`, %s s per step, deadline_ms %d, "
-             "%s." % (meta["date"], meta["commit"], meta["cpu"], meta["cores"], meta["dataset"],
-                      meta["seconds_per_step"], meta["deadline_ms"],
+             "Recorded %s at %s on %s (%d cores), dataset `%s`, %s s per step, each step's figures "
+             "from the run with the median goodput of %d repeats in rotating order, deadline_ms "
+             "%d, %s." % (meta["date"], meta["commit"], meta["cpu"], meta["cores"], meta["dataset"],
+                          meta["seconds_per_step"], meta.get("repeats", 1), meta["deadline_ms"],
                       "`rankd serve %s`" % " ".join(meta["serve_flags"]) if meta["serve_flags"]
                       else "`rankd serve`'s default flags"), "",
-             "**Max throughput** (closed loop, best of %s connections): **%s goodput/s** at %s "
+             "**Max throughput** (closed loop, the best median of %s connections): **%s goodput/s** at %s "
              "connections; RSS %s MB." % (", ".join(str(c) for c in meta["concurrency"]),
                                            fmt(s["max_goodput_per_s"], "%.0f"), s["max_concurrency"],
                                            fmt(s["rss_at_max_mb"], "%.1f")), ""]
     if s.get("closed"):
         lines += ["Closed loop (each connection sends its next request as soon as it has an answer, "
                   "a refusal included):", "",
-                  "| connections | goodput/s (of max) | shed/s | other errors/s | 200 p99 ms | "
-                  "cores: redis / rankd / client |", "|---:|---:|---:|---:|---:|---:|"]
+                  "| connections | goodput/s (of max) | each repeat | shed/s | other errors/s | "
+                  "200 p99 ms | cores: redis / rankd / client |",
+                  "|---:|---:|---:|---:|---:|---:|---:|"]
         for c, v in sorted(s["closed"].items(), key=lambda cv: int(cv[0])):
-            lines.append("| %s | %s (%s) | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s (%s) | %s | %s | %s | %s | %s |" % (
                 c, fmt(v["goodput_per_s"], "%.0f"),
                 fmt(v["goodput_per_s"] / s["max_goodput_per_s"] if s["max_goodput_per_s"] else None,
-                    "%.2f"),
+                    "%.2f"), fmt_repeats(v.get("goodput_repeats")),
                 fmt(v["shed_per_s"], "%.0f"), fmt(v["other_errors_per_s"], "%.1f"),
                 fmt(v["p99_200_ms"], "%.1f"), fmt_cores(v["cores"])))
         lines += ["", "Open loop:", ""]
     lines += table(doc)
     recovered = ("%s s after the overload ended" % fmt(s["recovery_s"], "%.1f")
                  if s["recovery_s"] is not None else "never within the %s s step" % meta["seconds_per_step"])
-    lines += ["", "Recovery after %gx: goodput back to 90%% of the 1x step's (%s/s) %s. Flood (%d connections, closed loop): %s goodput/s, %s shed/s, %s other "
+    lines += ["", "Recovery after %gx (median of the repeats: %s): goodput back to 90%% of the 1x step's (%s/s) %s. Flood (%d connections, closed loop): %s goodput/s, %s shed/s, %s other "
               "errors/s; RSS idle %s MB, peak %s MB, %s s after %s MB." % (
-                  OVERLOAD, fmt(s["steps"]["1x"]["goodput_per_s"], "%.0f"), recovered, FLOOD_CONNECTIONS,
+                  OVERLOAD, ", ".join("never" if r is None else "%.1f s" % r
+                                      for r in s.get("recovery_repeats_s", [])) or "-",
+                  fmt(s["steps"]["1x"]["goodput_per_s"], "%.0f"), recovered, FLOOD_CONNECTIONS,
                   fmt(f["goodput_per_s"], "%.0f"), fmt(f["shed_per_s"], "%.0f"),
                   fmt(f["other_errors_per_s"], "%.1f"), fmt(s["rss_idle_mb"], "%.1f"),
                   fmt(f["peak_rss_mb"], "%.1f"), meta["settle_s"], fmt(f["rss_after_mb"], "%.1f")),
@@ -305,6 +326,8 @@ def main():
     ap.add_argument("--drain_ms", type=int, default=3000,
                     help="after each step, wait this long for its outstanding answers")
     ap.add_argument("--settle", type=int, default=10, help="seconds after the flood to read RSS")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="runs of each closed-loop concurrency and open-loop step (default 3)")
     ap.add_argument("--shards", type=int, help="rankd serve --shards (default: rankd's, one per core)")
     ap.add_argument("--serve-args", default="",
                     help="more rankd serve flags, e.g. '--max_waiting 0' (a comparison, never "
@@ -321,14 +344,14 @@ def main():
                  % args.concurrency)
     if any(c < 1 for c in concurrency) or args.seconds < 1 \
             or (args.connections is not None and args.connections < 1) \
-            or args.deadline_ms < 1 or args.drain_ms < 0 or args.settle < 0 \
+            or args.deadline_ms < 1 or args.drain_ms < 0 or args.settle < 0 or args.repeats < 1 \
             or (args.shards is not None and args.shards < 1):
-        ap.error("--concurrency, --seconds, --connections, --deadline_ms and --shards must be "
+        ap.error("--concurrency, --seconds, --connections, --deadline_ms, --repeats and --shards must be "
                  ">= 1, --drain_ms and --settle >= 0")
     if args.quick:
         if args.record:
             ap.error("--record needs a full run: drop --quick")
-        args.seconds, args.settle, concurrency = 1, 2, [4, 8]
+        args.seconds, args.settle, args.repeats, concurrency = 1, 2, 1, [4, 8]
     for tool in (args.rankd, args.client, shutil.which("redis-server"), shutil.which("node")):
         if not tool or not os.path.exists(tool):
             raise SystemExit("overload_bench: missing %s (make bench-overload builds rankd and "
@@ -364,22 +387,29 @@ def main():
         log("\nrankd serve (pid %d, port %d): idle RSS %s MB after a 1 s warm-up" % (
             pid, port, fmt(rss_idle, "%.1f")))
 
-        log("Max throughput: closed loop, %s connections, %d s each" % (concurrency, args.seconds))
+        log("Max throughput: closed loop, %s connections, %d s each, %d repeats" % (
+            concurrency, args.seconds, args.repeats))
+        closed_reports = {c: [] for c in concurrency}
+        for r in range(args.repeats):
+            for c in rotation(concurrency, r):
+                with RssSampler(pid) as rss:
+                    rep = closed(args, port, users, c, step_ms)
+                rep["peak_rss_mb"] = rss.peak_mb
+                closed_reports[c].append(rep)
+                t = rep["total"]
+                log("  c=%-4d goodput %7.0f/s  shed %6.0f/s (%s)  other %5.1f/s  200 p50/p99 %s ms  "
+                    "cores %s" % (
+                        c, t["goodput_per_s"], t["shed_per_s"], fmt_other(rep["shed_by_reason"]),
+                        t["other_errors_per_s"],
+                        fmt_pair(t["latency_ms"]["200"]["p50"], t["latency_ms"]["200"]["p99"]),
+                        fmt_cores(rep["cores"])))
         runs["closed"] = {}
         best = None
         for c in concurrency:
-            with RssSampler(pid) as rss:
-                rep = closed(args, port, users, c, step_ms)
-            rep["peak_rss_mb"] = rss.peak_mb
-            runs["closed"][str(c)] = rep
-            t = rep["total"]
-            log("  c=%-4d goodput %7.0f/s  shed %6.0f/s (%s)  other %5.1f/s  200 p50/p99 %s ms  "
-                "cores %s" % (
-                    c, t["goodput_per_s"], t["shed_per_s"], fmt_other(rep["shed_by_reason"]),
-                    t["other_errors_per_s"],
-                    fmt_pair(t["latency_ms"]["200"]["p50"], t["latency_ms"]["200"]["p99"]),
-                    fmt_cores(rep["cores"])))
-            if best is None or t["goodput_per_s"] > runs["closed"][str(best)]["total"]["goodput_per_s"]:
+            runs["closed"][str(c)] = median_run(closed_reports[c],
+                                                lambda rep: rep["total"]["goodput_per_s"])
+            if best is None or (runs["closed"][str(c)]["total"]["goodput_per_s"]
+                                > runs["closed"][str(best)]["total"]["goodput_per_s"]):
                 best = c
         max_rps = runs["closed"][str(best)]["total"]["goodput_per_s"]
         if max_rps <= 0:
@@ -397,27 +427,42 @@ def main():
                 for name, share in STEPS]
         plan.append(("%gx" % OVERLOAD, ["--phases", "%.3f:%d,%.3f:%d" % (
             OVERLOAD * max_rps, step_ms, RECOVERY * max_rps, step_ms)], 2))
-        recovery = None
-        for name, mode, phases in plan:
-            rep = client(args, port, users, mode, connections, phases * args.seconds)
-            runs["open"][name] = rep
-            names = [name] if len(rep["phases"]) == 1 else [name, "%gx after %gx" % (RECOVERY, OVERLOAD)]
+        open_reports = {name: [] for name, _, _ in plan}
+        for r in range(args.repeats):
+            for name, mode, phases in rotation(plan, r):
+                rep = client(args, port, users, mode, connections, phases * args.seconds)
+                open_reports[name].append(rep)
+                log("  %-10s goodput %s/s; shed by reason: %s; cores %s" % (
+                    name, " then ".join("%.0f" % p["goodput_per_s"] for _, p in
+                                        sorted(rep["phases"].items())),
+                    fmt_other(rep["shed_by_reason"]), fmt_cores(rep["cores"])))
+        recoveries = []
+        for name, _, phases in plan:
+            reports = open_reports[name]
+            names = [name] if phases == 1 else [name, "%gx after %gx" % (RECOVERY, OVERLOAD)]
             for i, phase_name in enumerate(names):
+                rep = median_run(reports, lambda rep, i=i: rep["phases"][str(i)]["goodput_per_s"])
+                runs["open"][phase_name] = rep
                 steps[phase_name] = step_figures(rep["phases"][str(i)], args.deadline_ms)
+                steps[phase_name]["goodput_repeats"] = rep["goodput_repeats"]
                 steps[phase_name]["cores"] = rep["cores"]  # over the client's run (both phases)
                 v = steps[phase_name]
-                log("  %-10s offered %6.0f  goodput %6.0f/s  shed %6.0f/s  other %5.1f/s (%s)  "
-                    "admitted p50/p99 %s ms  503 p50/p99 %s ms (from send)  waited %d" % (
-                        phase_name, v["offered_rps"], v["goodput_per_s"], v["shed_per_s"],
+                log("  %-10s offered %6.0f  goodput %6.0f/s (median of %s)  shed %6.0f/s  "
+                    "other %5.1f/s (%s)  admitted p50/p99 %s ms  503 p50/p99 %s ms (from send)  "
+                    "waited %d" % (
+                        phase_name, v["offered_rps"], v["goodput_per_s"],
+                        ", ".join("%.0f" % g for g in v["goodput_repeats"]), v["shed_per_s"],
                         v["other_errors_per_s"], fmt_other(v["other_errors"]),
                         fmt_pair(v["admitted_p50_ms"], v["admitted_p99_ms"]),
                         fmt_pair(v["shed_p50_ms"], v["shed_p99_ms"]), v["waited_for_connection"]))
-            log("  %-10s shed by reason: %s; cores %s" % ("", fmt_other(rep["shed_by_reason"]),
-                                                          fmt_cores(rep["cores"])))
-            if len(names) == 2:
-                recovery = recovery_s(rep, step_ms, steps["1x"]["goodput_per_s"])
-                log("  recovery after %gx: %s" % (OVERLOAD, "never" if recovery is None
-                                                  else "%.1f s" % recovery))
+        for rep in open_reports["%gx" % OVERLOAD]:
+            recoveries.append(recovery_s(rep, step_ms, steps["1x"]["goodput_per_s"]))
+        # A run that never recovered counts as the longest.
+        recovery = median([r if r is not None else math.inf for r in recoveries])
+        recovery = None if recovery == math.inf else recovery
+        log("  recovery after %gx: %s (runs: %s)" % (
+            OVERLOAD, "never" if recovery is None else "%.1f s" % recovery,
+            ", ".join("never" if r is None else "%.1f s" % r for r in recoveries)))
 
         log("Flood: closed loop, %d connections, %d s" % (FLOOD_CONNECTIONS, args.seconds))
         with RssSampler(pid) as rss:
@@ -447,13 +492,15 @@ def main():
                "closed_goodput_per_s": {c: r["total"]["goodput_per_s"]
                                         for c, r in runs["closed"].items()},
                "closed": {c: {"goodput_per_s": r["total"]["goodput_per_s"],
+                              "goodput_repeats": r["goodput_repeats"],
                               "shed_per_s": r["total"]["shed_per_s"],
                               "other_errors_per_s": r["total"]["other_errors_per_s"],
                               "p99_200_ms": r["total"]["latency_ms"]["200"]["p99"],
                               "cores": r["cores"]}
                           for c, r in runs["closed"].items()},
                "rss_idle_mb": rss_idle, "rss_at_max_mb": runs["closed"][str(best)]["peak_rss_mb"],
-               "steps": steps, "recovery_s": recovery, "flood": flood,
+               "steps": steps, "recovery_s": recovery, "recovery_repeats_s": recoveries,
+               "flood": flood,
                # The server's own count per admission rule, for each client run.
                "shed_by_reason": dict([("c=%s" % c, r["shed_by_reason"]) for c, r in runs["closed"].items()]
                                       + [(n, r["shed_by_reason"]) for n, r in runs["open"].items()]
@@ -464,7 +511,7 @@ def main():
                     "dataset": args.dataset, "keys": keys, "seconds_per_step": args.seconds,
                     "deadline_ms": args.deadline_ms, "concurrency": concurrency,
                     "connections": connections, "flood_connections": FLOOD_CONNECTIONS,
-                    "settle_s": args.settle, "serve_flags": serve_flags,
+                    "settle_s": args.settle, "serve_flags": serve_flags, "repeats": args.repeats,
                     "seconds": time.time() - t0},
            "summary": summary}
     doc["targets"] = targets(doc)
