@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -307,7 +308,10 @@ std::shared_ptr<const QuickScorer> QuickScorer::Build(const TreeModel& model) {
   };
   // The form's compare sends NaN and 0 where the walk does.
   [[maybe_unused]] const auto form_agrees = [&](const TreeModel::Node& node) {
-    const auto [form, missing_right] = form_of(node);
+    // Not a structured binding: clang before 16 cannot capture one in the lambda below.
+    const std::pair<ValueForm, bool> form_and_side = form_of(node);
+    const ValueForm form = form_and_side.first;
+    const bool missing_right = form_and_side.second;
     const auto decides = [&](double value) {  // value as the form holds it
       return std::isnan(value) ? missing_right : node.threshold < value;
     };
