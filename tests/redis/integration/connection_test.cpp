@@ -30,6 +30,14 @@ ConnectionOptions OptionsFor(const RedisServer& server, ClientMetrics* metrics =
   return o;
 }
 
+// The same with fast reconnects, for the tests that kill and restart the server.
+ConnectionOptions ReconnectingOptionsFor(const RedisServer& server, ClientMetrics* metrics) {
+  ConnectionOptions o = OptionsFor(server, metrics);
+  o.reconnect_min = 10ms;
+  o.reconnect_max = 100ms;
+  return o;
+}
+
 class ConnectionTest : public BackendTest {};
 
 TEST_P(ConnectionTest, EveryReplyTypeOnResp2) {
@@ -299,9 +307,7 @@ TEST_P(ConnectionTest, ServerKilledMidStreamFailsInFlightCommandsThenReconnects)
   RedisServer server;
   RunOnLoop([&]() -> rt::Task<void> {
     ClientMetrics metrics;
-    ConnectionOptions o = OptionsFor(server, &metrics);
-    o.reconnect_min = 10ms;
-    o.reconnect_max = 100ms;
+    ConnectionOptions o = ReconnectingOptionsFor(server, &metrics);
     o.database = 2;  // selected again on every reconnect
     Connection conn(o);
     conn.Start();
@@ -355,10 +361,7 @@ TEST_P(ConnectionTest, ABatchCutOffMidWriteIsNotSentOnTheNextConnection) {
   RedisServer server;
   RunOnLoop([&]() -> rt::Task<void> {
     ClientMetrics metrics;
-    ConnectionOptions o = OptionsFor(server, &metrics);
-    o.reconnect_min = 10ms;
-    o.reconnect_max = 100ms;
-    Connection conn(o);
+    Connection conn(ReconnectingOptionsFor(server, &metrics));
     conn.Start();
     co_await conn.WaitUntilUp(5s);
     server.Pause();  // SIGSTOP: nothing is read from the socket any more
