@@ -327,7 +327,24 @@ std::shared_ptr<const QuickScorer> QuickScorer::Build(const TreeModel& model) {
     Clear clear;
   };
   std::vector<std::vector<CategoricalNode>> categorical(feature_count);
+
+  // The value part: each form of each feature with numerical nodes in the trees of <= 64 leaves,
+  // kLanes values; feature f's i-th place is dense[f].
   std::vector<std::uint8_t> has_numerical(feature_count, 0);
+  for (const TreeModel::Tree& tree : trees) {
+    if (tree.leaves.size() > kMaxLeaves) continue;
+    for (const TreeModel::Node& node : tree.nodes) {
+      if (!node.categorical) has_numerical[static_cast<std::size_t>(node.feature)] = 1;
+    }
+  }
+  std::vector<std::uint32_t> dense(feature_count, 0);
+  for (std::size_t f = 0; f < feature_count; ++f) {
+    if (!has_numerical[f]) continue;
+    dense[f] = static_cast<std::uint32_t>(s.value_features_.size());
+    s.value_features_.push_back(static_cast<std::uint32_t>(f));
+  }
+  s.value_count_ = (lightgbm ? 3 : 1) * s.value_features_.size() * kLanes;
+
   std::size_t leaf_count = 0;
   for (std::size_t t = 0; t < trees.size(); ++t) {
     const TreeModel::Tree& tree = trees[t];
@@ -367,19 +384,18 @@ std::shared_ptr<const QuickScorer> QuickScorer::Build(const TreeModel& model) {
       s.bitvector_count_ += kLanes;
       const TreeBits bits = NumberLeaves(tree);
       position = bits.leaf_position;
-      // The numerical nodes that send a missing value left, then those that send it right; until
-      // the value part's layout is known, a node's value_offset is its form * feature_count + its
-      // feature.
+      // The numerical nodes that send a missing value left, then those that send it right.
       for (const bool missing_right : {false, true}) {
         s.node_begin_.push_back(static_cast<std::uint32_t>(s.tree_nodes_.size()));
         for (std::size_t n = 0; n < tree.nodes.size(); ++n) {
           const TreeModel::Node& node = tree.nodes[n];
-          if (node.categorical || form_of(node).second != missing_right) continue;
+          if (node.categorical) continue;
+          const std::pair<ValueForm, bool> form = form_of(node);
+          if (form.second != missing_right) continue;
           RANKD_D_ASSERT(form_agrees(node));
-          const auto f = static_cast<std::size_t>(node.feature);
-          has_numerical[f] = 1;
-          s.tree_nodes_.push_back(
-              {node.threshold, bits.left_leaves[n], form_of(node).first * feature_count + f});
+          const std::size_t place =
+              form.first * s.value_features_.size() + dense[static_cast<std::size_t>(node.feature)];
+          s.tree_nodes_.push_back({node.threshold, bits.left_leaves[n], place * kLanes});
         }
       }
       for (std::size_t n = 0; n < tree.nodes.size(); ++n) {
@@ -406,22 +422,6 @@ std::shared_ptr<const QuickScorer> QuickScorer::Build(const TreeModel& model) {
     }
   }
   s.node_begin_.push_back(static_cast<std::uint32_t>(s.tree_nodes_.size()));
-
-  // The value part: each form of each feature with numerical nodes, kLanes values.
-  std::vector<std::uint32_t> dense(feature_count, 0);
-  for (std::size_t f = 0; f < feature_count; ++f) {
-    if (!has_numerical[f]) continue;
-    dense[f] = static_cast<std::uint32_t>(s.value_features_.size());
-    s.value_features_.push_back(static_cast<std::uint32_t>(f));
-  }
-  const std::size_t forms = lightgbm ? 3 : 1;
-  s.value_count_ = forms * s.value_features_.size() * kLanes;
-  for (TreeNode& node : s.tree_nodes_) {
-    const std::size_t form = node.value_offset / feature_count;
-    const std::size_t f = node.value_offset % feature_count;
-    RANKD_D_ASSERT(form < forms && has_numerical[f]);
-    node.value_offset = (form * s.value_features_.size() + dense[f]) * kLanes;
-  }
 
   // A table per feature with categorical nodes while they fit: for each row's value (a category,
   // another number, NaN), per tree, the left-subtree leaves of the nodes that send it right.
