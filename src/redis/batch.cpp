@@ -16,8 +16,8 @@ std::string_view Batch::command(std::size_t i) const {
   return std::string_view(pipeline_.bytes_).substr(begin, end - begin);
 }
 
-void Batch::Start(std::string_view key, detail::ReplyTarget target) {
-  spans_.push_back(Span{pipeline_.bytes_.size(), keys_.size(), key.size()});
+void Batch::Start(std::string_view key, detail::ReplyTarget target, const DecodedForm* form) {
+  spans_.push_back(Span{pipeline_.bytes_.size(), keys_.size(), key.size(), form});
   keys_.append(key);
   pipeline_.targets_.push_back(target);
 }

@@ -110,26 +110,48 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
   if (check_expiry) pttls.reserve(n);
   // The lookups run as a pipeline: command i + kAhead's index slot and command i + kAhead / 2's
   // entry are prefetched before command i is looked up, so their cache misses overlap.
+  // A command whose sink has a decoded form is looked up in that form's layout (a hit applies
+  // it), any other in RESP (a hit is parsed into the sink).
   constexpr std::size_t kAhead = 16;
-  std::vector<std::uint64_t> hashes(n);
-  for (std::size_t i = 0; i < n; ++i) hashes[i] = ReplyCache::HashCommand(batch.command(i));
-  for (std::size_t i = 0; i < std::min(n, kAhead); ++i) cache.PrefetchIndex(hashes[i]);
-  for (std::size_t i = 0; i < std::min(n, kAhead / 2); ++i) cache.PrefetchEntry(hashes[i]);
+  struct Lookup {
+    std::uint64_t command_hash;
+    std::uint64_t entry_hash;
+    std::uint64_t layout;
+  };
+  std::vector<Lookup> lookups(n);
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) cache.PrefetchIndex(hashes[i + kAhead]);
-    if (i + kAhead / 2 < n) cache.PrefetchEntry(hashes[i + kAhead / 2]);
+    const DecodedForm* form = batch.decoded_form(i);
+    Lookup& l = lookups[i];
+    l.command_hash = ReplyCache::HashCommand(batch.command(i));
+    l.layout = form != nullptr ? form->layout(batch.target(i).sink) : ReplyCache::kRespLayout;
+    RANKD_D_ASSERT(form == nullptr || l.layout != ReplyCache::kRespLayout);
+    l.entry_hash = ReplyCache::HashEntry(l.command_hash, l.layout);
+  }
+  for (std::size_t i = 0; i < std::min(n, kAhead); ++i) cache.PrefetchIndex(lookups[i].entry_hash);
+  for (std::size_t i = 0; i < std::min(n, kAhead / 2); ++i) {
+    cache.PrefetchEntry(lookups[i].entry_hash);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) cache.PrefetchIndex(lookups[i + kAhead].entry_hash);
+    if (i + kAhead / 2 < n) cache.PrefetchEntry(lookups[i + kAhead / 2].entry_hash);
     const std::string_view command = batch.command(i);
-    if (const std::optional<std::string_view> reply = cache.Find(command, hashes[i], now)) {
-      Replay(cache, batch.target(i), *reply);
+    const Lookup& l = lookups[i];
+    if (const std::optional<std::string_view> reply =
+            cache.Find(command, l.layout, l.entry_hash, now)) {
+      if (l.layout != ReplyCache::kRespLayout) {
+        batch.decoded_form(i)->apply(batch.target(i).sink, *reply);
+      } else {
+        Replay(cache, batch.target(i), *reply);
+      }
       ++counts.hits;
       continue;
     }
-    if (Flight* flight = cache.Join(command, hashes[i])) {
+    if (Flight* flight = cache.Join(command, l.command_hash)) {
       holds.joined.push_back({i, flight});
       ++counts.joined;
       continue;
     }
-    Flight* flight = cache.BeginFlight(batch.key(i), command, hashes[i]);
+    Flight* flight = cache.BeginFlight(batch.key(i), command, l.command_hash);
     holds.owned.push_back({i, flight});
     recorders.push_back(Recorder{batch.target(i), flight});
     if (check_expiry) misses.Add(batch.key(i), pttls.emplace_back(), "PTTL", batch.key(i));
@@ -147,6 +169,14 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
         cache.EndFlight(h.flight, FlightState::kErrorReply, now, *error);
       } else {
         if (check_expiry) SetKeyExpiry(h.flight, pttls[k], now);
+        // The sink's decoded form is stored where it has one (read back from the sink, which
+        // took the reply on its way in).
+        if (const DecodedForm* form = batch.decoded_form(h.index)) {
+          const void* sink = batch.target(h.index).sink;
+          if (!form->encode(sink, h.flight->DecodedAs(lookups[h.index].layout))) {
+            h.flight->KeepReplyBytes();
+          }
+        }
         cache.EndFlight(h.flight, FlightState::kReplied, now);
       }
       h.flight = nullptr;
@@ -173,7 +203,7 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
   if (resend.empty()) co_return;
   Batch again;
   for (const std::size_t i : resend) {
-    again.AddEncodedTarget(batch.key(i), batch.target(i), batch.command(i));
+    again.AddEncodedTarget(batch.key(i), batch.target(i), batch.command(i), batch.decoded_form(i));
   }
   co_await SendPart(send, again, batch);
   for (std::size_t k = 0; k < resend.size(); ++k) {

@@ -17,7 +17,8 @@ struct ReplyCache::Entry {
   Entry* next_for_key = nullptr;
   Entry* prev_for_key = nullptr;
   std::int64_t expires_ns = 0;
-  std::uint64_t command_hash = 0;
+  std::uint64_t layout = 0;        // kRespLayout: the reply's bytes; else a decoded form's
+  std::uint64_t command_hash = 0;  // HashEntry(the command's hash, layout)
   std::uint64_t key_hash = 0;
   std::uint32_t command_size = 0;
   std::uint32_t key_size = 0;
@@ -28,7 +29,11 @@ struct ReplyCache::Entry {
   const char* data() const noexcept { return reinterpret_cast<const char*>(this + 1); }
   std::string_view command() const noexcept { return {data(), command_size}; }
   std::string_view key() const noexcept { return {data() + command_size, key_size}; }
+  // The reply's bytes or its decoded form (by layout).
   std::string_view reply() const noexcept { return {data() + command_size + key_size, reply_size}; }
+  bool Is(std::string_view c, std::uint64_t l) const noexcept {
+    return layout == l && command() == c;
+  }
   std::size_t charged_bytes() const noexcept {
     return kEntryOverhead + command_size + key_size + reply_size;
   }
@@ -96,19 +101,26 @@ ReplyCache::~ReplyCache() {
 
 std::uint64_t ReplyCache::HashCommand(std::string_view command) noexcept { return Hash(command); }
 
-void ReplyCache::PrefetchIndex(std::uint64_t command_hash) const noexcept {
-  by_command_.PrefetchSlot(command_hash);
+std::uint64_t ReplyCache::HashEntry(std::uint64_t command_hash, std::uint64_t layout) noexcept {
+  if (layout == kRespLayout) return command_hash;
+  // A multiply-xorshift mix, so that a command's entries in different layouts land apart.
+  std::uint64_t h = (command_hash ^ layout) * 0x9e3779b97f4a7c15ULL;
+  return h ^ (h >> 29);
 }
 
-void ReplyCache::PrefetchEntry(std::uint64_t command_hash) const noexcept {
-  by_command_.PrefetchValue(command_hash, kEntryLinesPrefetched);
+void ReplyCache::PrefetchIndex(std::uint64_t entry_hash) const noexcept {
+  by_command_.PrefetchSlot(entry_hash);
 }
 
-std::optional<std::string_view> ReplyCache::Find(std::string_view command,
-                                                 std::uint64_t command_hash, std::int64_t now_ns) {
-  RANKD_D_ASSERT(command_hash == Hash(command));
-  const std::size_t slot =
-      by_command_.Find(command_hash, [command](const Entry* e) { return e->command() == command; });
+void ReplyCache::PrefetchEntry(std::uint64_t entry_hash) const noexcept {
+  by_command_.PrefetchValue(entry_hash, kEntryLinesPrefetched);
+}
+
+std::optional<std::string_view> ReplyCache::Find(std::string_view command, std::uint64_t layout,
+                                                 std::uint64_t entry_hash, std::int64_t now_ns) {
+  RANKD_D_ASSERT(entry_hash == HashEntry(Hash(command), layout));
+  const std::size_t slot = by_command_.Find(
+      entry_hash, [command, layout](const Entry* e) { return e->Is(command, layout); });
   if (slot == FlatIndex<Entry>::npos) return std::nullopt;
   Entry* e = by_command_.at(slot);
   if (e->expires_ns <= now_ns) {
@@ -168,6 +180,12 @@ void ReplyCache::Recycle(Flight* flight) noexcept {
   }
   flight->command_.clear();
   flight->key_.clear();
+  flight->layout_ = kRespLayout;
+  if (flight->decoded_.capacity() > kSpareReplyCapacity) {
+    std::string().swap(flight->decoded_);
+  } else {
+    flight->decoded_.clear();
+  }
   if (flight->reply_.capacity() > kSpareReplyCapacity) {
     std::string().swap(flight->reply_);
   } else {
@@ -213,19 +231,21 @@ void ReplyCache::Release(Flight* flight) noexcept {
 void ReplyCache::Store(const Flight& flight, std::int64_t expires_ns) {
   const std::string_view key = flight.key_;
   const std::string_view command = flight.command_;
-  const std::string_view reply = flight.reply_;
+  const std::uint64_t layout = flight.layout_;
+  const std::string_view reply = layout == kRespLayout ? flight.reply_ : flight.decoded_;
   const std::size_t charged = kEntryOverhead + command.size() + key.size() + reply.size();
   if (charged > max_bytes_ || command.size() > UINT32_MAX || reply.size() > UINT32_MAX) {
     ++stats_.too_large;
     return;
   }
-  const std::uint64_t command_hash = flight.command_hash_;
-  const std::size_t old =
-      by_command_.Find(command_hash, [command](const Entry* x) { return x->command() == command; });
+  const std::uint64_t command_hash = HashEntry(flight.command_hash_, layout);
+  const std::size_t old = by_command_.Find(
+      command_hash, [command, layout](const Entry* x) { return x->Is(command, layout); });
   if (old != FlatIndex<Entry>::npos) Remove(by_command_.at(old));
   while (stats_.bytes + charged > max_bytes_ && oldest_ != nullptr) EvictOne();
   Entry* e = Entry::Make(command, key, reply);
   e->expires_ns = expires_ns;
+  e->layout = layout;
   e->command_hash = command_hash;
   e->key_hash = flight.key_hash_;
   // Queue: newest first.
@@ -336,10 +356,14 @@ bool ReplyCache::Consistent() const {
     bytes += e->charged_bytes();
     hand_seen = hand_seen || e == hand_;
     if (e->older == nullptr ? e != oldest_ : e->older->newer != e) return false;
-    if (e->command_hash != Hash(e->command()) || e->key_hash != Hash(e->key())) return false;
+    if (e->command_hash != HashEntry(Hash(e->command()), e->layout) ||
+        e->key_hash != Hash(e->key())) {
+      return false;
+    }
     const std::string_view command = e->command();
+    const std::uint64_t layout = e->layout;
     const std::size_t slot = by_command_.Find(
-        e->command_hash, [command](const Entry* x) { return x->command() == command; });
+        e->command_hash, [command, layout](const Entry* x) { return x->Is(command, layout); });
     if (slot == FlatIndex<Entry>::npos || by_command_.at(slot) != e) return false;
     const Entry* first = e;
     while (first->prev_for_key != nullptr) first = first->prev_for_key;

@@ -1,10 +1,12 @@
-// ReplyCache: stored replies found by command and removed by key, TTLs, flights (single flight,
-// stale fetches), the byte budget and SIEVE eviction, and invariants under random operations.
+// ReplyCache: stored replies found by command (and layout: RESP bytes or a sink's decoded form)
+// and removed by key, TTLs, flights (single flight, stale fetches), the byte budget and SIEVE
+// eviction, and invariants under random operations.
 #include "rankd/redis/reply_cache.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,6 +29,26 @@ void Fetch(ReplyCache& cache, std::string_view key, std::string_view command,
   ReplyCache::Flight* f = cache.BeginFlight(key, command);
   f->SetReply(reply);
   cache.EndFlight(f, FlightState::kReplied, now);
+}
+
+// Fetches `command` on `key` through a flight whose owner keeps its sink's decoded form in
+// `layout` (kRespLayout: the reply's bytes).
+void FetchAs(ReplyCache& cache, std::string_view key, std::string_view command,
+             std::uint64_t layout, std::string_view bytes, std::int64_t now = kNow) {
+  ReplyCache::Flight* f = cache.BeginFlight(key, command);
+  if (layout == ReplyCache::kRespLayout) {
+    f->SetReply(bytes);
+  } else {
+    f->SetReply("$4\r\nresp\r\n");
+    f->DecodedAs(layout)->assign(bytes);
+  }
+  cache.EndFlight(f, FlightState::kReplied, now);
+}
+
+std::optional<std::string_view> FindAs(ReplyCache& cache, std::string_view command,
+                                       std::uint64_t layout, std::int64_t now = kNow) {
+  return cache.Find(command, layout,
+                    ReplyCache::HashEntry(ReplyCache::HashCommand(command), layout), now);
 }
 
 TEST(ReplyCacheTest, AStoredReplyIsFoundByItsCommandUntilItsTtl) {
@@ -220,23 +242,71 @@ TEST(ReplyCacheTest, TheBudgetHoldsAndSieveKeepsTheEntriesThatWereHit) {
   EXPECT_EQ(cache.stats().entries, 3u);
 }
 
+TEST(ReplyCacheTest, ADecodedFormIsFoundInItsLayoutOnlyAndGoesWithItsKey) {
+  ReplyCache cache(1 << 20, 60s);
+  FetchAs(cache, "a", Get("a"), 7, "decoded as 7");
+  EXPECT_EQ(FindAs(cache, Get("a"), 7), "decoded as 7");
+  EXPECT_FALSE(FindAs(cache, Get("a"), 9));                        // another layout
+  EXPECT_FALSE(FindAs(cache, Get("a"), ReplyCache::kRespLayout));  // nor the reply's bytes
+  // The same command in two more layouts: three entries, all on key a.
+  FetchAs(cache, "a", Get("a"), 9, "decoded as 9");
+  FetchAs(cache, "a", Get("a"), ReplyCache::kRespLayout, "$1\r\n1\r\n");
+  EXPECT_EQ(cache.stats().entries, 3u);
+  EXPECT_EQ(FindAs(cache, Get("a"), 9), "decoded as 9");
+  EXPECT_EQ(cache.Find(Get("a"), kNow), "$1\r\n1\r\n");
+  // Stored again in one layout, it replaces that layout's entry only.
+  FetchAs(cache, "a", Get("a"), 7, "decoded as 7 again");
+  EXPECT_EQ(cache.stats().entries, 3u);
+  EXPECT_EQ(FindAs(cache, Get("a"), 7), "decoded as 7 again");
+  EXPECT_EQ(cache.stats().bytes, 3 * (ReplyCache::kEntryOverhead + Get("a").size() + 1) +
+                                     std::string_view("decoded as 9").size() +
+                                     std::string_view("$1\r\n1\r\n").size() +
+                                     std::string_view("decoded as 7 again").size());
+  EXPECT_TRUE(cache.Consistent());
+  cache.OnInvalidate("a");
+  EXPECT_EQ(cache.stats().entries, 0u);
+  EXPECT_EQ(cache.stats().invalidated_entries, 3u);
+  EXPECT_TRUE(cache.Consistent());
+}
+
+TEST(ReplyCacheTest, AnOwnerWithoutADecodedFormAfterAllStoresTheReplysBytes) {
+  ReplyCache cache(1 << 20, 60s);
+  ReplyCache::Flight* f = cache.BeginFlight("a", Get("a"));
+  f->SetReply("$3\r\nodd\r\n");
+  f->DecodedAs(7)->assign("half written");
+  f->KeepReplyBytes();
+  cache.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_FALSE(FindAs(cache, Get("a"), 7));
+  EXPECT_EQ(cache.Find(Get("a"), kNow), "$3\r\nodd\r\n");
+  // A recycled flight starts with no layout and no decoded form.
+  ReplyCache::Flight* again = cache.BeginFlight("b", Get("b"));
+  EXPECT_EQ(again, f);
+  again->SetReply("$1\r\nb\r\n");
+  cache.EndFlight(again, FlightState::kReplied, kNow);
+  EXPECT_EQ(cache.Find(Get("b"), kNow), "$1\r\nb\r\n");
+  EXPECT_TRUE(cache.Consistent());
+}
+
 TEST(ReplyCacheTest, RandomOperationsKeepItConsistentAndExact) {
   // Against a model: whatever the cache answers is the reply last fetched for that command since
   // its key was last invalidated (the cache may forget, never make up or keep stale).
   std::mt19937 rng(7);
   ReplyCache cache(12 * (ReplyCache::kEntryOverhead + 40), 50ms);
-  std::map<std::string, std::pair<std::string, std::int64_t>> model;  // command -> reply, expiry
+  // (command, layout) -> reply or decoded form, expiry; layouts: RESP and two decoded forms.
+  std::map<std::pair<std::string, std::uint64_t>, std::pair<std::string, std::int64_t>> model;
+  const std::uint64_t layouts[] = {ReplyCache::kRespLayout, 7, 9};
   std::int64_t now = kNow;
   for (int step = 0; step < 20000; ++step) {
     now += std::uniform_int_distribution<std::int64_t>(0, 2'000'000)(rng);
     const std::string key = "k" + std::to_string(std::uniform_int_distribution<int>(0, 60)(rng));
     const std::string command = Get(key) + std::to_string(rng() % 3);
+    const std::uint64_t layout = layouts[rng() % 3];
     switch (rng() % 5) {
       case 0:
       case 1: {
-        const std::optional<std::string_view> found = cache.Find(command, now);
+        const std::optional<std::string_view> found = FindAs(cache, command, layout, now);
         if (found) {
-          const auto it = model.find(command);
+          const auto it = model.find({command, layout});
           ASSERT_NE(it, model.end()) << "step " << step;
           EXPECT_EQ(*found, it->second.first) << "step " << step;
           EXPECT_LT(now, it->second.second) << "step " << step;
@@ -246,13 +316,15 @@ TEST(ReplyCacheTest, RandomOperationsKeepItConsistentAndExact) {
       case 2: {
         ASSERT_EQ(cache.Join(command), nullptr) << "no flight is left open";
         const std::string reply = "$" + std::to_string(step) + "\r\n";
-        Fetch(cache, key, command, reply, now);
-        model[command] = {reply, now + 50'000'000};
+        FetchAs(cache, key, command, layout, reply, now);
+        model[{command, layout}] = {reply, now + 50'000'000};
         break;
       }
       case 3:
         cache.OnInvalidate(key);
-        for (int v = 0; v < 3; ++v) model.erase(Get(key) + std::to_string(v));
+        for (int v = 0; v < 3; ++v) {
+          for (const std::uint64_t l : layouts) model.erase({Get(key) + std::to_string(v), l});
+        }
         break;
       case 4:
         if (rng() % 50 == 0) {

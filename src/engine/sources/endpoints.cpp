@@ -267,7 +267,7 @@ rt::Task<void> OneByOneEndpoint::Execute(redis::Batch& batch) {
   redis::Batch one;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     one.Clear();
-    one.AddEncodedTarget(batch.key(i), batch.target(i), batch.command(i));
+    one.AddEncodedTarget(batch.key(i), batch.target(i), batch.command(i), batch.decoded_form(i));
     batch.add_round_trips(1);
     co_await inner_.Execute(one);
     if (const std::optional<std::string>& error = one.error(0)) batch.set_error(i, *error);

@@ -14,6 +14,15 @@
 // (a list from its first id; a row's fields null again), so nothing is read twice. DecodeCounts
 // count every reply handed over.
 //
+// Each sink has a decoded form (redis/sinks.h, DecodedForm), which a feature cache keeps in place
+// of the reply's bytes: the values as the sink decoded them (after the value rules: ints, floats,
+// bools, validated strings, nulls) with the counts of its last reply. Applying it fills the sink's
+// columns and counts exactly as being handed the reply again would, without parsing: a row's
+// values are copied, a string into the node's arena. Its layout names the sink's kind and its
+// columns' types (and, for HGETALL, the fields kept), so a sink only ever applies a form encoded
+// by a sink that decodes the same command the same way. A reply of the wrong shape has no
+// decoded form (the cache keeps its bytes).
+//
 // Thread affinity: the thread that parses the reply (a shard's loop). Ownership: sinks borrow the
 // columns, the arena and the counters, which outlive the call.
 #pragma once
@@ -52,11 +61,21 @@ class ReplyProblem {
   std::string message_;
 };
 
+// What one sink counted of its last reply (its decoded form keeps it).
+struct ReplyTally {
+  std::uint32_t values = 0;
+  std::uint32_t unparsable = 0;
+  std::uint32_t dropped = 0;
+  std::uint32_t reply_bytes = 0;
+};
+
 // LRANGE: up to `capacity` int ids into `out`.
 class IdListSink : public redis::NullSink {
  public:
   IdListSink(std::int64_t* out, std::size_t capacity, DecodeCounts* counts, ReplyProblem* problem)
       : out_(out), capacity_(capacity), counts_(counts), problem_(problem) {}
+
+  static const redis::DecodedForm kDecodedForm;
 
   std::size_t size() const noexcept { return size_; }
 
@@ -66,7 +85,10 @@ class IdListSink : public redis::NullSink {
   void OnSimpleString(std::string_view text) { Element(text); }
   void OnInteger(std::int64_t v);
   void OnNull();
-  void OnError(std::string_view message) { problem_->Set(std::string(message)); }
+  void OnError(std::string_view message) {
+    odd_ = true;
+    problem_->Set(std::string(message));
+  }
   void OnDouble(double) { Unexpected("a double"); }
   void OnBoolean(bool) { Unexpected("a boolean"); }
   void OnVerbatim(std::string_view, std::string_view) { Unexpected("a verbatim string"); }
@@ -78,22 +100,30 @@ class IdListSink : public redis::NullSink {
   void Push(std::int64_t id);
   // A reply begins (a value at depth 0): a second one replaces the first.
   void BeginReply() {
-    if (replied_) size_ = 0;
+    if (replied_) {
+      size_ = 0;
+      tally_ = {};
+    }
     replied_ = true;
   }
+  static std::uint64_t Layout(const void* sink) noexcept;
+  static bool Encode(const void* sink, std::string* out);
+  static void Apply(void* sink, std::string_view decoded);
 
   std::int64_t* out_;
   std::size_t capacity_;
   std::size_t size_ = 0;
   int depth_ = 0;
   bool replied_ = false;  // a reply was handed over
+  bool odd_ = false;      // a reply was not of the expected shape
+  ReplyTally tally_;      // of the last reply
   DecodeCounts* counts_;
   ReplyProblem* problem_;
 };
 
 // Writes one text value into `column` at `row` by the column's type (null when it does not
-// parse). Shared by the hash sinks.
-void StoreValue(std::string_view text, Column* column, std::size_t row, Arena& arena,
+// parse: returns false). Shared by the hash sinks.
+bool StoreValue(std::string_view text, Column* column, std::size_t row, Arena& arena,
                 DecodeCounts* counts);
 
 // HGETALL: the fields named in `fields` (the schema's yields) into their columns at `row`;
@@ -110,6 +140,8 @@ class HashFieldsSink : public redis::NullSink {
         counts_(counts),
         problem_(problem) {}
 
+  static const redis::DecodedForm kDecodedForm;
+
   void OnAggregateBegin(redis::Type type, std::size_t);
   void OnAggregateEnd(redis::Type) { --depth_; }
   void OnBulk(std::string_view text) { Text(text); }
@@ -118,7 +150,10 @@ class HashFieldsSink : public redis::NullSink {
   void OnInteger(std::int64_t v);
   void OnDouble(double v);
   void OnNull() { Text(std::string_view(), true); }
-  void OnError(std::string_view message) { problem_->Set(std::string(message)); }
+  void OnError(std::string_view message) {
+    odd_ = true;
+    problem_->Set(std::string(message));
+  }
   void OnBoolean(bool) { Unexpected("a boolean"); }
   void OnBigNumber(std::string_view text) { Text(text); }
 
@@ -127,6 +162,9 @@ class HashFieldsSink : public redis::NullSink {
   void Unexpected(std::string_view what);
   // A reply begins (a value at depth 0): a second one starts from a row of nulls.
   void BeginReply();
+  static std::uint64_t Layout(const void* sink) noexcept;
+  static bool Encode(const void* sink, std::string* out);
+  static void Apply(void* sink, std::string_view decoded);
 
   std::span<const std::string> fields_;
   std::span<Column* const> columns_;
@@ -138,6 +176,8 @@ class HashFieldsSink : public redis::NullSink {
   bool key_next_ = true;       // alternates field name, value
   std::ptrdiff_t field_ = -1;  // the wanted field whose value comes next (-1: not wanted)
   bool replied_ = false;       // a reply was handed over
+  bool odd_ = false;           // a reply was not of the expected shape
+  ReplyTally tally_;           // of the last reply
 };
 
 // HMGET: value i into columns[i] at `row` (a nil is null).
@@ -147,6 +187,8 @@ class FieldValuesSink : public redis::NullSink {
                   DecodeCounts* counts, ReplyProblem* problem)
       : columns_(columns), row_(row), arena_(arena), counts_(counts), problem_(problem) {}
 
+  static const redis::DecodedForm kDecodedForm;
+
   void OnAggregateBegin(redis::Type type, std::size_t values);
   void OnAggregateEnd(redis::Type) { --depth_; }
   void OnBulk(std::string_view text) { Value(text, false); }
@@ -155,7 +197,10 @@ class FieldValuesSink : public redis::NullSink {
   void OnInteger(std::int64_t v);
   void OnDouble(double v);
   void OnNull() { Value(std::string_view(), true); }
-  void OnError(std::string_view message) { problem_->Set(std::string(message)); }
+  void OnError(std::string_view message) {
+    odd_ = true;
+    problem_->Set(std::string(message));
+  }
   void OnBoolean(bool) { Unexpected("a boolean"); }
   void OnBigNumber(std::string_view text) { Value(text, false); }
 
@@ -164,6 +209,9 @@ class FieldValuesSink : public redis::NullSink {
   void Unexpected(std::string_view what);
   // A reply begins (a value at depth 0): a second one starts from a row of nulls.
   void BeginReply();
+  static std::uint64_t Layout(const void* sink) noexcept;
+  static bool Encode(const void* sink, std::string* out);
+  static void Apply(void* sink, std::string_view decoded);
 
   std::span<Column* const> columns_;
   std::size_t row_;
@@ -173,6 +221,8 @@ class FieldValuesSink : public redis::NullSink {
   int depth_ = 0;
   std::size_t next_ = 0;
   bool replied_ = false;  // a reply was handed over
+  bool odd_ = false;      // a reply was not of the expected shape
+  ReplyTally tally_;      // of the last reply
 };
 
 }  // namespace rankd::engine

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "blocking_redis_client.h"
@@ -36,13 +37,13 @@ std::shared_ptr<const Registry> CachedRegistry(const std::string& address) {
                                           std::move(schemas), base->digest());
 }
 
-// ids 20, 21, 30 -> their features.
-std::shared_ptr<const Plan> FeaturesPlan() {
+// ids 20, 21, 30 -> their features (`keys`).
+std::shared_ptr<const Plan> FeaturesPlan(std::vector<std::string> keys = {"likes", "title"}) {
   NodeParams ids;
   ids.ids = {20, 21, 30};
   NodeParams features;
   features.schema = "media_features";
-  features.keys = {"likes", "title"};
+  features.keys = std::move(keys);
   return PlanBuilder("features")
       .Add("ids", Op::kFixedSource, {}, ids)
       .Add("features", Op::kFetchFeatures, {"ids"}, features)
@@ -151,6 +152,73 @@ TEST_F(FeatureCacheTest, ACapturedRequestRecordsTheCachesReplies) {
     EXPECT_EQ(c.command, fetched.commands()[i].command);
     EXPECT_EQ(c.reply, fetched.commands()[i].reply);  // the stored reply is the server's
     EXPECT_FALSE(c.reply.empty());
+  }
+}
+
+TEST_F(FeatureCacheTest, AHitGivesTheValuesAndCountsTheFetchGave) {
+  // Every type of the schema, a value that does not parse, a missing field, a missing hash.
+  BlockingRedisClient(server_.port())
+      .Command("HSET", "media_features:21", "author_id", "-5", "age_hours", "1e-3", "ctr", "high",
+               "title", "caf\xc3\xa9");
+  plan_ = CompilePlan(FeaturesPlan({"author_id", "age_hours", "likes", "ctr", "title"}), registry_);
+  std::vector<ExecutionResult> r;
+  OnShard([&](const EndpointSet& endpoints) -> rt::Task<void> {
+    r.push_back(co_await Execute(endpoints, Scheduler::kAsync));
+    r.push_back(co_await Execute(endpoints, Scheduler::kAsync));
+  });
+  ASSERT_EQ(r.size(), 2u);
+  for (const ExecutionResult& result : r) ASSERT_FALSE(result.error) << result.error->message;
+  const NodeReport& fetched = r[0].nodes.at(1);
+  const NodeReport& cached = r[1].nodes.at(1);
+  EXPECT_EQ(fetched.cache_misses, 3u);
+  EXPECT_EQ(cached.cache_hits, 3u);
+  EXPECT_EQ(cached.redis_batches, 0u);
+  EXPECT_EQ(cached.unparsable_values, 1u);  // "high"
+  EXPECT_EQ(cached.unparsable_values, fetched.unparsable_values);
+  EXPECT_EQ(cached.reply_bytes, fetched.reply_bytes);
+  const CandidateSet* a = r[0].outputs.at(0).rows;
+  const CandidateSet* b = r[1].outputs.at(0).rows;
+  ASSERT_EQ(a->size(), 3u);
+  ASSERT_EQ(b->size(), 3u);
+  for (const char* key : {"author_id", "age_hours", "likes", "ctr", "title"}) {
+    const std::size_t slot = *registry_->KeySlot(key);
+    for (std::size_t row = 0; row < 3; ++row) {
+      EXPECT_EQ(b->column(slot)->Get(b->row(row)), a->column(slot)->Get(a->row(row)))
+          << key << " row " << row;
+    }
+  }
+  const std::size_t title = *registry_->KeySlot("title");
+  EXPECT_EQ(b->column(title)->Get(b->row(1)), Scalar(std::string("caf\xc3\xa9")));
+}
+
+TEST_F(FeatureCacheTest, ACapturedRequestFetchesWhatOnlyDecodedValuesAreKeptFor) {
+  // An uncaptured request keeps decoded values; a captured one needs the server's bytes, so it
+  // fetches them (and keeps them); requests of either kind then hit their own.
+  RequestCapture first_capture;
+  RequestCapture second_capture;
+  std::vector<ExecutionResult> r;
+  OnShard([&](const EndpointSet& endpoints) -> rt::Task<void> {
+    r.push_back(co_await Execute(endpoints, Scheduler::kAsync));
+    r.push_back(co_await Execute(endpoints, Scheduler::kAsync, &first_capture));
+    r.push_back(co_await Execute(endpoints, Scheduler::kAsync, &second_capture));
+    r.push_back(co_await Execute(endpoints, Scheduler::kAsync));
+  });
+  ASSERT_EQ(r.size(), 4u);
+  for (const ExecutionResult& result : r) ASSERT_FALSE(result.error) << result.error->message;
+  EXPECT_EQ(r[0].nodes.at(1).cache_misses, 3u);
+  EXPECT_EQ(r[1].nodes.at(1).cache_misses, 3u);
+  EXPECT_EQ(r[1].nodes.at(1).redis_batches, 1u);
+  EXPECT_EQ(r[2].nodes.at(1).cache_hits, 3u);
+  EXPECT_EQ(r[3].nodes.at(1).cache_hits, 3u);
+  ASSERT_EQ(first_capture.commands().size(), 3u);
+  ASSERT_EQ(second_capture.commands().size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(first_capture.commands()[i].reply.empty());
+    EXPECT_EQ(second_capture.commands()[i].reply, first_capture.commands()[i].reply);
+  }
+  for (const ExecutionResult& result : r) {
+    EXPECT_EQ(Likes(result, 0), Scalar(std::int64_t{10}));
+    EXPECT_EQ(Likes(result, 2), Scalar{});
   }
 }
 

@@ -86,6 +86,24 @@ struct StringSink : NullSink {
   }
 };
 
+// A StringSink with a decoded form (sinks.h): a reply cache keeps its value, not the reply's bytes.
+struct DecodedStringSink : StringSink {
+  static std::uint64_t Layout(const void*) noexcept { return 0x5eed; }
+  static bool Encode(const void* sink, std::string* out) {
+    const auto* s = static_cast<const DecodedStringSink*>(sink);
+    out->assign(s->is_null ? "n" : "v");
+    out->append(s->value);
+    return true;
+  }
+  static void Apply(void* sink, std::string_view decoded) {
+    auto* s = static_cast<DecodedStringSink*>(sink);
+    s->is_null = decoded.front() == 'n';
+    s->value.assign(decoded.substr(1));
+    ++s->values;
+  }
+  static constexpr DecodedForm kDecodedForm{&Layout, &Encode, &Apply};
+};
+
 }  // namespace rankd::redis::testing
 
 // ASSERT_* returns from the function, which a coroutine cannot do: this fails and co_returns.

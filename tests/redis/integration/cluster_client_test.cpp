@@ -2,7 +2,8 @@
 // node (one pipeline per node, one MGET per slot, so no CROSSSLOT), MOVED after a slot moved,
 // ASK during a migration driven by hand with CLUSTER SETSLOT, and a live
 // `redis-cli --cluster reshard` under read traffic with zero failed reads, and reads through a
-// reply cache that stay exact while keys move and are written.
+// reply cache (kept as bytes and as decoded values) that stay exact while keys move and are
+// written.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -377,12 +378,23 @@ TEST_P(ClusterClientTest, CachedReadsStayExactThroughALiveReshard) {
     co_await reader.Start();
     ClusterClient writer(Options(nullptr));
     co_await writer.Start();
-    // Reads `names` through the cache; their values ("" for none) into `values`.
+    // Reads `names` through the cache; their values ("" for none) into `values`. Every other
+    // read's sink has a decoded form, so each key is kept both as Redis' bytes and decoded.
     auto read = [&](const std::vector<std::string>& names,
                     std::vector<std::string>* values) -> rt::Task<void> {
       Batch gets;
-      std::vector<StringSink> sinks(names.size());
-      for (std::size_t k = 0; k < names.size(); ++k) gets.Add(names[k], sinks[k], "GET", names[k]);
+      std::vector<StringSink> plain(names.size());
+      std::vector<DecodedStringSink> decoded(names.size());
+      std::vector<StringSink*> sinks(names.size());
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        if (k % 2 == 0) {
+          gets.Add(names[k], plain[k], "GET", names[k]);
+          sinks[k] = &plain[k];
+        } else {
+          gets.Add(names[k], decoded[k], "GET", names[k]);
+          sinks[k] = &decoded[k];
+        }
+      }
       try {
         co_await ExecuteThroughCache(cache, gets, [&](Batch& b) { return reader.Execute(b); });
       } catch (const std::exception& e) {
@@ -397,7 +409,7 @@ TEST_P(ClusterClientTest, CachedReadsStayExactThroughALiveReshard) {
           ++failed;
           if (first_failure.empty()) first_failure = "GET " + names[k] + ": " + *gets.error(k);
         }
-        values->push_back(sinks[k].is_null ? std::string() : sinks[k].value);
+        values->push_back(sinks[k]->is_null ? std::string() : sinks[k]->value);
       }
     };
     std::vector<std::string> values;

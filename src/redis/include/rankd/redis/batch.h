@@ -38,23 +38,25 @@ class Batch {
   // it), before the next command is added.
   template <class Sink>
   CommandWriter Command(std::string_view key, Sink& sink, std::size_t argc) {
-    Start(key, detail::ReplyTarget{&sink, &detail::ParseInto<Sink>});
+    Start(key, detail::ReplyTarget{&sink, &detail::ParseInto<Sink>}, DecodedFormOf<Sink>());
     return CommandWriter(pipeline_.bytes_, argc);
   }
   template <class Sink, class... Args>
   void Add(std::string_view key, Sink& sink, const Args&... args) {
-    Start(key, detail::ReplyTarget{&sink, &detail::ParseInto<Sink>});
+    Start(key, detail::ReplyTarget{&sink, &detail::ParseInto<Sink>}, DecodedFormOf<Sink>());
     AppendCommand(pipeline_.bytes_, args...);
   }
   // `encoded` is one complete command (AppendCommand / CommandWriter).
   template <class Sink>
   void AddEncoded(std::string_view key, Sink& sink, std::string_view encoded) {
-    AddEncodedTarget(key, detail::ReplyTarget{&sink, &detail::ParseInto<Sink>}, encoded);
+    AddEncodedTarget(key, detail::ReplyTarget{&sink, &detail::ParseInto<Sink>}, encoded,
+                     DecodedFormOf<Sink>());
   }
-  // A command whose sink was type-erased already (callers that forward commands).
-  void AddEncodedTarget(std::string_view key, detail::ReplyTarget target,
-                        std::string_view encoded) {
-    Start(key, target);
+  // A command whose sink was type-erased already (callers that forward commands), with the
+  // sink's decoded form if it has one.
+  void AddEncodedTarget(std::string_view key, detail::ReplyTarget target, std::string_view encoded,
+                        const DecodedForm* form = nullptr) {
+    Start(key, target, form);
     pipeline_.bytes_.append(encoded);
   }
   // Room for `commands` commands of `command_bytes` and `key_bytes` in all.
@@ -69,6 +71,8 @@ class Batch {
   }
   std::string_view command(std::size_t i) const;
   detail::ReplyTarget target(std::size_t i) const { return pipeline_.targets_.at(i); }
+  // Command i's sink's decoded form (sinks.h), or null.
+  const DecodedForm* decoded_form(std::size_t i) const { return spans_.at(i).form; }
 
   // After the call: the server's error reply to command i, if it sent one (its sink then saw
   // nothing).
@@ -106,8 +110,9 @@ class Batch {
     std::size_t command_begin;  // in pipeline_.bytes()
     std::size_t key_begin;      // in keys_
     std::size_t key_size;
+    const DecodedForm* form;  // the sink's, or null
   };
-  void Start(std::string_view key, detail::ReplyTarget target);
+  void Start(std::string_view key, detail::ReplyTarget target, const DecodedForm* form);
 
   Pipeline pipeline_;  // the encoded commands, their reply targets and errors
   std::string keys_;

@@ -1,27 +1,33 @@
 // ReplyCache: replies to read commands kept on the client and kept exact by the server's
 // invalidation messages (Redis client-side caching), for at most a TTL.
 //
-// An entry is one command's reply as the server sent it (its RESP bytes), found by the encoded
-// command and removed by the key the command read: Invalidate(key) when the server says the key
-// changed, InvalidateAll() when the server flushed or a connection that tracked the reads was
-// lost (its invalidations would never come). An entry is also not served past its TTL, nor past
-// the expiry of its key when its fetcher learnt it (Flight::SetKeyExpiry: Redis sends a key's
-// invalidation only once it deletes the expired key, which its active expiry may do tens of
-// milliseconds late).
+// An entry is one command's reply, found by the encoded command and the layout it is kept in, and
+// removed by the key the command read: Invalidate(key) when the server says the key changed,
+// InvalidateAll() when the server flushed or a connection that tracked the reads was lost (its
+// invalidations would never come). An entry is also not served past its TTL, nor past the expiry
+// of its key when its fetcher learnt it (Flight::SetKeyExpiry: Redis sends a key's invalidation
+// only once it deletes the expired key, which its active expiry may do tens of milliseconds late).
+//
+// Layouts: an entry holds the reply as the server sent it (its RESP bytes: layout kRespLayout),
+// or, when the fetcher's sink has a decoded form (sinks.h, DecodedForm), that sink's decoded form
+// of it (the layout the form names): a hit then hands the caller values already decoded, and a
+// caller whose sink has another layout (or none) does not find it. One command may so have an
+// entry per layout; an invalidation of its key removes them all.
 //
 // Fetches: a command that missed is fetched under a Flight, from BeginFlight to EndFlight.
 //   - Single flight: a second caller of the same command while it is fetched joins the flight
-//     (Join) and takes its reply instead of sending the command again.
+//     (Join) and takes its reply (its RESP bytes, whatever the layouts) instead of sending the
+//     command again.
 //   - A key invalidated while a fetch of it is in flight makes the fetch stale: its reply is
 //     still handed to its callers (it is as fresh as any read in flight then), but not stored,
 //     since the reply may predate the change whose one invalidation is now spent.
 //
-// Memory: the entries' bytes (command, key and reply, plus kEntryOverhead each) stay within
-// max_bytes. Eviction is SIEVE (Zhang et al., NSDI'24): entries queue in insertion order, a hit
-// only sets the entry's visited bit, and a hand moving from the oldest towards the newest clears
-// visited bits and evicts the first entry it finds unvisited. A hit costs one hash lookup and a
-// store to a bit, with no list to reorder (unlike LRU); popular entries survive scans of
-// one-time keys (a feed's long tail), which LRU and FIFO let flush the cache.
+// Memory: the entries' bytes (command, key and reply or decoded form, plus kEntryOverhead each)
+// stay within max_bytes. Eviction is SIEVE (Zhang et al., NSDI'24): entries queue in insertion
+// order, a hit only sets the entry's visited bit, and a hand moving from the oldest towards the
+// newest clears visited bits and evicts the first entry it finds unvisited. A hit costs one hash
+// lookup and a store to a bit, with no list to reorder (unlike LRU); popular entries survive
+// scans of one-time keys (a feed's long tail), which LRU and FIFO let flush the cache.
 //
 // Thread affinity: one event loop thread (a shard's), like the connections whose pushes reach
 // it. Ownership: owns its entries and flights; a Flight lives while its owner or a joiner holds
@@ -69,6 +75,9 @@ class ReplyCache final : public InvalidationListener {
   // overhead (16) and its slots in the two indexes (each between 1/4 and 1/2 full: 64 to 128).
   static constexpr std::size_t kEntryOverhead = 192;
 
+  // The layout of an entry that holds the reply's RESP bytes.
+  static constexpr std::uint64_t kRespLayout = 0;
+
   // A key without an expiry (Flight::SetKeyExpiry's default).
   static constexpr std::int64_t kNoKeyExpiry = INT64_MAX;
 
@@ -90,6 +99,15 @@ class ReplyCache final : public InvalidationListener {
     rt::Event& done() noexcept { return done_; }
     // From the owner's reply sink: the reply's bytes, as the parser completed it.
     void SetReply(std::string_view bytes) { reply_.assign(bytes); }
+    // From the owner, before EndFlight: where to write its sink's decoded form of the reply
+    // (layout != kRespLayout), which is then stored instead of the reply's bytes.
+    std::string* DecodedAs(std::uint64_t layout) noexcept {
+      layout_ = layout;
+      return &decoded_;
+    }
+    // From the owner, before EndFlight: its sink had no decoded form of the reply after all; the
+    // reply's bytes are stored.
+    void KeepReplyBytes() noexcept { layout_ = kRespLayout; }
     // From the owner, before EndFlight: when the key expires (rt::MonotonicNanos's clock, no later
     // than the server's expiry), so that its reply is never served past it. Not called: the key
     // is taken to have no expiry.
@@ -103,6 +121,8 @@ class ReplyCache final : public InvalidationListener {
     std::string command_;
     std::string key_;
     std::string reply_;
+    std::string decoded_;  // layout_'s form of the reply (layout_ != kRespLayout)
+    std::uint64_t layout_ = 0;
     std::uint64_t command_hash_ = 0;
     std::uint64_t key_hash_ = 0;
     FlightState state_ = FlightState::kInFlight;
@@ -122,21 +142,25 @@ class ReplyCache final : public InvalidationListener {
   ReplyCache(const ReplyCache&) = delete;
   ReplyCache& operator=(const ReplyCache&) = delete;
 
-  // The hash that Find, Join and BeginFlight take: of the encoded command (the overloads without
-  // it compute it).
+  // The hash that Join and BeginFlight take: of the encoded command (the overloads without it
+  // compute it).
   static std::uint64_t HashCommand(std::string_view command) noexcept;
-  // Hints that `command_hash` will be looked up soon. A batch of lookups overlaps its memory reads
+  // The hash that Find takes: of the command's entry in `layout` (the command's hash itself for
+  // kRespLayout).
+  static std::uint64_t HashEntry(std::uint64_t command_hash, std::uint64_t layout) noexcept;
+  // Hints that `entry_hash` will be looked up soon. A batch of lookups overlaps its memory reads
   // (the index slot, then the entry: two cache misses each) when each lookup is preceded, some
   // lookups ahead, by PrefetchIndex and, about half as far ahead, by PrefetchEntry.
-  void PrefetchIndex(std::uint64_t command_hash) const noexcept;
-  void PrefetchEntry(std::uint64_t command_hash) const noexcept;
+  void PrefetchIndex(std::uint64_t entry_hash) const noexcept;
+  void PrefetchEntry(std::uint64_t entry_hash) const noexcept;
 
-  // The stored reply to `command` if there is one within its TTL at `now_ns` (one past it is
-  // removed). A hit marks the entry visited; the view lives until the cache next changes.
-  std::optional<std::string_view> Find(std::string_view command, std::uint64_t command_hash,
-                                       std::int64_t now_ns);
+  // The stored reply to `command` in `layout` (its RESP bytes, or that layout's decoded form) if
+  // there is one within its TTL at `now_ns` (one past it is removed). A hit marks the entry
+  // visited; the view lives until the cache next changes. `entry_hash` is HashEntry's.
+  std::optional<std::string_view> Find(std::string_view command, std::uint64_t layout,
+                                       std::uint64_t entry_hash, std::int64_t now_ns);
   std::optional<std::string_view> Find(std::string_view command, std::int64_t now_ns) {
-    return Find(command, HashCommand(command), now_ns);
+    return Find(command, kRespLayout, HashCommand(command), now_ns);
   }
   // The flight fetching `command` now, held for the caller (Release it), or null.
   Flight* Join(std::string_view command, std::uint64_t command_hash);
@@ -147,9 +171,9 @@ class ReplyCache final : public InvalidationListener {
     return BeginFlight(key, command, HashCommand(command));
   }
   // Ends the owner's flight (state: kReplied with its reply set, kErrorReply with `error`, or
-  // kFailed), stores a reply that is not stale and whose key's expiry is known (expiring TTL after
-  // `now_ns` or at the key's expiry, whichever is first), wakes the joiners and releases the
-  // owner's hold.
+  // kFailed), stores a reply (or its decoded form, Flight::DecodedAs) that is not stale and whose
+  // key's expiry is known (expiring TTL after `now_ns` or at the key's expiry, whichever is first),
+  // wakes the joiners and releases the owner's hold.
   void EndFlight(Flight* flight, FlightState state, std::int64_t now_ns,
                  std::string_view error = {});
   // Drops a joiner's hold (the last hold frees the flight).

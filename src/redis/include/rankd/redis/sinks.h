@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "rankd/redis/resp.h"
@@ -63,5 +64,31 @@ class ReplySink {
   virtual void OnAggregateBegin(Type, std::size_t /*values*/) {}
   virtual void OnAggregateEnd(Type) {}
 };
+
+// A sink's decoded form of a reply: what a reply cache keeps in place of the reply's bytes for a
+// sink that has one (reply_cache.h, cached_batch.h), so that a hit fills the sink without parsing
+// RESP or applying the sink's own value rules again. A sink type offers one as a static member
+// `static const DecodedForm kDecodedForm;` (Batch finds it).
+struct DecodedForm {
+  // The layout of the sink's decoded form, never 0: two sinks of one layout encode the same
+  // bytes for the same reply and apply each other's (e.g. the same value types, field by field).
+  std::uint64_t (*layout)(const void* sink) noexcept;
+  // Writes (assigns) the decoded form of the last reply the sink took to `out`; false when it
+  // has none worth keeping (the reply was not of the shape the sink expects).
+  bool (*encode)(const void* sink, std::string* out);
+  // Fills the sink as being handed that reply would: `decoded` is encode's output from a sink
+  // of the same layout.
+  void (*apply)(void* sink, std::string_view decoded);
+};
+
+// The decoded form of Sink, or null when it has none.
+template <class Sink>
+constexpr const DecodedForm* DecodedFormOf() noexcept {
+  if constexpr (requires { Sink::kDecodedForm; }) {
+    return &Sink::kDecodedForm;
+  } else {
+    return nullptr;
+  }
+}
 
 }  // namespace rankd::redis
