@@ -62,8 +62,9 @@ std::uint64_t Hash(std::string_view bytes) noexcept { return std::hash<std::stri
 // Cache lines of an entry a hit reads: its header, its command (compared) and its reply (decoded)
 // for the short replies most hits return.
 constexpr int kEntryLinesPrefetched = 3;
-// A spare flight whose reply buffer grew past this gives the buffer back.
-constexpr std::size_t kSpareReplyCapacity = 64 * 1024;
+// A spare flight whose reply buffer grew past this gives the buffer back: kMaxSpareFlights of
+// them keep at most 2 KiB of buffers each (a reply, a decoded form) besides a command and a key.
+constexpr std::size_t kSpareReplyCapacity = 1024;
 
 }  // namespace
 

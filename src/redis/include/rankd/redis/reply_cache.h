@@ -188,9 +188,10 @@ class ReplyCache final : public InvalidationListener {
   rt::Duration ttl() const noexcept { return ttl_; }
   bool checks_key_expiry() const noexcept { return key_expiry_ == KeyExpiry::kChecked; }
   std::size_t flights() const noexcept { return flights_by_command_.size(); }
-  // Ended flights kept for reuse (their strings keep their capacity).
+  // Ended flights kept for reuse (their strings keep their capacity): as many as a node's wave
+  // of misses (a feed's fetch_features reads about a thousand), so that a wave allocates none.
   std::size_t spare_flights() const noexcept { return spare_flights_.size(); }
-  static constexpr std::size_t kMaxSpareFlights = 256;
+  static constexpr std::size_t kMaxSpareFlights = 2048;
   // A parser for decoding stored replies into sinks (a hit is decoded like a reply off the wire).
   ReplyParser& replay_parser() noexcept { return replay_parser_; }
 
