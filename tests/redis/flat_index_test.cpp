@@ -1,5 +1,6 @@
 // FlatIndex: lookups through shared hashes and wrapped probe runs, erasure that keeps every other
-// value findable, growth, and random operations against a model.
+// value findable, incremental growth (values found, replaced and erased while the old array
+// drains, a mapped array of millions of slots), and random operations against a model.
 #include "rankd/redis/flat_index.h"
 
 #include <gtest/gtest.h>
@@ -82,6 +83,74 @@ TEST(FlatIndexTest, PrefetchesAreHintsThatReadOnlyTheirSlots) {
   EXPECT_EQ(index.size(), items.size());
 }
 
+std::uint64_t Spread(std::uint64_t x) {  // splitmix64's finalizer
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+TEST(FlatIndexTest, GrowthDrainsTheOldArrayAFewSlotsPerInsertAndLosesNothing) {
+  // 300,000 values: the last arrays (1 Mi slots, 16 MiB) are mapped from the kernel.
+  constexpr int kValues = 300'000;
+  std::vector<Item> items(kValues);
+  std::vector<Item> replacements(kValues);
+  for (int i = 0; i < kValues; ++i) {
+    items[static_cast<std::size_t>(i)].id = i;
+    replacements[static_cast<std::size_t>(i)].id = i;
+  }
+  FlatIndex<Item> index;
+  std::vector<bool> present(kValues, false);
+  std::size_t grows = 0;
+  std::size_t inserts_while_growing = 0;
+  std::size_t erased_while_growing = 0;
+  std::size_t replaced_while_growing = 0;
+  std::size_t capacity = index.capacity();
+  for (int i = 0; i < kValues; ++i) {
+    index.Insert(Spread(static_cast<std::uint64_t>(i)), &items[static_cast<std::size_t>(i)]);
+    present[static_cast<std::size_t>(i)] = true;
+    if (index.capacity() != capacity) {
+      EXPECT_EQ(index.capacity(), capacity * 2);
+      EXPECT_TRUE(index.growing());
+      capacity = index.capacity();
+      ++grows;
+    }
+    ASSERT_LE(index.size() * 2, index.capacity() + 2);
+    if (!index.growing()) continue;
+    ++inserts_while_growing;
+    // While the old array drains: an earlier value (in either array) is found, replaced or erased.
+    const int j = static_cast<int>(Spread(static_cast<std::uint64_t>(i) + 77) % (i + 1));
+    const std::uint64_t hash = Spread(static_cast<std::uint64_t>(j));
+    const std::size_t slot = FindId(index, hash, j);
+    ASSERT_EQ(slot != FlatIndex<Item>::npos, present[static_cast<std::size_t>(j)]) << j;
+    if (slot == FlatIndex<Item>::npos) continue;
+    if (i % 3 == 0) {
+      index.Erase(slot);
+      present[static_cast<std::size_t>(j)] = false;
+      ++erased_while_growing;
+      ASSERT_EQ(FindId(index, hash, j), FlatIndex<Item>::npos);
+    } else if (i % 3 == 1) {
+      index.set(slot, &replacements[static_cast<std::size_t>(j)]);
+      ASSERT_EQ(index.at(FindId(index, hash, j)), &replacements[static_cast<std::size_t>(j)]);
+      ++replaced_while_growing;
+    }
+  }
+  EXPECT_GE(grows, 14u);  // 16 slots to 1 Mi
+  // Each grow drains its old array within a quarter of the new capacity's inserts.
+  EXPECT_LT(inserts_while_growing, index.capacity());
+  EXPECT_GT(erased_while_growing, 100u);
+  EXPECT_GT(replaced_while_growing, 100u);
+  std::size_t expected = 0;
+  for (int i = 0; i < kValues; ++i) {
+    const std::size_t slot = FindId(index, Spread(static_cast<std::uint64_t>(i)), i);
+    ASSERT_EQ(slot != FlatIndex<Item>::npos, present[static_cast<std::size_t>(i)]) << i;
+    if (slot != FlatIndex<Item>::npos) ++expected;
+  }
+  EXPECT_EQ(index.size(), expected);
+  std::size_t counted = 0;
+  index.ForEach([&](const Item*) { ++counted; });
+  EXPECT_EQ(counted, expected);
+}
+
 TEST(FlatIndexTest, RandomOperationsAgreeWithAModel) {
   // Few distinct hashes and a small table: long runs, collisions, wrap-around and growth.
   std::mt19937 rng(3);
@@ -101,6 +170,11 @@ TEST(FlatIndexTest, RandomOperationsAgreeWithAModel) {
       ASSERT_NE(slot, FlatIndex<Item>::npos) << "step " << step;
       index.Erase(slot);
       model.erase(it);
+    } else {
+      // Found again and put back in its slot (a cache entry's key chain moves its head this way).
+      const std::size_t slot = FindId(index, it->second, id);
+      ASSERT_NE(slot, FlatIndex<Item>::npos) << "step " << step;
+      index.set(slot, &items[static_cast<std::size_t>(id)]);
     }
     if (step % 101 == 0) {
       ASSERT_EQ(index.size(), model.size());

@@ -6,18 +6,34 @@
 // a slot whose hash matches, so a hit costs one miss into the array and one into the object.
 // Different keys may share a hash: they sit in the same probe run and the predicate tells them
 // apart. Deletion shifts the run back (no tombstones), so a lookup never probes past a hole.
-// The table doubles when it is over 1/2 full.
 //
-// Thread affinity: none (the owner's). Ownership: owns its slot array; borrows the pointers.
+// Growth is incremental: when the array is over 1/2 full, a twice larger one takes the inserts
+// and the old one is drained into it kDrainedPerInsert slots per insert, so that no insert pays
+// for moving the whole index (a million values take about 100 ms to move at once: a stall of
+// every request on the loop while a cache fills). While the old array drains, a lookup that
+// misses in the new one probes the old one too; a value moved out of the old array leaves a
+// tombstone there (the old array takes no inserts, so its probe runs only shrink). A slot index
+// names the array it is in (kOldSlot), and stays valid until the next Insert (which may move
+// values).
+//
+// Arrays of 2 MiB and more are mapped from the kernel, aligned to 2 MiB and advised to use huge
+// pages: their zeroed pages come as the slots are first written, not all at once, and a lookup in
+// a large index is not a TLB miss besides a cache miss.
+//
+// Thread affinity: none (the owner's). Ownership: owns its slot arrays; borrows the pointers.
 #pragma once
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <utility>
+
+#include "rankd/runtime/debug_check.h"
 
 namespace rankd::redis {
 
@@ -25,129 +41,273 @@ template <class T>
 class FlatIndex {
  public:
   static constexpr std::size_t npos = ~std::size_t{0};
+  // Old-array slots drained per Insert while the index grows: enough that the old array is
+  // drained before the new one fills to 1/2 (it takes 1/4 of the new capacity's inserts).
+  static constexpr std::size_t kDrainedPerInsert = 8;
 
-  FlatIndex() { Allocate(16); }
+  FlatIndex() : table_(16) {}
 
   std::size_t size() const noexcept { return size_; }
-  std::size_t capacity() const noexcept { return mask_ + 1; }
+  // The capacity of the array that takes inserts.
+  std::size_t capacity() const noexcept { return table_.capacity(); }
+  // True while an old array is being drained.
+  bool growing() const noexcept { return old_.capacity() != 0; }
 
-  // The slot of the first entry with `hash` for which match(T*) holds, or npos.
+  // The slot of the first value with `hash` for which match(T*) holds, or npos.
   template <class Match>
   std::size_t Find(std::uint64_t hash, Match match) const {
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (s.value == nullptr) return npos;
-      if (s.hash == hash && match(s.value)) return i;
-    }
+    const std::size_t slot = table_.Find(hash, match);
+    if (slot != npos || !growing()) return slot;
+    const std::size_t old = old_.Find(hash, match);
+    return old == npos ? npos : old | kOldSlot;
   }
   // Calls f(slot) for each slot with `hash` for which match(T*) holds.
   template <class Match, class F>
   void ForEachMatch(std::uint64_t hash, Match match, F f) const {
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (s.value == nullptr) return;
-      if (s.hash == hash && match(s.value)) f(i);
-    }
+    table_.ForEachMatch(hash, match, f);
+    if (growing()) old_.ForEachMatch(hash, match, [&f](std::size_t slot) { f(slot | kOldSlot); });
   }
-  T* at(std::size_t slot) const noexcept { return slots_[slot].value; }
+  T* at(std::size_t slot) const noexcept { return Slot(slot).value; }
 
   // Hints for a lookup of `hash` soon. A batch of lookups overlaps its memory reads when each is
   // preceded, some lookups ahead, by PrefetchSlot and later by PrefetchValue.
   // PrefetchSlot: brings the hash's first slot toward the cache.
   void PrefetchSlot(std::uint64_t hash) const noexcept {
-    __builtin_prefetch(&slots_[hash & mask_]);
+    table_.PrefetchSlot(hash);
+    if (growing()) old_.PrefetchSlot(hash);
   }
   // PrefetchValue: reads the hash's first slots (PrefetchSlot brought them) and brings the first
   // `lines` cache lines of the first value under `hash` toward the cache.
   void PrefetchValue(std::uint64_t hash, int lines) const noexcept {
-    constexpr std::size_t kSlotsLooked = 4;
-    std::size_t i = hash & mask_;
-    for (std::size_t k = 0; k < kSlotsLooked; ++k, i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (s.value == nullptr) return;
-      if (s.hash == hash) {
-        const char* bytes = reinterpret_cast<const char*>(s.value);
-        for (int line = 0; line < lines; ++line) __builtin_prefetch(bytes + 64 * line);
-        return;
-      }
-    }
+    table_.PrefetchValue(hash, lines);
+    if (growing()) old_.PrefetchValue(hash, lines);
   }
-  void set(std::size_t slot, T* value) noexcept { slots_[slot].value = value; }
+  void set(std::size_t slot, T* value) noexcept {
+    RANKD_D_ASSERT(value != nullptr && value != Tombstone());
+    Slot(slot).value = value;
+  }
 
   // Adds `value` under `hash` (a value already under it stays: look it up first).
   void Insert(std::uint64_t hash, T* value) {
-    if ((size_ + 1) * 2 > capacity()) Grow();
-    Place(hash, value);
+    RANKD_D_ASSERT(value != nullptr && value != Tombstone());
+    if ((table_.used() + 1) * 2 > table_.capacity()) Grow();
+    Drain(kDrainedPerInsert);
+    table_.Place(hash, value);
     ++size_;
   }
-  // Removes the slot Find returned, shifting the rest of its probe run back.
+  // Removes the slot Find returned.
   void Erase(std::size_t slot) noexcept {
-    std::size_t hole = slot;
-    for (std::size_t i = (hole + 1) & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (s.value == nullptr) break;
-      // The entry at i may fill the hole when its home is not in (hole, i] (cyclically).
-      const std::size_t home = s.hash & mask_;
-      const bool home_after_hole =
-          hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
-      if (!home_after_hole) {
-        slots_[hole] = s;
-        hole = i;
-      }
+    if ((slot & kOldSlot) != 0) {
+      old_.Bury(slot & ~kOldSlot);
+    } else {
+      table_.Erase(slot);
     }
-    slots_[hole] = Slot{};
     --size_;
   }
   void Clear() noexcept {
-    for (std::size_t i = 0; i <= mask_; ++i) slots_[i] = Slot{};
+    table_.Clear();
+    old_ = Array();
+    drained_ = 0;
     size_ = 0;
   }
   // Calls f(T*) for every value (any order).
   template <class F>
   void ForEach(F f) const {
-    for (std::size_t i = 0; i <= mask_; ++i) {
-      if (slots_[i].value != nullptr) f(slots_[i].value);
-    }
+    table_.ForEach(f);
+    old_.ForEach(f);
   }
 
  private:
-  struct Slot {
+  static constexpr std::size_t kOldSlot = std::size_t{1} << 63;
+
+  struct SlotPair {
     std::uint64_t hash = 0;
-    T* value = nullptr;
+    T* value = nullptr;  // null: empty; Tombstone(): moved out of the old array
   };
-  // Arrays of 2 MiB and more are aligned to 2 MiB and advised to use huge pages: a lookup in a
-  // large index is a TLB miss besides a cache miss when the array sits on 4 KiB pages.
-  static constexpr std::size_t kHugePage = std::size_t{2} << 20;
-  struct FreeSlots {
-    void operator()(Slot* slots) const noexcept { std::free(slots); }
+  // A value moved out of the old array: probes continue past it, nothing matches it.
+  static T* Tombstone() noexcept {
+    alignas(64) static char tombstone[64];
+    return reinterpret_cast<T*>(tombstone);
+  }
+
+  // One power-of-two array of slots with its linear probing; `used` counts the live values.
+  class Array {
+   public:
+    Array() = default;
+    explicit Array(std::size_t capacity) { Allocate(capacity); }
+    Array(Array&& o) noexcept { *this = std::move(o); }
+    Array& operator=(Array&& o) noexcept {
+      std::swap(slots_, o.slots_);
+      std::swap(mask_, o.mask_);
+      std::swap(used_, o.used_);
+      std::swap(mapped_, o.mapped_);
+      return *this;
+    }
+    ~Array() { Free(); }
+
+    std::size_t capacity() const noexcept { return slots_ == nullptr ? 0 : mask_ + 1; }
+    std::size_t used() const noexcept { return used_; }
+    SlotPair& at(std::size_t i) noexcept { return slots_[i]; }
+    const SlotPair& at(std::size_t i) const noexcept { return slots_[i]; }
+
+    template <class Match>
+    std::size_t Find(std::uint64_t hash, Match match) const {
+      for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+        const SlotPair& s = slots_[i];
+        if (s.value == nullptr) return npos;
+        if (s.hash == hash && s.value != Tombstone() && match(s.value)) return i;
+      }
+    }
+    template <class Match, class F>
+    void ForEachMatch(std::uint64_t hash, Match match, F f) const {
+      for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+        const SlotPair& s = slots_[i];
+        if (s.value == nullptr) return;
+        if (s.hash == hash && s.value != Tombstone() && match(s.value)) f(i);
+      }
+    }
+    template <class F>
+    void ForEach(F f) const {
+      for (std::size_t i = 0; i < capacity(); ++i) {
+        if (slots_[i].value != nullptr && slots_[i].value != Tombstone()) f(slots_[i].value);
+      }
+    }
+    void PrefetchSlot(std::uint64_t hash) const noexcept {
+      __builtin_prefetch(&slots_[hash & mask_]);
+    }
+    void PrefetchValue(std::uint64_t hash, int lines) const noexcept {
+      constexpr std::size_t kSlotsLooked = 4;
+      std::size_t i = hash & mask_;
+      for (std::size_t k = 0; k < kSlotsLooked; ++k, i = (i + 1) & mask_) {
+        const SlotPair& s = slots_[i];
+        if (s.value == nullptr) return;
+        if (s.hash == hash && s.value != Tombstone()) {
+          const char* bytes = reinterpret_cast<const char*>(s.value);
+          for (int line = 0; line < lines; ++line) __builtin_prefetch(bytes + 64 * line);
+          return;
+        }
+      }
+    }
+    // Puts a value in the first empty slot of its run (an array without tombstones).
+    void Place(std::uint64_t hash, T* value) noexcept {
+      std::size_t i = hash & mask_;
+      while (slots_[i].value != nullptr) i = (i + 1) & mask_;
+      slots_[i] = SlotPair{hash, value};
+      ++used_;
+    }
+    // Removes slot `slot`, shifting the rest of its probe run back (an array without tombstones).
+    void Erase(std::size_t slot) noexcept {
+      std::size_t hole = slot;
+      for (std::size_t i = (hole + 1) & mask_;; i = (i + 1) & mask_) {
+        SlotPair& s = slots_[i];
+        if (s.value == nullptr) break;
+        // The value at i may fill the hole when its home is not in (hole, i] (cyclically).
+        const std::size_t home = s.hash & mask_;
+        const bool home_after_hole =
+            hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
+        if (!home_after_hole) {
+          slots_[hole] = s;
+          hole = i;
+        }
+      }
+      slots_[hole] = SlotPair{};
+      --used_;
+    }
+    // Removes slot `slot`, leaving a tombstone (the old array, whose runs only shrink).
+    void Bury(std::size_t slot) noexcept {
+      RANKD_D_ASSERT(slots_[slot].value != nullptr && slots_[slot].value != Tombstone());
+      slots_[slot].value = Tombstone();
+      --used_;
+    }
+    void Clear() noexcept {
+      for (std::size_t i = 0; i < capacity(); ++i) slots_[i] = SlotPair{};
+      used_ = 0;
+    }
+
+   private:
+    static constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+    void Allocate(std::size_t capacity) {
+      const std::size_t bytes = capacity * sizeof(SlotPair);
+      void* memory = nullptr;
+      if (bytes >= kHugePage) {
+        // Mapped with room to align to a huge page; the ends past the aligned part go back.
+        const std::size_t mapped = bytes + kHugePage;
+        void* raw =
+            ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) throw std::bad_alloc();
+        const auto start = reinterpret_cast<std::uintptr_t>(raw);
+        const std::uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
+        if (aligned > start) ::munmap(raw, aligned - start);
+        const std::uintptr_t end = start + mapped;
+        if (end > aligned + bytes)
+          ::munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
+        memory = reinterpret_cast<void*>(aligned);
+        ::madvise(memory, bytes, MADV_HUGEPAGE);  // advice only: may fail
+        mapped_ = true;                           // zero-filled by the kernel: empty slots
+      } else {
+        memory = std::malloc(bytes);
+        if (memory == nullptr) throw std::bad_alloc();
+        std::uninitialized_value_construct_n(static_cast<SlotPair*>(memory), capacity);
+        mapped_ = false;
+      }
+      slots_ = static_cast<SlotPair*>(memory);
+      mask_ = capacity - 1;
+      used_ = 0;
+    }
+    void Free() noexcept {
+      if (slots_ == nullptr) return;
+      if (mapped_) {
+        ::munmap(slots_, capacity() * sizeof(SlotPair));
+      } else {
+        std::free(slots_);
+      }
+      slots_ = nullptr;
+    }
+
+    SlotPair* slots_ = nullptr;
+    std::size_t mask_ = 0;
+    std::size_t used_ = 0;
+    bool mapped_ = false;
   };
-  void Allocate(std::size_t capacity) {
-    const std::size_t bytes = capacity * sizeof(Slot);
-    void* memory = bytes >= kHugePage ? std::aligned_alloc(kHugePage, bytes) : std::malloc(bytes);
-    if (memory == nullptr) throw std::bad_alloc();
-    if (bytes >= kHugePage) ::madvise(memory, bytes, MADV_HUGEPAGE);  // advice only: may fail
-    Slot* slots = static_cast<Slot*>(memory);
-    std::uninitialized_value_construct_n(slots, capacity);
-    slots_.reset(slots);
-    mask_ = capacity - 1;
+
+  SlotPair& Slot(std::size_t slot) noexcept {
+    return (slot & kOldSlot) != 0 ? old_.at(slot & ~kOldSlot) : table_.at(slot);
   }
-  void Place(std::uint64_t hash, T* value) noexcept {
-    std::size_t i = hash & mask_;
-    while (slots_[i].value != nullptr) i = (i + 1) & mask_;
-    slots_[i] = Slot{hash, value};
+  const SlotPair& Slot(std::size_t slot) const noexcept {
+    return (slot & kOldSlot) != 0 ? old_.at(slot & ~kOldSlot) : table_.at(slot);
   }
+
+  // The array becomes the old one (one still draining is drained first) and a twice larger one
+  // takes the inserts.
   void Grow() {
-    std::unique_ptr<Slot[], FreeSlots> old = std::move(slots_);
-    const std::size_t old_capacity = mask_ + 1;
-    Allocate(old_capacity * 2);
-    for (std::size_t i = 0; i < old_capacity; ++i) {
-      if (old[i].value != nullptr) Place(old[i].hash, old[i].value);
+    if (growing()) Drain(old_.capacity());
+    Array larger(table_.capacity() * 2);
+    old_ = std::move(table_);
+    table_ = std::move(larger);
+    drained_ = 0;
+  }
+  // Moves the values of the old array's next `slots` slots into the new one; frees the old array
+  // once it has been drained.
+  void Drain(std::size_t slots) noexcept {
+    if (!growing()) return;
+    const std::size_t end = std::min(old_.capacity(), drained_ + slots);
+    for (; drained_ < end; ++drained_) {
+      SlotPair& s = old_.at(drained_);
+      if (s.value == nullptr || s.value == Tombstone()) continue;
+      table_.Place(s.hash, s.value);
+      old_.Bury(drained_);
+    }
+    if (drained_ == old_.capacity()) {
+      RANKD_D_ASSERT(old_.used() == 0);
+      old_ = Array();
     }
   }
 
-  std::unique_ptr<Slot[], FreeSlots> slots_;
-  std::size_t mask_ = 0;
-  std::size_t size_ = 0;
+  Array table_;              // takes the inserts
+  Array old_;                // being drained into table_ (capacity 0: none)
+  std::size_t drained_ = 0;  // old_'s slots before this one are drained
+  std::size_t size_ = 0;     // values in both
 };
 
 }  // namespace rankd::redis
