@@ -149,6 +149,15 @@ TEST(FlatIndexTest, GrowthDrainsTheOldArrayAFewSlotsPerInsertAndLosesNothing) {
   std::size_t counted = 0;
   index.ForEach([&](const Item*) { ++counted; });
   EXPECT_EQ(counted, expected);
+  // Cleared (a mapped array gives its pages back), it is empty and takes values again.
+  index.Clear();
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(FindId(index, Spread(1), 1), FlatIndex<Item>::npos);
+  counted = 0;
+  index.ForEach([&](const Item*) { ++counted; });
+  EXPECT_EQ(counted, 0u);
+  index.Insert(Spread(1), &items[1]);
+  EXPECT_NE(FindId(index, Spread(1), 1), FlatIndex<Item>::npos);
 }
 
 TEST(FlatIndexTest, RandomOperationsAgreeWithAModel) {
