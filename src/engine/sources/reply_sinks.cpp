@@ -141,6 +141,25 @@ void ApplyRow(FormReader& in, std::span<Column* const> columns, std::size_t row,
   RANKD_D_ASSERT(in.done());
 }
 
+// A row sink's decoded form (HashFieldsSink, FieldValuesSink): the tally of its last reply, then
+// its row's values (none when the reply was not of the shape it expects).
+bool EncodeRowForm(bool odd, const ReplyTally& tally, std::span<Column* const> columns,
+                   std::size_t row, std::string* out) {
+  if (odd) return false;
+  out->clear();
+  Put(out, &tally, sizeof tally);
+  EncodeRow(columns, row, out);
+  return true;
+}
+
+void ApplyRowForm(std::string_view decoded, ReplyTally* tally, DecodeCounts* counts,
+                  std::span<Column* const> columns, std::size_t row, Arena& arena) {
+  FormReader in(decoded);
+  *tally = in.Get<ReplyTally>();
+  AddTally(*tally, counts);
+  ApplyRow(in, columns, row, arena);
+}
+
 }  // namespace
 
 // ---- IdListSink ----
@@ -298,20 +317,13 @@ std::uint64_t HashFieldsSink::Layout(const void* sink) noexcept {
 // The tally, then the row's values in the order of the fields kept.
 bool HashFieldsSink::Encode(const void* sink, std::string* out) {
   const auto* s = static_cast<const HashFieldsSink*>(sink);
-  if (s->odd_) return false;
-  out->clear();
-  Put(out, &s->tally_, sizeof s->tally_);
-  EncodeRow(s->columns_, s->row_, out);
-  return true;
+  return EncodeRowForm(s->odd_, s->tally_, s->columns_, s->row_, out);
 }
 
 void HashFieldsSink::Apply(void* sink, std::string_view decoded) {
   auto* s = static_cast<HashFieldsSink*>(sink);
   s->BeginReply();
-  FormReader in(decoded);
-  s->tally_ = in.Get<ReplyTally>();
-  AddTally(s->tally_, s->counts_);
-  ApplyRow(in, s->columns_, s->row_, *s->arena_);
+  ApplyRowForm(decoded, &s->tally_, s->counts_, s->columns_, s->row_, *s->arena_);
 }
 
 void HashFieldsSink::OnAggregateBegin(redis::Type type, std::size_t) {
@@ -388,20 +400,13 @@ std::uint64_t FieldValuesSink::Layout(const void* sink) noexcept {
 // The tally, then the row's values field by field.
 bool FieldValuesSink::Encode(const void* sink, std::string* out) {
   const auto* s = static_cast<const FieldValuesSink*>(sink);
-  if (s->odd_) return false;
-  out->clear();
-  Put(out, &s->tally_, sizeof s->tally_);
-  EncodeRow(s->columns_, s->row_, out);
-  return true;
+  return EncodeRowForm(s->odd_, s->tally_, s->columns_, s->row_, out);
 }
 
 void FieldValuesSink::Apply(void* sink, std::string_view decoded) {
   auto* s = static_cast<FieldValuesSink*>(sink);
   s->BeginReply();
-  FormReader in(decoded);
-  s->tally_ = in.Get<ReplyTally>();
-  AddTally(s->tally_, s->counts_);
-  ApplyRow(in, s->columns_, s->row_, *s->arena_);
+  ApplyRowForm(decoded, &s->tally_, s->counts_, s->columns_, s->row_, *s->arena_);
 }
 
 void FieldValuesSink::OnAggregateBegin(redis::Type type, std::size_t values) {
