@@ -145,6 +145,7 @@ class FlatIndex {
       std::swap(mask_, o.mask_);
       std::swap(used_, o.used_);
       std::swap(mapped_, o.mapped_);
+      std::swap(huge_advised_, o.huge_advised_);
       return *this;
     }
     ~Array() { Free(); }
@@ -197,7 +198,7 @@ class FlatIndex {
       std::size_t i = hash & mask_;
       while (slots_[i].value != nullptr) i = (i + 1) & mask_;
       slots_[i] = SlotPair{hash, value};
-      if (++used_ == (mask_ + 1) / 8 && mapped_) AdviseHugePages();
+      if (++used_ >= (mask_ + 1) / 8 && mapped_ && !huge_advised_) AdviseHugePages();
     }
     // Removes slot `slot`, shifting the rest of its probe run back (an array without tombstones).
     void Erase(std::size_t slot) noexcept {
@@ -225,6 +226,11 @@ class FlatIndex {
     }
     void Clear() noexcept {
       // A mapped array gives its pages back: they read as zeros (empty slots) again.
+      // Its pages are unwritten again, so huge pages are advised again only once they are written.
+      if (mapped_ && huge_advised_) {
+        ::madvise(slots_, capacity() * sizeof(SlotPair), MADV_NOHUGEPAGE);
+        huge_advised_ = false;
+      }
       if (!mapped_ || ::madvise(slots_, capacity() * sizeof(SlotPair), MADV_DONTNEED) != 0) {
         for (std::size_t i = 0; i < capacity(); ++i) slots_[i] = SlotPair{};
       }
@@ -239,6 +245,7 @@ class FlatIndex {
     // are advised then, for the kernel's khugepaged to merge the pages in the background (fewer
     // TLB misses on lookups). Advice only: it may be refused.
     void AdviseHugePages() noexcept {
+      huge_advised_ = true;  // once: a count hovering at the mark must not cost a call per insert
       ::madvise(slots_, capacity() * sizeof(SlotPair), MADV_HUGEPAGE);
     }
 
@@ -273,6 +280,7 @@ class FlatIndex {
     std::size_t mask_ = 0;
     std::size_t used_ = 0;
     bool mapped_ = false;
+    bool huge_advised_ = false;
   };
 
   SlotPair& Slot(std::size_t slot) noexcept {

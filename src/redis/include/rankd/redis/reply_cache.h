@@ -192,7 +192,8 @@ class ReplyCache final : public InvalidationListener {
   // of misses (a feed's fetch_features reads about a thousand), so that a wave allocates none.
   std::size_t spare_flights() const noexcept { return spare_flights_.size(); }
   static constexpr std::size_t kMaxSpareFlights = 2048;
-  // A parser for decoding stored replies into sinks (a hit is decoded like a reply off the wire).
+  // A parser for decoding stored RESP replies into sinks (a hit in kRespLayout, a joiner taking
+  // its flight's reply: decoded like a reply off the wire).
   ReplyParser& replay_parser() noexcept { return replay_parser_; }
 
   // True when the indexes, the SIEVE queue, the hand and the byte count agree (O(entries); for
