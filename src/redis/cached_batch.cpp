@@ -108,36 +108,33 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
   const bool check_expiry = cache.checks_key_expiry();
   std::vector<PttlSink> pttls;
   if (check_expiry) pttls.reserve(n);
-  // The lookups run as a pipeline: command i + kAhead's index slot and command i + kAhead / 2's
-  // entry are prefetched before command i is looked up, so their cache misses overlap.
   // A command whose sink has a decoded form is looked up in that form's layout (a hit applies
-  // it), any other in RESP (a hit is parsed into the sink).
-  constexpr std::size_t kAhead = 16;
+  // it), any other in RESP (a hit is parsed into the sink). The lookups go kTouched at a time:
+  // the cache reads their index slots and entries together first (TouchEntries), so that their
+  // cache misses overlap rather than come one after another between the hits' applies.
+  constexpr std::size_t kTouched = 32;
   struct Lookup {
     std::uint64_t command_hash;
-    std::uint64_t entry_hash;
     std::uint64_t layout;
   };
   std::vector<Lookup> lookups(n);
+  std::vector<std::uint64_t> entry_hashes(n);
   for (std::size_t i = 0; i < n; ++i) {
     const DecodedForm* form = batch.decoded_form(i);
     Lookup& l = lookups[i];
     l.command_hash = ReplyCache::HashCommand(batch.command(i));
     l.layout = form != nullptr ? form->layout(batch.target(i).sink) : ReplyCache::kRespLayout;
     RANKD_D_ASSERT(form == nullptr || l.layout != ReplyCache::kRespLayout);
-    l.entry_hash = ReplyCache::HashEntry(l.command_hash, l.layout);
-  }
-  for (std::size_t i = 0; i < std::min(n, kAhead); ++i) cache.PrefetchIndex(lookups[i].entry_hash);
-  for (std::size_t i = 0; i < std::min(n, kAhead / 2); ++i) {
-    cache.PrefetchEntry(lookups[i].entry_hash);
+    entry_hashes[i] = ReplyCache::HashEntry(l.command_hash, l.layout);
   }
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) cache.PrefetchIndex(lookups[i + kAhead].entry_hash);
-    if (i + kAhead / 2 < n) cache.PrefetchEntry(lookups[i + kAhead / 2].entry_hash);
+    if (i % kTouched == 0) {
+      cache.TouchEntries(std::span(entry_hashes).subspan(i, std::min(kTouched, n - i)));
+    }
     const std::string_view command = batch.command(i);
     const Lookup& l = lookups[i];
     if (const std::optional<std::string_view> reply =
-            cache.Find(command, l.layout, l.entry_hash, now)) {
+            cache.Find(command, l.layout, entry_hashes[i], now)) {
       if (l.layout != ReplyCache::kRespLayout) {
         batch.decoded_form(i)->apply(batch.target(i).sink, *reply);
       } else {

@@ -59,9 +59,9 @@ namespace {
 
 std::uint64_t Hash(std::string_view bytes) noexcept { return std::hash<std::string_view>{}(bytes); }
 
-// Cache lines of an entry a hit reads: its header, its command (compared) and its reply (decoded)
-// for the short replies most hits return.
-constexpr int kEntryLinesPrefetched = 3;
+// The bytes of an entry TouchEntries reads: a hit's header, command (compared), key and reply
+// (applied) for the short replies most hits return.
+constexpr std::size_t kEntryBytesTouched = 512;
 // A spare flight whose reply buffer grew past this gives the buffer back: kMaxSpareFlights of
 // them keep at most 2 KiB of buffers each (a reply, a decoded form) besides a command and a key.
 constexpr std::size_t kSpareReplyCapacity = 1024;
@@ -109,12 +109,18 @@ std::uint64_t ReplyCache::HashEntry(std::uint64_t command_hash, std::uint64_t la
   return h ^ (h >> 29);
 }
 
-void ReplyCache::PrefetchIndex(std::uint64_t entry_hash) const noexcept {
-  by_command_.PrefetchSlot(entry_hash);
-}
-
-void ReplyCache::PrefetchEntry(std::uint64_t entry_hash) const noexcept {
-  by_command_.PrefetchValue(entry_hash, kEntryLinesPrefetched);
+void ReplyCache::TouchEntries(std::span<const std::uint64_t> entry_hashes) const {
+  by_command_.Touch(entry_hashes, [](const Entry* e) {
+    const char* bytes = reinterpret_cast<const char*>(e);
+    const std::size_t size = std::min<std::size_t>(
+        sizeof(Entry) + e->command_size + e->key_size + e->reply_size, kEntryBytesTouched);
+    unsigned char sum = 0;
+    for (std::size_t at = 0; at < size; at += 64) {
+      sum += *static_cast<const volatile char*>(bytes + at);
+    }
+    sum += *static_cast<const volatile char*>(bytes + size - 1);  // the last line, when unaligned
+    asm volatile("" : : "r"(sum));
+  });
 }
 
 std::optional<std::string_view> ReplyCache::Find(std::string_view command, std::uint64_t layout,

@@ -69,18 +69,31 @@ TEST(FlatIndexTest, ForEachMatchVisitsEveryMatchingValueUnderItsHash) {
   EXPECT_TRUE(seen.empty());
 }
 
-TEST(FlatIndexTest, PrefetchesAreHintsThatReadOnlyTheirSlots) {
-  // Checked by the sanitizers: a prefetch reads only slots of the array (wrapping at its end), and
-  // looks at no more of a run than it holds.
+TEST(FlatIndexTest, TouchVisitsTheValueInEachHashsFirstSlotOnly) {
+  // Touch reads each hash's first slot (wrapping at the array's end: checked by the sanitizers)
+  // and calls touch on the value there when the slot holds that hash: a hash with no value, or
+  // whose value sits further along its run, is not touched.
   FlatIndex<Item> index;
   const std::uint64_t last = index.capacity() - 1;
-  index.PrefetchSlot(last);
-  index.PrefetchValue(last, 3);  // an empty slot ends the look
-  std::vector<Item> items{{0}, {1}, {2}, {3}, {4}, {5}};
-  for (Item& item : items) index.Insert(last, &item);
-  index.PrefetchValue(last, 3);
-  index.PrefetchValue(last + 1, 3);  // more slots than it looks at, none with the hash
-  EXPECT_EQ(index.size(), items.size());
+  std::vector<const Item*> touched;
+  const auto touch = [&touched](const Item* item) { touched.push_back(item); };
+  const std::vector<std::uint64_t> none{last, last + 1, 0};
+  index.Touch(none, touch);
+  EXPECT_TRUE(touched.empty());
+  std::vector<Item> items{{0}, {1}, {2}};
+  for (Item& item : items) index.Insert(last, &item);  // slots last, 0 and 1
+  Item other{7};
+  index.Insert(2, &other);  // its own first slot
+  const std::vector<std::uint64_t> hashes{last, 0, 2, last + 1};
+  index.Touch(hashes, touch);
+  ASSERT_EQ(touched.size(), 2u);
+  EXPECT_EQ(touched[0]->id, 0);
+  EXPECT_EQ(touched[1]->id, 7);
+  // More hashes than one pass holds: each is visited once, in order.
+  touched.clear();
+  const std::vector<std::uint64_t> many(150, 2);
+  index.Touch(many, touch);
+  EXPECT_EQ(touched.size(), many.size());
 }
 
 std::uint64_t Spread(std::uint64_t x) {  // splitmix64's finalizer

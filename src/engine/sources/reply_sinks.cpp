@@ -29,17 +29,27 @@ std::string_view AsText(double v, char (&buf)[32]) {
 // A layout: an FNV-1a hash of the sink's kind and what it decodes into, never 0 (0 is RESP's).
 class LayoutHash {
  public:
-  explicit LayoutHash(std::string_view kind) { Add(kind); }
-  void Add(std::string_view bytes) noexcept {
+  // Sinks name their kind with a constant (KindHash): its bytes are hashed at compile time.
+  struct Kind {
+    std::uint64_t h;
+  };
+  static constexpr Kind KindHash(std::string_view kind) noexcept {
+    LayoutHash h;
+    h.Add(kind);
+    return {h.h_};
+  }
+  constexpr explicit LayoutHash(Kind kind) noexcept : h_(kind.h) {}
+  constexpr void Add(std::string_view bytes) noexcept {
     for (const char c : bytes) Byte(static_cast<unsigned char>(c));
     Byte(0xff);  // ends a field, so that ("ab", "c") and ("a", "bc") differ
   }
   // A small number (a type, a count) in one step: sinks compute their layout per command.
-  void Add(std::uint64_t v) noexcept { h_ = (h_ ^ v) * 0x100000001b3ULL; }
+  constexpr void Add(std::uint64_t v) noexcept { h_ = (h_ ^ v) * 0x100000001b3ULL; }
   std::uint64_t value() const noexcept { return h_ | 1; }
 
  private:
-  void Byte(unsigned char b) noexcept { h_ = (h_ ^ b) * 0x100000001b3ULL; }
+  constexpr LayoutHash() noexcept = default;
+  constexpr void Byte(unsigned char b) noexcept { h_ = (h_ ^ b) * 0x100000001b3ULL; }
   std::uint64_t h_ = 0xcbf29ce484222325ULL;
 };
 
@@ -168,7 +178,8 @@ const redis::DecodedForm IdListSink::kDecodedForm{&IdListSink::Layout, &IdListSi
                                                   &IdListSink::Apply};
 
 std::uint64_t IdListSink::Layout(const void* sink) noexcept {
-  LayoutHash h("ids");
+  static constexpr LayoutHash::Kind kKind = LayoutHash::KindHash("ids");
+  LayoutHash h(kKind);
   h.Add(static_cast<std::uint64_t>(static_cast<const IdListSink*>(sink)->capacity_));
   return h.value();
 }
@@ -308,7 +319,8 @@ const redis::DecodedForm HashFieldsSink::kDecodedForm{
 
 std::uint64_t HashFieldsSink::Layout(const void* sink) noexcept {
   const auto* s = static_cast<const HashFieldsSink*>(sink);
-  LayoutHash h("hash fields");
+  static constexpr LayoutHash::Kind kKind = LayoutHash::KindHash("hash fields");
+  LayoutHash h(kKind);
   for (const std::string& field : s->fields_) h.Add(field);
   AddColumnTypes(h, s->columns_);
   return h.value();
@@ -392,7 +404,8 @@ const redis::DecodedForm FieldValuesSink::kDecodedForm{
     &FieldValuesSink::Layout, &FieldValuesSink::Encode, &FieldValuesSink::Apply};
 
 std::uint64_t FieldValuesSink::Layout(const void* sink) noexcept {
-  LayoutHash h("field values");  // the fields are the command's
+  static constexpr LayoutHash::Kind kKind = LayoutHash::KindHash("field values");
+  LayoutHash h(kKind);  // the fields are the command's
   AddColumnTypes(h, static_cast<const FieldValuesSink*>(sink)->columns_);
   return h.value();
 }

@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <span>
 #include <utility>
 
 #include "rankd/runtime/debug_check.h"
@@ -73,18 +74,25 @@ class FlatIndex {
   }
   T* at(std::size_t slot) const noexcept { return Slot(slot).value; }
 
-  // Hints for a lookup of `hash` soon. A batch of lookups overlaps its memory reads when each is
-  // preceded, some lookups ahead, by PrefetchSlot and later by PrefetchValue.
-  // PrefetchSlot: brings the hash's first slot toward the cache.
-  void PrefetchSlot(std::uint64_t hash) const noexcept {
-    table_.PrefetchSlot(hash);
-    if (growing()) old_.PrefetchSlot(hash);
-  }
-  // PrefetchValue: reads the hash's first slots (PrefetchSlot brought them) and brings the first
-  // `lines` cache lines of the first value under `hash` toward the cache.
-  void PrefetchValue(std::uint64_t hash, int lines) const noexcept {
-    table_.PrefetchValue(hash, lines);
-    if (growing()) old_.PrefetchValue(hash, lines);
+  // Readies a batch of lookups: reads the first slot of each of `hashes`' probe runs, then calls
+  // touch(const T*) on each value found there under its hash, each pass's loads issued back to
+  // back so that their cache misses overlap; the lookups that follow, one at a time, then find
+  // their slots and values in the cache. `touch` reads what a lookup of its value will (it must
+  // read only inside the value). Real loads, not prefetch hints: on the virtual machines
+  // measured (AMD EPYC, 4 KiB pages) software prefetches of lines whose page missed the TLB were
+  // dropped, and a lookup of a hit paid two serial misses of about 300 ns each, where a batch of
+  // independent loads cost about 15 ns per load.
+  template <class TouchValue>
+  void Touch(std::span<const std::uint64_t> hashes, TouchValue touch) const {
+    constexpr std::size_t kBatch = 64;
+    const T* found[kBatch];
+    for (std::size_t start = 0; start < hashes.size(); start += kBatch) {
+      const std::size_t n = std::min(kBatch, hashes.size() - start);
+      for (std::size_t k = 0; k < n; ++k) found[k] = table_.FirstSlotValue(hashes[start + k]);
+      for (std::size_t k = 0; k < n; ++k) {
+        if (found[k] != nullptr) touch(found[k]);
+      }
+    }
   }
   void set(std::size_t slot, T* value) noexcept {
     RANKD_D_ASSERT(value != nullptr && value != Tombstone());
@@ -177,21 +185,10 @@ class FlatIndex {
         if (slots_[i].value != nullptr && slots_[i].value != Tombstone()) f(slots_[i].value);
       }
     }
-    void PrefetchSlot(std::uint64_t hash) const noexcept {
-      __builtin_prefetch(&slots_[hash & mask_]);
-    }
-    void PrefetchValue(std::uint64_t hash, int lines) const noexcept {
-      constexpr std::size_t kSlotsLooked = 4;
-      std::size_t i = hash & mask_;
-      for (std::size_t k = 0; k < kSlotsLooked; ++k, i = (i + 1) & mask_) {
-        const SlotPair& s = slots_[i];
-        if (s.value == nullptr) return;
-        if (s.hash == hash && s.value != Tombstone()) {
-          const char* bytes = reinterpret_cast<const char*>(s.value);
-          for (int line = 0; line < lines; ++line) __builtin_prefetch(bytes + 64 * line);
-          return;
-        }
-      }
+    // The value in the hash's first slot if the slot holds that hash, else null.
+    const T* FirstSlotValue(std::uint64_t hash) const noexcept {
+      const SlotPair& s = slots_[hash & mask_];
+      return s.hash == hash && s.value != Tombstone() ? s.value : nullptr;
     }
     // Puts a value in the first empty slot of its run (an array without tombstones).
     void Place(std::uint64_t hash, T* value) noexcept {

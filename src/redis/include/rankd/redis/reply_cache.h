@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -148,11 +149,11 @@ class ReplyCache final : public InvalidationListener {
   // The hash that Find takes: of the command's entry in `layout` (the command's hash itself for
   // kRespLayout).
   static std::uint64_t HashEntry(std::uint64_t command_hash, std::uint64_t layout) noexcept;
-  // Hints that `entry_hash` will be looked up soon. A batch of lookups overlaps its memory reads
-  // (the index slot, then the entry: two cache misses each) when each lookup is preceded, some
-  // lookups ahead, by PrefetchIndex and, about half as far ahead, by PrefetchEntry.
-  void PrefetchIndex(std::uint64_t entry_hash) const noexcept;
-  void PrefetchEntry(std::uint64_t entry_hash) const noexcept;
+  // Readies the lookups of `entry_hashes` (HashEntry's), about to be made one at a time: reads
+  // their index slots and then the entries found there (header, command, key and the first of the
+  // reply: what a hit reads), each pass's loads back to back so that their cache misses overlap
+  // (FlatIndex::Touch). Only a batch's speed depends on it.
+  void TouchEntries(std::span<const std::uint64_t> entry_hashes) const;
 
   // The stored reply to `command` in `layout` (its RESP bytes, or that layout's decoded form) if
   // there is one within its TTL at `now_ns` (one past it is removed). A hit marks the entry
