@@ -84,6 +84,27 @@ TEST(ValueParsersTest, FloatsReadAsStrtodReadsThem) {
     if (random() % 2) text += "e" + std::to_string(static_cast<int>(random() % 700) - 350);
     expect_same(text);
   }
+  // Where the exact path applies and at its edges: up to 18 significant digits (it takes 15),
+  // leading and trailing zeros, decimal exponents around +-22 (it takes 22).
+  for (int i = 0; i < 300000; ++i) {
+    std::string text;
+    if (random() % 4 == 0) text += random() % 2 ? '-' : '+';
+    const int zeros = random() % 4 == 0 ? static_cast<int>(random() % 4) : 0;
+    const int whole = static_cast<int>(random() % 19), fraction = static_cast<int>(random() % 19);
+    text.append(static_cast<std::size_t>(zeros), '0');
+    for (int d = 0; d < whole; ++d) text += static_cast<char>('0' + random() % 10);
+    if (fraction > 0 || whole + zeros == 0) text += '.';
+    for (int d = 0; d < fraction || (whole + zeros == 0 && d == 0); ++d) {
+      text += static_cast<char>(random() % 5 == 0 ? '0' : '0' + random() % 10);
+    }
+    if (random() % 2) {
+      text += random() % 2 ? 'e' : 'E';
+      const int exponent = static_cast<int>(random() % 61) - 30;
+      if (exponent >= 0 && random() % 2) text += '+';
+      text += std::to_string(exponent);
+    }
+    expect_same(text);
+  }
 }
 
 TEST(ValueParsersTest, IntsAgreeWithFromCharsOnEveryLength) {

@@ -31,6 +31,18 @@ TEST(Encoder, EmptyArgumentAndNoArguments) {
   EXPECT_EQ(out, "*0\r\n");
 }
 
+TEST(Encoder, ArgumentsThatGrowTheBufferAreWrittenWhole) {
+  // Each argument longer than the buffer's room, from an empty (small-string) buffer up: the
+  // bytes written are exactly the command's, whatever the buffer's capacity became.
+  for (std::size_t size : {1u, 15u, 16u, 17u, 31u, 100u, 5000u}) {
+    std::string out;
+    const std::string arg(size, 'x');
+    AppendCommand(out, arg, arg + "y");
+    const std::string n = std::to_string(size), n1 = std::to_string(size + 1);
+    EXPECT_EQ(out, "*2\r\n$" + n + "\r\n" + arg + "\r\n$" + n1 + "\r\n" + arg + "y\r\n") << size;
+  }
+}
+
 TEST(Encoder, IntegersAreFormattedInPlace) {
   std::string out;
   AppendCommand(out, "LRANGE", "k", 0, -1);

@@ -19,6 +19,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,7 +36,9 @@ concept IntegerArg =
 
 namespace detail {
 
-// "$<size>\r\n<data>\r\n", growing the buffer at most once.
+// "$<size>\r\n<data>\r\n", growing the buffer at most once and writing it in one pass (a wave
+// of commands is mostly short arguments: three appends each were a tenth of a feed request's
+// encoding).
 inline void AppendBulk(std::string& out, const char* data, std::size_t size) {
   char header[24];
   header[0] = '$';
@@ -43,11 +46,18 @@ inline void AppendBulk(std::string& out, const char* data, std::size_t size) {
   *end++ = '\r';
   *end++ = '\n';
   const std::size_t header_size = static_cast<std::size_t>(end - header);
-  const std::size_t needed = out.size() + header_size + size + 2;
+  const std::size_t old_size = out.size();
+  const std::size_t needed = old_size + header_size + size + 2;
+  // Room first: g++ 12's resize_and_overwrite hands the operation the new capacity, not the size
+  // asked for, when it grows the string.
   if (needed > out.capacity()) out.reserve(std::max(needed, 2 * out.capacity()));
-  out.append(header, header_size);
-  out.append(data, size);
-  out.append("\r\n", 2);
+  out.resize_and_overwrite(needed, [&](char* p, std::size_t) noexcept {
+    std::memcpy(p + old_size, header, header_size);
+    std::memcpy(p + old_size + header_size, data, size);
+    p[needed - 2] = '\r';
+    p[needed - 1] = '\n';
+    return needed;
+  });
 }
 
 }  // namespace detail
