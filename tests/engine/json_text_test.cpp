@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "json/parser.h"
@@ -32,6 +34,38 @@ TEST(JsonTextTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
   std::string all;
   for (int b = 0; b < 256; ++b) all.push_back(static_cast<char>(b));
   EXPECT_TRUE(Parse(QuoteJson(all + all.substr(128) + "\xed\xa0")).has_value());
+}
+
+TEST(JsonTextTest, RunsOfPlainTextAndEscapesMixAsByteByByte) {
+  // Plain runs are copied whole: the output equals escaping byte by byte, whatever the mix of
+  // plain bytes, escapes, UTF-8 and bytes that are not, at every position (first, last, alone).
+  const auto one_by_one = [](std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      std::string piece = QuoteJson(text.substr(i, 1));
+      if (static_cast<unsigned char>(text[i]) >= 0x80) return std::optional<std::string>();
+      out += piece.substr(1, piece.size() - 2);
+    }
+    return std::optional<std::string>("\"" + out + "\"");
+  };
+  std::mt19937 random(3);
+  const std::string pieces[] = {
+      "a",    "Z",    " ",        "~",    "\"",         "\\", "\n", std::string(1, '\0'),
+      "\x1f", "\x7f", "\xc3\xa9", "\xff", "plain words"};
+  for (int i = 0; i < 5000; ++i) {
+    std::string text;
+    const int n = static_cast<int>(random() % 8);
+    for (int k = 0; k < n; ++k) text += pieces[random() % std::size(pieces)];
+    const std::string quoted = QuoteJson(text);
+    EXPECT_TRUE(Parse(quoted).has_value()) << quoted;
+    if (const std::optional<std::string> expected = one_by_one(text)) {
+      EXPECT_EQ(quoted, *expected) << text;
+    } else if (text.find('\xff') == std::string::npos) {
+      const auto parsed = Parse(quoted);
+      ASSERT_TRUE(parsed.has_value());
+      EXPECT_EQ(parsed->string(), text);  // valid UTF-8 reads back as itself
+    }
+  }
 }
 
 TEST(JsonTextTest, JsonSyntaxErrorIsNulloptForOneDocumentAndSaysWhereOtherwise) {

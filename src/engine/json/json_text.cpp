@@ -42,11 +42,24 @@ std::size_t SequenceLength(std::string_view text, std::size_t i) {
   return length;
 }
 
+// A byte a JSON string holds as it is: printable ASCII but the quote and the backslash.
+bool IsPlainJsonByte(unsigned char c) noexcept {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
 }  // namespace
 
 void AppendJsonString(std::string& out, std::string_view text) {
   out += '"';
   for (std::size_t i = 0; i < text.size(); ++i) {
+    // A run of bytes that stand for themselves (printable ASCII but '"' and '\\') in one append.
+    std::size_t plain = i;
+    while (plain < text.size() && IsPlainJsonByte(static_cast<unsigned char>(text[plain]))) ++plain;
+    if (plain > i) {
+      out.append(text.data() + i, plain - i);
+      if (plain == text.size()) break;
+      i = plain;
+    }
     const auto c = static_cast<unsigned char>(text[i]);
     switch (c) {
       case '"':
