@@ -24,6 +24,10 @@ commands sent per request, and its targets are against the Redis-bound limit mea
    requests/s, 16 connections, each pausing before every request for a time drawn from an
    exponential distribution (wrk's delay) whose mean makes the offered rate, so requests arrive
    about as a Poisson stream (the achieved rate is reported next to the offered one).
+5. Warm feature cache (with rankd_cached_2 among the implementations): the cache as a service
+   that has run a while sees it, in three configurations (WARM_CACHE: one and two shards, with
+   redis-server's tracking-table-max-keys at its default and unbounded), each one server warmed
+   40 s, then measured closed loop at 16 and 32 connections and open loop at 50% of its max.
 Per run: requests/s, p50/p90/p99/p99.9, the service's CPU per request (every thread of every
 process), redis-server's CPU per request, wrk's CPU per request (it shares the 2 cores), peak
 RSS of the service. Requests carry deadline_ms 5000 so that a request's own deadline never
@@ -36,7 +40,7 @@ Writes bench/results/plan-<UTC>.json; with --record also docs/benchmarks/plan.js
 docs/benchmarks/plan_throughput.png, docs/benchmarks/plan_latency.png and the section of
 docs/benchmarks.md between <!-- plan:begin --> and <!-- plan:end -->.
 
-  make bench-plan                       # build, load, check, run everything, record (~25 min)
+  make bench-plan                       # build, load, check, run everything, record (~45 min)
   /usr/bin/python3 bench/scripts/plan_bench.py --quick --dataset tiny --rankd build/apps/rankd/rankd
                                         # the smoke run of make test: seconds, nothing recorded
 """
@@ -96,6 +100,23 @@ CACHED = "rankd_cached_2"
 # false): the default (true) would send a PTTL with each missed read, one more Redis command per
 # miss, to keep expiring keys exact (docs/operations.md, "Expiring keys").
 CACHE = "cache = { ttl_ms = 60000, max_mb = 256, keys_expire = false }"
+# The feature cache as a service that has run a while sees it (the runs above start a fresh server
+# each: a cache filled only by its warm-up and the run). Each configuration is one server, warmed
+# by WARM_CACHE_S of load at 16 connections, then measured: `repeats` closed-loop runs at each of
+# WARM_CACHE_CONCURRENCY, then `repeats` open-loop runs at 50% of its median max. The
+# configurations run one after another, not alternated: redis-server's tracking-table-max-keys is
+# the server's, and lowering it sends invalidations to every cached client. `tracking` is the
+# value a configuration runs with: None leaves Redis' default (1,000,000 keys, below the bench
+# dataset's 1.4 M: Redis then drops a tracked key, and sends its invalidation, for each new key a
+# cache reads), 0 (no bound) is what docs/operations.md advises when the caches read more keys.
+# The setting is put back after each configuration.
+WARM_CACHE = [  # (name, shards, tracking-table-max-keys)
+    ("rankd_cached_1_warm", 1, None),
+    ("rankd_cached_1_warm_tracking_0", 1, 0),
+    ("rankd_cached_2_warm_tracking_0", 2, 0),
+]
+WARM_CACHE_S = 40
+WARM_CACHE_CONCURRENCY = [16, 32]
 CONCURRENCY = [1, 2, 4, 8, 16, 32, 64]
 OPEN_LOOP_SHARES = [0.25, 0.5, 0.75]
 OPEN_LOOP_CONNECTIONS = 16
@@ -244,10 +265,13 @@ def bench_registry(folder, cached=False):
     return registry
 
 
-def start(impl, ctx):
-    argv = IMPLS[impl].format(rankd=ctx["rankd"]).split()
+def start(impl, ctx, warm_shards=None):
+    """Starts `impl` (IMPLS), or with warm_shards a WARM_CACHE configuration's rankd."""
+    command = IMPLS[impl] if warm_shards is None else "{rankd} serve --shards %d" % warm_shards
+    argv = command.format(rankd=ctx["rankd"]).split()
     if impl.startswith("rankd"):
-        registry = ctx["registry_cached"] if impl == CACHED else ctx["registry"]
+        cached = impl == CACHED or warm_shards is not None
+        registry = ctx["registry_cached"] if cached else ctx["registry"]
         argv += rankd_serve_args(ctx["store"], registry, ctx["redis"]) + [
             "--max_in_flight", "4096"]
         server = RankdServer(argv, impl, listen_timeout_s=20)
@@ -436,6 +460,7 @@ def cache_figures(before, after, served):
 
 
 def measured_run(impl, ctx, connections, seconds, warmup_s, delay_ms=0):
+    """One run on a fresh server: started, warmed up for warmup_s, measured, stopped."""
     rec = {"impl": impl, "connections": connections, "delay_ms": delay_ms,
            "started": round(time.time(), 3)}
     server = None
@@ -443,28 +468,125 @@ def measured_run(impl, ctx, connections, seconds, warmup_s, delay_ms=0):
         server = start(impl, ctx)
         if warmup_s:
             wrk(server.port, connections, warmup_s, ctx["users"], delay_ms)
-        pids = process_tree(server.proc.pid)
-        metrics0 = scrape(server.port) if impl == CACHED else None
-        cpu0, redis0 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
-        rec.update(wrk(server.port, connections, seconds, ctx["users"], delay_ms))
-        cpu1, redis1 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
-        if metrics0 is not None:
-            rec.update(cache_figures(metrics0, scrape(server.port), rec["requests"] - rec["shed"]))
-        rec["peak_rss_mb"] = tree_peak_rss_mb(pids)
-        n = rec["requests"] - rec["shed"]  # the requests served: CPU per served request
-        if n:
-            rec["service_cpu_us_per_req"] = (cpu1 - cpu0) / 1e3 / n
-            rec["redis_cpu_us_per_req"] = (redis1 - redis0) / 1e3 / n
-            rec["wrk_cpu_us_per_req"] = rec["wrk_cpu_s"] * 1e6 / n
-        if rec["non_2xx"] - rec["shed"] or rec["socket_errors"]:
-            rec["error"] = "%d non-2xx responses besides %d 503s, %d socket errors" % (
-                rec["non_2xx"] - rec["shed"], rec["shed"], rec["socket_errors"])
+        measure(server, impl == CACHED, ctx, connections, seconds, delay_ms, rec)
     except (ServerError, ValueError, subprocess.TimeoutExpired, OSError) as e:
         rec["error"] = str(e)
     finally:
         if server:
             stop_and_record(server, rec)
     return rec
+
+
+def measure(server, cached, ctx, connections, seconds, delay_ms, rec):
+    """Measures one wrk run against a running server into `rec`."""
+    pids = process_tree(server.proc.pid)
+    metrics0 = scrape(server.port) if cached else None
+    cpu0, redis0 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
+    rec.update(wrk(server.port, connections, seconds, ctx["users"], delay_ms))
+    cpu1, redis1 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
+    if metrics0 is not None:
+        rec.update(cache_figures(metrics0, scrape(server.port), rec["requests"] - rec["shed"]))
+    rec["peak_rss_mb"] = tree_peak_rss_mb(pids)
+    n = rec["requests"] - rec["shed"]  # the requests served: CPU per served request
+    if n:
+        rec["service_cpu_us_per_req"] = (cpu1 - cpu0) / 1e3 / n
+        rec["redis_cpu_us_per_req"] = (redis1 - redis0) / 1e3 / n
+        rec["wrk_cpu_us_per_req"] = rec["wrk_cpu_s"] * 1e6 / n
+    if rec["non_2xx"] - rec["shed"] or rec["socket_errors"]:
+        rec["error"] = "%d non-2xx responses besides %d 503s, %d socket errors" % (
+            rec["non_2xx"] - rec["shed"], rec["shed"], rec["socket_errors"])
+
+
+def warm_cache_runs(ctx, redis, repeats, seconds, warm_s, concurrency):
+    """The WARM_CACHE configurations, each on one server warmed for warm_s: its closed-loop runs at
+    each of `concurrency` and open-loop runs at 50% of its median max, as {name: {...}}."""
+    out = {}
+    for name, shards, tracking in WARM_CACHE:
+        runs = {"shards": shards, "tracking_table_max_keys": tracking, "closed": {}, "open": []}
+        out[name] = runs
+        default = redis_config_get(redis, "tracking-table-max-keys")
+        server = None
+        try:
+            if tracking is not None:
+                redis_config_set(redis, "tracking-table-max-keys", str(tracking))
+            server = start(name, ctx, warm_shards=shards)
+            if warm_s:
+                wrk(server.port, 16, warm_s, ctx["users"])
+            for r in range(repeats):
+                for c in concurrency:
+                    rec = {"impl": name, "connections": c, "delay_ms": 0, "repeat": r,
+                           "started": round(time.time(), 3)}
+                    measure(server, True, ctx, c, seconds, 0, rec)
+                    runs["closed"].setdefault(str(c), []).append(rec)
+                    log("  r%d c=%-3d %-31s %7.0f req/s  p50 %6.2f  p99 %6.2f ms  service %5.0f "
+                        "us/req  redis %4.0f us/req%s%s" % (
+                            r + 1, c, name, rec["rps"], rec["p50_ms"], rec["p99_ms"],
+                            rec.get("service_cpu_us_per_req", 0), rec.get("redis_cpu_us_per_req", 0),
+                            cache_note(rec), shed_note(rec)))
+            best_c = max(runs["closed"], key=lambda c: median([x["rps"] for x in runs["closed"][c]]))
+            max_rps = median([x["rps"] for x in runs["closed"][best_c]])
+            unloaded = median([x["p50_ms"] for x in runs["closed"][best_c]])
+            delay = max(0.0, OPEN_LOOP_CONNECTIONS * 1000.0 / (0.5 * max_rps) - unloaded)
+            for r in range(repeats):
+                rec = {"impl": name, "connections": OPEN_LOOP_CONNECTIONS, "delay_ms": delay,
+                       "repeat": r, "share": 0.5, "offered_rps": 0.5 * max_rps,
+                       "started": round(time.time(), 3)}
+                measure(server, True, ctx, OPEN_LOOP_CONNECTIONS, seconds, delay, rec)
+                runs["open"].append(rec)
+                log("  r%d  50%% %-31s offered %6.0f achieved %6.0f req/s  p50 %6.2f  p99 %6.2f  "
+                    "p99.9 %6.2f ms%s" % (r + 1, name, 0.5 * max_rps, rec["rps"], rec["p50_ms"],
+                                          rec["p99_ms"], rec["p999_ms"], shed_note(rec)))
+        except (ServerError, ValueError, subprocess.TimeoutExpired, OSError) as e:
+            runs["error"] = str(e)
+            log("  %s: %s" % (name, e))
+        finally:
+            if server:
+                stop_and_record(server, {})
+            redis_config_set(redis, "tracking-table-max-keys", default)
+    return out
+
+
+def redis_config_get(redis, name):
+    out = subprocess.run(["redis-cli", "-p", str(redis.port), "CONFIG", "GET", name],
+                         capture_output=True, text=True, timeout=10, check=True).stdout.split()
+    if len(out) != 2:
+        raise SystemExit("plan_bench: CONFIG GET %s answered %r" % (name, out))
+    return out[1]
+
+
+def redis_config_set(redis, name, value):
+    out = subprocess.run(["redis-cli", "-p", str(redis.port), "CONFIG", "SET", name, value],
+                         capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    if out != "OK":
+        raise SystemExit("plan_bench: CONFIG SET %s %s answered %r" % (name, value, out))
+
+
+def summarize_warm(warm, limit_rps):
+    """Per WARM_CACHE configuration: its best concurrency's medians and its open-loop p99."""
+    out = {}
+    for name, runs in warm.items():
+        closed = {c: [x for x in recs if "error" not in x] for c, recs in runs["closed"].items()}
+        closed = {c: recs for c, recs in closed.items() if recs}
+        if not closed:
+            out[name] = {"error": runs.get("error", "no runs")}
+            continue
+        best_c = max(closed, key=lambda c: median([x["rps"] for x in closed[c]]))
+        recs = closed[best_c]
+        opens = [x for x in runs["open"] if "error" not in x]
+
+        def med(key, rs=recs):
+            values = [x[key] for x in rs if x.get(key) is not None]
+            return median(values) if values else None
+        out[name] = {"shards": runs["shards"], "tracking_table_max_keys": runs["tracking_table_max_keys"],
+                     "max_rps": med("rps"), "best_concurrency": int(best_c),
+                     "of_limit": med("rps") / limit_rps if limit_rps else None,
+                     "service_cpu_us_at_max": med("service_cpu_us_per_req"),
+                     "redis_cpu_us_at_max": med("redis_cpu_us_per_req"),
+                     "cache_hit_ratio_at_max": med("cache_hit_ratio"),
+                     "redis_commands_per_req_at_max": med("redis_commands_per_req"),
+                     "p99_ms_at_half": med("p99_ms", opens) if opens else None,
+                     "p50_ms_at_half": med("p50_ms", opens) if opens else None}
+    return out
 
 
 # ----------------------------------------------------------------------------- summary
@@ -558,6 +680,13 @@ def targets(s, impls):
             out.append(("rankd with the feature cache: p99 at 50% of its max (ms)",
                         half["median_p99_ms"], "<= 10",
                         half["median_p99_ms"] is not None and half["median_p99_ms"] <= 10))
+    for name, w in s.get("warm_cache", {}).items():
+        if w.get("max_rps") is None:
+            continue
+        out.append(("%s / Redis-bound limit" % name, w["of_limit"], ">= 3", w["of_limit"] >= 3))
+        if w["p99_ms_at_half"] is not None:
+            out.append(("%s: p99 at 50%% of its max (ms)" % name, w["p99_ms_at_half"], "<= 10",
+                        w["p99_ms_at_half"] <= 10))
     if "rankd_sync_2" in impls:
         r = s["ratios"]["rankd_sync_2"]["rps_ratio"]
         out.append(("max req/s vs the sync scheduler", r, ">= 1.5", r is not None and r >= 1.5))
@@ -656,6 +785,26 @@ def section(doc):
                                       is not None else None, "%.1f%%"),
                                   fmt(c.get("redis_commands_per_req_at_max"), "%.0f"),
                                   bound["commands_per_request"]), ""]
+    warm = {k: v for k, v in s.get("warm_cache", {}).items() if v.get("max_rps") is not None}
+    if warm:
+        lines += ["With the feature cache warm (one server per configuration, warmed %d s at 16 "
+                  "connections, then measured as above; `tracking` is redis-server's "
+                  "`tracking-table-max-keys`, default 1,000,000, below the dataset's keys):"
+                  % meta.get("warm_cache_s", WARM_CACHE_S), "",
+                  "| configuration | shards | tracking | max req/s (concurrency) | of the limit | "
+                  "cache hits | Redis commands/req | service CPU us/req | redis CPU us/req | "
+                  "p50 / p99 ms at 50% |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+        for name, w in warm.items():
+            lines.append("| %s | %d | %s | %s (%d) | %s | %s | %s | %s | %s | %s / %s |" % (
+                name, w["shards"], "default" if w["tracking_table_max_keys"] is None
+                else w["tracking_table_max_keys"], fmt(w["max_rps"], "%.0f"), w["best_concurrency"],
+                fmt(w["of_limit"], "%.2f"),
+                fmt(100 * w["cache_hit_ratio_at_max"] if w["cache_hit_ratio_at_max"] is not None
+                    else None, "%.1f%%"),
+                fmt(w["redis_commands_per_req_at_max"], "%.0f"), fmt(w["service_cpu_us_at_max"], "%.0f"),
+                fmt(w["redis_cpu_us_at_max"], "%.0f"), fmt(w["p50_ms_at_half"], "%.2f"),
+                fmt(w["p99_ms_at_half"], "%.2f")))
+        lines.append("")
     lines += ["| target | measured | goal | |", "|---|---:|---|---|"]
     for name, value, goal, ok in doc["targets"]:
         lines.append("| %s | %s | %s | %s |" % (name, fmt(value, "%.2f"), goal,
@@ -697,9 +846,11 @@ def main():
             "where cargo is on PATH" % RUST_PEER)
         impls = [i for i in impls if not i.startswith("rust")]
     concurrency, shares = CONCURRENCY, OPEN_LOOP_SHARES
+    warm_s, warm_concurrency = WARM_CACHE_S, WARM_CACHE_CONCURRENCY
     if args.quick:
         args.repeats, args.seconds, args.warmup = 1, 1, 0
         concurrency = [1, 4]
+        warm_s, warm_concurrency = 1, [4]
     for tool in (args.rankd, WRK, shutil.which("redis-server"), shutil.which("redis-cli"),
                  shutil.which("node")):
         if not tool or not os.path.exists(tool):
@@ -772,6 +923,11 @@ def main():
                         "offered %6.0f achieved %6.0f req/s  p50 %6.2f  p99 %6.2f  p99.9 %6.2f ms%s"
                         % (offered, rec["rps"], rec["p50_ms"], rec["p99_ms"], rec["p999_ms"],
                            shed_note(rec))))
+        warm = {}
+        if CACHED in impls:
+            log("\nWarm feature cache: one server per configuration, warmed %d s, then %d repeats "
+                "at concurrency %s and at 50%% of its max" % (warm_s, args.repeats, warm_concurrency))
+            warm = warm_cache_runs(ctx, redis, args.repeats, args.seconds, warm_s, warm_concurrency)
     finally:
         stop_all()
         if redis:
@@ -779,11 +935,13 @@ def main():
         shutil.rmtree(folder, ignore_errors=True)
 
     summary = summarize(closed, open_runs, impls, bound)
+    summary["warm_cache"] = summarize_warm(warm, bound["limit_rps"])
     doc = {"meta": {"date": now.strftime("%Y-%m-%d"), "commit": git("rev-parse", "--short", "HEAD"),
                     "cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release(),
                     "loadavg_end": loadavg(), "repeats": args.repeats, "seconds_per_run": args.seconds,
                     "dataset": args.dataset, "keys": keys, "concurrency": concurrency,
                     "open_loop_shares": shares, "warmup_s": args.warmup,
+                    "warm_cache_s": warm_s, "warm_cache_concurrency": warm_concurrency,
                     "seconds": time.time() - t0},
            "redis_bound": bound, "equal_rankings": equal, "summary": summary}
     doc["targets"] = targets(summary, impls)
@@ -795,7 +953,7 @@ def main():
             fmt(v["peak_rss_mb"], "%.0f")))
     for name, value, goal, ok in doc["targets"]:
         log("  target %-45s %8s  %-8s %s" % (name, fmt(value, "%.2f"), goal, "PASS" if ok else "MISS"))
-    runs = {"closed": closed, "open": open_runs}
+    runs = {"closed": closed, "open": open_runs, "warm_cache": warm}
     if args.out:
         with open(args.out, "w") as f:
             json.dump(dict(doc, runs=runs), f, indent=1)
@@ -808,6 +966,9 @@ def main():
         log("recorded: docs/benchmarks.md (plan section), docs/benchmarks/plan*.{json,png}")
     failed = sum(1 for by in (closed, open_runs) for i in by.values() for recs in i.values()
                  for rec in recs if "error" in rec)
+    failed += sum(1 for runs in warm.values() for rec in
+                  [x for recs in runs["closed"].values() for x in recs] + runs["open"]
+                  if "error" in rec) + sum(1 for runs in warm.values() if "error" in runs)
     if failed:
         print("%d run(s) failed: see the lines above" % failed, file=sys.stderr)
     return 1 if failed else 0

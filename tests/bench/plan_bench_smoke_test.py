@@ -20,9 +20,11 @@ RANKD = SOURCE = None
 IMPLS = ["rankd_async_1", "rankd_sync_2", "rankd_cached_2", "node_1"]
 # The implementations beside rankd async: checked for equal rankings and given paired ratios.
 OTHERS = ["node_1", "rankd_cached_2", "rankd_sync_2"]
-# Targets: 4 of rankd's own, 2 of the feature cache's and 2 against the Node peer (and 2 against
-# the Rust peer).
-TARGETS = 8
+# Targets: 4 of rankd's own, 2 of the feature cache's, 2 per warm-cache configuration (3) and 2
+# against the Node peer (and 2 against the Rust peer).
+TARGETS = 14
+WARM_CACHE = ["rankd_cached_1_warm", "rankd_cached_1_warm_tracking_0",
+              "rankd_cached_2_warm_tracking_0"]
 
 
 class PlanBenchSmokeTest(unittest.TestCase):
@@ -77,6 +79,20 @@ class PlanBenchSmokeTest(unittest.TestCase):
         self.assertGreater(cached["cache_hit_ratio_at_max"], 0.5)
         self.assertLess(cached["redis_commands_per_req_at_max"], bound["commands_per_request"] / 2)
         self.assertEqual(sorted(summary["ratios"]), OTHERS)
+        # Each warm-cache configuration ran on one server (its tracking setting put back after
+        # it): its closed and open runs were measured, and its cache answered most lookups.
+        warm = summary["warm_cache"]
+        self.assertEqual(sorted(warm), sorted(WARM_CACHE))
+        for name, w in warm.items():
+            with self.subTest(warm=name):
+                self.assertGreater(w["max_rps"], 0)
+                self.assertAlmostEqual(w["of_limit"], w["max_rps"] / bound["limit_rps"])
+                self.assertGreater(w["cache_hit_ratio_at_max"], 0.5)
+                self.assertLess(w["redis_commands_per_req_at_max"], bound["commands_per_request"] / 2)
+                self.assertGreater(w["service_cpu_us_at_max"], 0)
+                self.assertIsNotNone(w["p99_ms_at_half"])
+        self.assertEqual([warm[n]["tracking_table_max_keys"] for n in WARM_CACHE], [None, 0, 0])
+        self.assertEqual([warm[n]["shards"] for n in WARM_CACHE], [1, 1, 2])
         self.assertEqual(len(doc["targets"]), TARGETS)
         runs = doc["runs"]
         self.assertEqual(len(runs["closed"]["node_1"]["4"]), 1)
