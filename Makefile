@@ -144,8 +144,8 @@ bench: setup-bench
 
 # The feed plan served over HTTP: rankd async (1, 2 shards) vs the Redis-bound limit, rankd's sync
 # scheduler and the hand-written peers (Node: fastify + ioredis; Rust: tokio, hyper, redis), on the
-# bench dataset; recorded in docs/benchmarks.md (about 25 min); with ARGS (e.g. '--repeats 3 --only
-# rankd_async_2,node_2') it runs without recording.
+# bench dataset, and the feature cache cold and warm; recorded in docs/benchmarks.md (about 45
+# min); with ARGS (e.g. '--repeats 3 --only rankd_async_2,node_2') it runs without recording.
 bench-plan: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
 	@nice ninja -C build-bench -j$(JOBS) --quiet rankd
