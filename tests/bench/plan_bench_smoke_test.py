@@ -91,6 +91,7 @@ class PlanBenchSmokeTest(unittest.TestCase):
                 self.assertLess(w["redis_commands_per_req_at_max"], bound["commands_per_request"] / 2)
                 self.assertGreater(w["service_cpu_us_at_max"], 0)
                 self.assertIsNotNone(w["p99_ms_at_half"])
+                self.assertGreater(w["achieved_rps_at_half"], 0)
         self.assertEqual([warm[n]["tracking_table_max_keys"] for n in WARM_CACHE], [None, 0, 0])
         self.assertEqual([warm[n]["shards"] for n in WARM_CACHE], [1, 1, 2])
         self.assertEqual(len(doc["targets"]), TARGETS)
