@@ -78,10 +78,10 @@ class FlatIndex {
   // touch(const T*) on each value found there under its hash, each pass's loads issued back to
   // back so that their cache misses overlap; the lookups that follow, one at a time, then find
   // their slots and values in the cache. `touch` reads what a lookup of its value will (it must
-  // read only inside the value). Real loads, not prefetch hints: on the virtual machines
-  // measured (AMD EPYC, 4 KiB pages) software prefetches of lines whose page missed the TLB were
-  // dropped, and a lookup of a hit paid two serial misses of about 300 ns each, where a batch of
-  // independent loads cost about 15 ns per load.
+  // read only inside the value). Real loads, not prefetch hints: on the virtual machine
+  // measured (AMD EPYC, 4 KiB pages) prefetches issued ahead of the lookups did not shorten them
+  // (most likely dropped on TLB misses), a lookup of a hit paid two serial misses of about 300 ns
+  // each, and a batch of independent loads cost about 15 ns per load.
   template <class TouchValue>
   void Touch(std::span<const std::uint64_t> hashes, TouchValue touch) const {
     constexpr std::size_t kBatch = 64;
