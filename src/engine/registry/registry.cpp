@@ -1,8 +1,6 @@
 #include "rankd/engine/registry/registry.h"
 
-#include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -13,19 +11,9 @@ namespace rankd::engine {
 void KeySchema::AppendKey(std::string& out, std::int64_t id) const {
   char digits[24];
   const char* end = std::to_chars(digits, digits + sizeof digits, id).ptr;
-  const std::size_t old_size = out.size();
-  const std::size_t digit_count = static_cast<std::size_t>(end - digits);
-  const std::size_t needed = old_size + prefix.size() + digit_count + suffix.size();
-  // Room first: g++ 12's resize_and_overwrite hands the operation the new capacity, not the size
-  // asked for, when it grows the string.
-  if (needed > out.capacity()) out.reserve(std::max(needed, 2 * out.capacity()));
-  out.resize_and_overwrite(needed, [&](char* p, std::size_t) noexcept {
-    p += old_size;
-    std::memcpy(p, prefix.data(), prefix.size());
-    std::memcpy(p + prefix.size(), digits, digit_count);
-    std::memcpy(p + prefix.size() + digit_count, suffix.data(), suffix.size());
-    return needed;
-  });
+  out.append(prefix);
+  out.append(digits, static_cast<std::size_t>(end - digits));
+  out.append(suffix);
 }
 
 std::string KeySchema::KeyFor(std::int64_t id) const {
