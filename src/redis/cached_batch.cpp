@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -113,29 +114,27 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
   // the cache reads their index slots and entries together first (TouchEntries), so that their
   // cache misses overlap rather than come one after another between the hits' applies.
   constexpr std::size_t kTouched = 32;
-  struct Lookup {
-    std::uint64_t command_hash;
-    std::uint64_t layout;
-  };
-  std::vector<Lookup> lookups(n);
-  std::vector<std::uint64_t> entry_hashes(n);
+  // Per command, in one allocation: its entry's hash (what TouchEntries and Find take), its
+  // command's hash (Join, BeginFlight) and the layout it is looked up in.
+  std::vector<std::uint64_t> lookup_words(3 * n);
+  const std::span<std::uint64_t> entry_hashes(lookup_words.data(), n);
+  const std::span<std::uint64_t> command_hashes(lookup_words.data() + n, n);
+  const std::span<std::uint64_t> layouts(lookup_words.data() + 2 * n, n);
   for (std::size_t i = 0; i < n; ++i) {
     const DecodedForm* form = batch.decoded_form(i);
-    Lookup& l = lookups[i];
-    l.command_hash = ReplyCache::HashCommand(batch.command(i));
-    l.layout = form != nullptr ? form->layout(batch.target(i).sink) : ReplyCache::kRespLayout;
-    RANKD_D_ASSERT(form == nullptr || l.layout != ReplyCache::kRespLayout);
-    entry_hashes[i] = ReplyCache::HashEntry(l.command_hash, l.layout);
+    command_hashes[i] = ReplyCache::HashCommand(batch.command(i));
+    layouts[i] = form != nullptr ? form->layout(batch.target(i).sink) : ReplyCache::kRespLayout;
+    RANKD_D_ASSERT(form == nullptr || layouts[i] != ReplyCache::kRespLayout);
+    entry_hashes[i] = ReplyCache::HashEntry(command_hashes[i], layouts[i]);
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (i % kTouched == 0) {
-      cache.TouchEntries(std::span(entry_hashes).subspan(i, std::min(kTouched, n - i)));
+      cache.TouchEntries(entry_hashes.subspan(i, std::min(kTouched, n - i)));
     }
     const std::string_view command = batch.command(i);
-    const Lookup& l = lookups[i];
     if (const std::optional<std::string_view> reply =
-            cache.Find(command, l.layout, entry_hashes[i], now)) {
-      if (l.layout != ReplyCache::kRespLayout) {
+            cache.Find(command, layouts[i], entry_hashes[i], now)) {
+      if (layouts[i] != ReplyCache::kRespLayout) {
         batch.decoded_form(i)->apply(batch.target(i).sink, *reply);
       } else {
         Replay(cache, batch.target(i), *reply);
@@ -143,12 +142,12 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
       ++counts.hits;
       continue;
     }
-    if (Flight* flight = cache.Join(command, l.command_hash)) {
+    if (Flight* flight = cache.Join(command, command_hashes[i])) {
       holds.joined.push_back({i, flight});
       ++counts.joined;
       continue;
     }
-    Flight* flight = cache.BeginFlight(batch.key(i), command, l.command_hash);
+    Flight* flight = cache.BeginFlight(batch.key(i), command, command_hashes[i]);
     holds.owned.push_back({i, flight});
     recorders.push_back(Recorder{batch.target(i), flight});
     if (check_expiry) misses.Add(batch.key(i), pttls.emplace_back(), "PTTL", batch.key(i));
@@ -170,7 +169,7 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
         // took the reply on its way in).
         if (const DecodedForm* form = batch.decoded_form(h.index)) {
           const void* sink = batch.target(h.index).sink;
-          if (!form->encode(sink, h.flight->DecodedAs(lookups[h.index].layout))) {
+          if (!form->encode(sink, h.flight->DecodedAs(layouts[h.index]))) {
             h.flight->KeepReplyBytes();
           }
         }
