@@ -11,7 +11,13 @@ const PARAM_TYPES = ["int", "int_list", "key_list", "enum", "schema", "key", "ou
 const EXECUTIONS = ["redis_source", "cpu", "heavy_cpu", "wait"];
 const DEGRADES = ["no_rows", "pass_input", "keep_finished_inputs"];
 const REMOVALS = ["predicate", "position", "rank_by_key", "earlier_duplicate"];
-const FLAGS = ["reads_viewer_id", "reads_input_ids_only", "orders_by_key", "makes_candidates"];
+const FLAGS = [
+  "reads_viewer_id",
+  "reads_input_ids_only",
+  "reads_every_key",
+  "orders_by_key",
+  "makes_candidates",
+];
 // The members each param type may have besides name, type and required.
 const PARAM_MEMBERS = {
   int: ["min", "max", "from_param"],

@@ -4,11 +4,14 @@
 // from a fixed seed; a failure names the case's seed. The plan fuzzer (fuzz/plan_fuzz.cpp) goes
 // further in make test-fuzz.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <array>
 
 #include <chrono>
 
 #include "memory_endpoint.h"
+#include "plan/op_table.h"
 #include "plan_answer.h"
 #include "plan_builder.h"
 #include "plan_case_registry.h"
@@ -42,11 +45,35 @@ ExecutionResult RunOnFreshLoop(const Registry& registry, testing::MemoryStore& s
   }(&registry, &store, std::move(plan), std::move(inputs), options));
 }
 
+// How much of lazy decoding (docs/engine.md) the random plans reach: the fields their sources
+// keep pending, and those of them that a node of the plan reads (resolved before it runs).
+struct LazyCoverage {
+  int pending = 0;
+  int read_by_a_node = 0;
+};
+
+void CountPendingFields(const CompiledPlan& plan, LazyCoverage* coverage) {
+  for (const CompiledNode& node : plan.nodes()) {
+    for (std::size_t f = 0; f < node.fields.size(); ++f) {
+      if (node.pending_fields[f] == 0) continue;
+      ++coverage->pending;
+      const std::size_t slot = node.fields[f].slot;
+      for (const CompiledNode& reader : plan.nodes()) {
+        if (reader.op->reads_every_key || std::ranges::count(reader.reads_keys, slot) > 0) {
+          ++coverage->read_by_a_node;
+          break;
+        }
+      }
+    }
+  }
+}
+
 TEST(PlanDifferentialTest, RandomPlansAnswerAsTheReferenceWithBothSchedulers) {
   const std::shared_ptr<const Registry> registry = testing::PlanCaseRegistry();
   testing::MemoryStore store;
   int mismatches = 0;
   std::array<int, kOpCount> nodes_of_op{};
+  LazyCoverage lazy;
   for (int n = 0; n < kCases && mismatches < 5; ++n) {
     const std::uint64_t seed = 0x91a40000u + static_cast<std::uint64_t>(n);
     const testing::PreparedCase prepared = testing::PrepareCase(seed, registry, store);
@@ -55,6 +82,7 @@ TEST(PlanDifferentialTest, RandomPlansAnswerAsTheReferenceWithBothSchedulers) {
     const std::shared_ptr<const Plan>& plan = prepared.plan;
     for (const Node& node : plan->nodes) ++nodes_of_op[static_cast<std::size_t>(node.op)];
     const std::shared_ptr<const CompiledPlan> compiled = CompilePlan(plan, registry);
+    CountPendingFields(*compiled, &lazy);
     for (const Scheduler scheduler : {Scheduler::kAsync, Scheduler::kSync}) {
       ExecuteOptions options;
       options.deadline = 5s;
@@ -74,6 +102,10 @@ TEST(PlanDifferentialTest, RandomPlansAnswerAsTheReferenceWithBothSchedulers) {
     }
   }
   EXPECT_EQ(mismatches, 0);
+  // Lazy decoding is in the answers compared: sources keep fields pending, and nodes resolve
+  // them (besides the response).
+  EXPECT_GT(lazy.pending, kCases / 4) << "pending fields";
+  EXPECT_GT(lazy.read_by_a_node, kCases / 20) << "pending fields that a node reads";
   // The generator covers every op (a new op needs its case in plan_cases.h).
   for (std::size_t op = 0; op < kOpCount; ++op) {
     EXPECT_GT(nodes_of_op[op], 10) << OpName(static_cast<Op>(op)) << " is in too few random plans";

@@ -69,6 +69,7 @@ export interface OpTableEntry {
   readonly degrade: "no_rows" | "pass_input" | "keep_finished_inputs";
   readonly reads_viewer_id?: true;
   readonly reads_input_ids_only?: true;
+  readonly reads_every_key?: true;
   readonly orders_by_key?: true;
   readonly makes_candidates?: true;
   readonly removal?: "predicate" | "position" | "rank_by_key" | "earlier_duplicate";

@@ -206,6 +206,7 @@ export const OP_TABLE = {
     explainText: (p: Params, r: ParamText): string => ``,
     execution: "cpu",
     degrade: "keep_finished_inputs",
+    reads_every_key: true,
     dsl: ".concat(other)",
   },
   /** test op: waits ms (0–60000) then passes rows through */

@@ -2,6 +2,9 @@
 // "Responses").
 #include "rankd/engine/api/rank_response.h"
 
+#include <string>
+#include <variant>
+
 #include "api/item_trace.h"
 #include "api/row_json.h"
 #include "json/canonical.h"
@@ -97,6 +100,22 @@ void WriteErrorFields(JsonWriter& w, std::optional<std::string_view> request_id,
 void WriteValue(JsonWriter& w, const Column* column, std::uint32_t row) {
   if (column == nullptr || !column->valid(row)) {
     w.Null();
+    return;
+  }
+  if (column->pending()) {
+    // An item trace's row of a node no reader resolved (a request's outputs never are pending).
+    const Scalar value = column->Get(row);
+    if (const auto* v = std::get_if<std::int64_t>(&value)) {
+      w.Int(*v);
+    } else if (const auto* d = std::get_if<double>(&value)) {
+      w.Double(*d);
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      w.Bool(*b);
+    } else if (const auto* t = std::get_if<std::string>(&value)) {
+      w.String(*t);
+    } else {
+      w.Null();
+    }
     return;
   }
   switch (column->type()) {

@@ -3,6 +3,8 @@
 #include <bit>
 #include <stdexcept>
 
+#include "rankd/engine/columns/resolve.h"
+
 namespace rankd::engine {
 
 std::size_t ValueBytes(ValueType type) noexcept {
@@ -27,7 +29,16 @@ Column* Column::Make(Arena& arena, ValueType type, std::size_t rows) {
                      ? arena.AllocateZeroed<std::byte>(rows * ValueBytes(type))
                      : arena.Allocate<std::byte>(rows * ValueBytes(type));
   std::uint64_t* validity = arena.AllocateZeroed<std::uint64_t>((rows + 63) / 64);
-  return arena.New<Column>(type, rows, values, validity);
+  return arena.New<Column>(type, rows, values, validity, nullptr);
+}
+
+Column* Column::MakePending(Arena& arena, ValueType type, std::size_t rows) {
+  if (rows > UINT32_MAX) throw std::length_error("a column holds at most 2^32 - 1 rows");
+  void* raw = arena.AllocateZeroed<StringRef>(rows);
+  std::uint64_t* validity = arena.AllocateZeroed<std::uint64_t>((rows + 63) / 64);
+  // Never null, even for no rows: it marks the column pending.
+  std::uint64_t* counted = arena.AllocateZeroed<std::uint64_t>((rows + 63) / 64 + 1);
+  return arena.New<Column>(type, rows, raw, validity, counted);
 }
 
 std::size_t Column::CountNulls() const noexcept {
@@ -41,6 +52,7 @@ std::size_t Column::CountNulls() const noexcept {
 
 Scalar Column::Get(std::size_t row) const {
   if (!valid(row)) return std::monostate{};
+  if (pending()) return ParseRawValue(type_, raw()[row].view());
   switch (type_) {
     case ValueType::kInt:
       return ints()[row];

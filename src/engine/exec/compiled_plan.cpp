@@ -90,6 +90,30 @@ std::optional<std::size_t> IntParamSlot(const Plan& plan, const Node& node, cons
   return std::nullopt;
 }
 
+// Whether a node keeps every row of its one input, in order or not (vm, sort, diversify,
+// fetch_features): an op that drops rows says how an item trace explains it (its removal rule),
+// and one that makes candidates has other rows.
+bool KeepsEveryRow(const CompiledNode& node) {
+  return node.op->inputs.max == 1 && node.op->removal == ops::RemovalRule::kNone &&
+         !node.op->makes_candidates;
+}
+
+// Whether the value of key `slot` is read on every row of node `i`: the node is an output, or a
+// dependent reads the key, or a dependent that keeps every row passes it to such a reader.
+bool ReadOnEveryRow(const std::vector<CompiledNode>& nodes, std::size_t i, std::size_t slot) {
+  const CompiledNode& node = nodes[i];
+  if (node.is_output) return true;
+  for (const std::size_t d : node.dependents) {
+    const CompiledNode& dependent = nodes[d];
+    if (dependent.op->reads_every_key ||
+        std::binary_search(dependent.reads_keys.begin(), dependent.reads_keys.end(), slot)) {
+      return true;
+    }
+    if (KeepsEveryRow(dependent) && ReadOnEveryRow(nodes, d, slot)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 CompiledPlan::CompiledPlan(std::shared_ptr<const Plan> plan,
@@ -144,8 +168,10 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
       for (const std::string& name : c.field_names) c.fields.push_back(ResolveKey(reg, node, name));
     }
     // The one key param an op has is `by`.
-    if (ParamOfType(op, ops::ParamType::kKey) != nullptr)
+    if (ParamOfType(op, ops::ParamType::kKey) != nullptr) {
       c.key = ResolveKey(reg, node, node.params.by);
+      c.reads_keys.push_back(c.key.slot);
+    }
     if (ParamOfType(op, ops::ParamType::kOutKey) != nullptr)
       c.key = ResolveKey(reg, node, node.params.out_key);
     if (ParamOfType(op, ops::ParamType::kExpr) != nullptr) {
@@ -157,6 +183,12 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
       const auto it = plan->preds.find(node.params.pred);
       if (it == plan->preds.end()) Invalid(node, "no predicate \"" + node.params.pred + "\"");
       c.program = CompilePred(it->second, reg, plan->params, models);
+    }
+    if (c.program != nullptr) {
+      const std::vector<std::size_t> read = KeySlotsRead(*c.program);
+      c.reads_keys.insert(c.reads_keys.end(), read.begin(), read.end());
+      std::sort(c.reads_keys.begin(), c.reads_keys.end());
+      c.reads_keys.erase(std::unique(c.reads_keys.begin(), c.reads_keys.end()), c.reads_keys.end());
     }
     c.int_param_slot = IntParamSlot(*plan, node, op);
     for (const std::string& name : node.params_read) {
@@ -193,6 +225,12 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
       }
     }
     if (!found) throw std::invalid_argument("plan output \"" + id + "\" is not a node");
+  }
+  // Lazy decoding: a source's fields that no node reads on every one of its rows stay pending.
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    CompiledNode& c = nodes[i];
+    for (const KeyRef& field : c.fields)
+      c.pending_fields.push_back(ReadOnEveryRow(nodes, i, field.slot) ? 0 : 1);
   }
   std::vector<std::vector<std::string>> regex_flags = RegexFlagsByParam(*plan);
   return std::make_shared<const CompiledPlan>(std::move(plan), std::move(registry),

@@ -197,10 +197,15 @@ rt::Task<void> FetchHashes(NodeContext& node, CandidateSet& rows, HashRead read)
   const CompiledNode& c = node.node;
   const Registry& reg = node.registry();
   Arena& arena = node.arena;
+  // Fields no node reads on every row stay pending (lazy decoding), unless a feature cache keeps
+  // the replies' decoded values.
+  const bool cached = node.endpoints.For(c.hash.endpoint, *c.hash.schema).cached;
   Column** column_array = arena.Allocate<Column*>(std::max<std::size_t>(c.fields.size(), 1));
   for (std::size_t f = 0; f < c.fields.size(); ++f) {
     const KeyRef& k = c.fields[f];
-    column_array[f] = Column::Make(arena, k.type, rows.physical_rows());
+    column_array[f] = !cached && c.pending_fields[f] != 0
+                          ? Column::MakePending(arena, k.type, rows.physical_rows())
+                          : Column::Make(arena, k.type, rows.physical_rows());
     rows.set_column(k.slot, column_array[f]);
   }
   const std::span<Column* const> columns(column_array, c.fields.size());

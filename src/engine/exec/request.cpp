@@ -10,6 +10,7 @@
 #include "exec/op_runs.h"
 #include "exec/verify_rows.h"
 #include "plan/op_table.h"
+#include "rankd/engine/columns/resolve.h"
 #include "rankd/engine/ops/cpu_ops.h"
 #include "rankd/runtime/deadline.h"
 #include "rankd/runtime/debug_check.h"
@@ -104,7 +105,11 @@ rt::Task<void> Request::RunNode(std::size_t i) {
     ListenForIds(context);
     st.report.rows_in = 0;
     for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-      context.inputs[k] = early ? st.early_input : nodes_[c.inputs[k]].rows;
+      const CandidateSet* input = early ? st.early_input : nodes_[c.inputs[k]].rows;
+      // Lazy decoding: the values it reads are parsed for its input's rows before it runs (here,
+      // on the loop: the count of values that do not parse is the request's, and its CPU work
+      // may run on a pool thread).
+      context.inputs[k] = ResolveKeys(*input, c.reads_keys, c.op->reads_every_key, *st.arena);
       st.report.rows_in += context.inputs[k]->size();
     }
     rows = nullptr;
@@ -345,7 +350,9 @@ const CandidateSet* Request::DegradedRows(std::size_t i) {
     case ops::DegradeRule::kKeepFinishedInputs: {
       std::vector<const CandidateSet*> done;
       for (std::size_t input : c.inputs) {
-        if (nodes_[input].finished) done.push_back(nodes_[input].rows);
+        // Concatenating copies every key's values: they are resolved first (lazy decoding).
+        if (nodes_[input].finished)
+          done.push_back(ResolveKeys(*nodes_[input].rows, {}, true, arena));
       }
       if (done.empty()) return EmptyRows(i);
       rows = done.size() == 1 ? done[0] : RunConcat(*done[0], *done[1], arena);
@@ -364,7 +371,29 @@ const CandidateSet* Request::DegradedRows(std::size_t i) {
   return rows;
 }
 
+void Request::ResolveOutputs() {
+  if (error_) return;
+  // The response writes every key of an output's rows: their values are resolved (lazy
+  // decoding), in the output node's arena, before they leave the request.
+  for (std::size_t out : plan_->outputs()) {
+    NodeState& st = nodes_[out];
+    if (st.rows != nullptr) st.rows = ResolveKeys(*st.rows, {}, true, *st.arena);
+  }
+  // Each source's explain counts the values of its pending columns that did not parse when
+  // read. A degraded node's rows are not its own; a shared node's are another plan's.
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    NodeState& st = nodes_[i];
+    if (st.rows == nullptr || st.report.status != NodeStatus::kOk || st.report.shared) continue;
+    for (const KeyRef& field : plan_->nodes()[i].fields) {
+      const Column* column = st.rows->column(field.slot);
+      if (column != nullptr && column->pending())
+        st.report.unparsable_values += column->unparsable();
+    }
+  }
+}
+
 ExecutionResult Request::TakeResult() {
+  ResolveOutputs();
   ExecutionResult result;
   result.error = error_;
   result.elapsed_us = NowUs();

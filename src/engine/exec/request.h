@@ -128,6 +128,9 @@ class Request {
   const CandidateSet* EmptyRows(std::size_t i);
 
   std::int64_t NowUs() const;
+  // Before the result leaves: the outputs' pending columns resolved over their rows, and each
+  // source's explain given the count of its pending values that did not parse (lazy decoding).
+  void ResolveOutputs();
 
   // What the result's rows may point into, kept alive with them: the arenas, and the request's
   // inputs (a vm writing a string param makes a column whose values point into the param).

@@ -27,7 +27,8 @@
 //            pool), or a wait on the loop (the `sleep` test op).
 //   degrade  what a `skip` node of the op yields when it fails or times out (docs/plan-format.md,
 //            "Failure policy"; docs/engine.md, "Deadlines and degraded answers").
-//   flags    reads_viewer_id, reads_input_ids_only, orders_by_key, makes_candidates (below).
+//   flags    reads_viewer_id, reads_input_ids_only, reads_every_key, orders_by_key,
+//            makes_candidates (below).
 //   removal  how an item trace explains an id the node dropped (api/item_trace.cpp).
 //
 // Nothing else in the engine switches on an op: the plan checker, the plan compiler, the
@@ -178,6 +179,10 @@ struct OpSpec {
   // the async scheduler may start it as soon as its input's ids are final (NodeContext::IdsKnown),
   // before the input has read the rest of its rows' keys.
   bool reads_input_ids_only = false;
+  // It reads the values of every key of its input rows (concat copies them): lazy decoding
+  // resolves all of its inputs' pending columns before it runs. Without it, an op reads the
+  // values of the keys its `key`, `expr` and `pred` params name, and no other.
+  bool reads_every_key = false;
   // Its rows leave in the order of its `by` key (CompiledNode::key): a served-rankings record
   // gives that key as an output's score.
   bool orders_by_key = false;

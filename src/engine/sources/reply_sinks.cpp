@@ -99,6 +99,7 @@ void AddTally(const ReplyTally& t, DecodeCounts* counts) noexcept {
 // a string).
 void EncodeRow(std::span<Column* const> columns, std::size_t row, std::string* out) {
   for (const Column* c : columns) {
+    RANKD_D_ASSERT(!c->pending());  // a route through a feature cache decodes eagerly
     if (!c->valid(row)) {
       out->push_back(0);
       continue;
@@ -267,6 +268,12 @@ bool StoreValue(std::string_view text, Column* column, std::size_t row, Arena& a
                 DecodeCounts* counts) {
   counts->reply_bytes += text.size();
   ++counts->values;
+  if (column->pending()) {
+    // Lazy decoding: the text as it came, parsed (and counted if it does not parse) when read.
+    column->raw()[row] = StringRef::Of(arena.CopyString(text));
+    column->set_valid(row);
+    return true;
+  }
   switch (column->type()) {
     case ValueType::kInt:
       if (const auto v = ParseIntValue(text)) {

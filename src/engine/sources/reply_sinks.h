@@ -122,7 +122,9 @@ class IdListSink : public redis::NullSink {
 };
 
 // Writes one text value into `column` at `row` by the column's type (null when it does not
-// parse: returns false). Shared by the hash sinks.
+// parse: returns false); into a pending column (columns/column.h), a copy of the text, parsed
+// when a node reads it. Shared by the hash sinks. A sink whose decoded form a feature cache
+// keeps never writes into a pending column.
 bool StoreValue(std::string_view text, Column* column, std::size_t row, Arena& arena,
                 DecodeCounts* counts);
 

@@ -586,6 +586,25 @@ ValueType ResultType(const Program& program) noexcept { return program.result_ty
 
 std::size_t InstructionCount(const Program& program) noexcept { return program.code.size(); }
 
+std::vector<std::size_t> KeySlotsRead(const Program& program) {
+  std::vector<std::size_t> slots;
+  for (const vm::Instr& instr : program.code) {
+    if (instr.kernel == &vm::LoadKey<std::int64_t> || instr.kernel == &vm::LoadKey<double> ||
+        instr.kernel == &vm::LoadKey<std::uint8_t> || instr.kernel == &vm::LoadKey<StringRef>) {
+      slots.push_back(instr.imm);
+    }
+  }
+  for (const std::shared_ptr<const BoundModel>& m : program.models)
+    slots.insert(slots.end(), m->feature_slots.begin(), m->feature_slots.end());
+  for (const std::shared_ptr<const Program>& conjunct : program.conjuncts) {
+    const std::vector<std::size_t> more = KeySlotsRead(*conjunct);
+    slots.insert(slots.end(), more.begin(), more.end());
+  }
+  std::sort(slots.begin(), slots.end());
+  slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  return slots;
+}
+
 std::size_t RowWeight(const Program& program) noexcept {
   std::size_t weight = 1;
   for (const std::shared_ptr<const BoundModel>& m : program.models)

@@ -144,6 +144,45 @@ TEST_P(ExecutorTest, TheFeedReadsListsAndHashesAndRanks) {
   for (const NodeReport& n : r.nodes) EXPECT_EQ(n.status, NodeStatus::kOk);
 }
 
+// Lazy decoding (docs/engine.md): a source parses a field on every row only where a node reads
+// it on every row; the rest is parsed for the rows read. Here the filter reads ctr on every row
+// and keeps 20 and 30: 21's age_hours "inf" is never parsed, so never counted, and 30's likes
+// "1e3" is counted when the response reads it. The users' country and verified, which nothing
+// reads (follow is not an output), are never parsed either.
+TEST_P(ExecutorTest, ValuesOfRowsAFilterRemovedAreNeverParsed) {
+  NodeParams features;
+  features.schema = "media_features";
+  features.keys = {"author_id", "age_hours", "likes", "ctr", "title"};
+  NodeParams keep;
+  keep.pred = "p0";
+  const auto plan = PlanBuilder()
+                        .Add("viewer", Op::kViewer, {})
+                        .Add("follow", Op::kFollow, {"viewer"}, Fanout(10))
+                        .Add("media", Op::kMedia, {"follow"}, Fanout(10))
+                        .Add("features", Op::kFetchFeatures, {"media"}, features)
+                        .Pred("p0", P::Ne(X::Key("ctr"), X::Float(0.5)))
+                        .Add("keep", Op::kFilter, {"features"}, keep)
+                        .Output("keep")
+                        .Build();
+  const ExecutionResult r = Run(plan, Options());
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(OutputIds(r), (std::vector<std::int64_t>{20, 30}));
+  EXPECT_EQ(Value(r, 0, "age_hours"), Scalar(1.5));
+  EXPECT_EQ(Value(r, 0, "likes"), Scalar(std::int64_t{10}));
+  EXPECT_EQ(Value(r, 0, "title"), Scalar(std::string("first")));
+  EXPECT_EQ(Value(r, 1, "author_id"), Scalar(std::int64_t{3}));
+  EXPECT_EQ(Value(r, 1, "likes"), Scalar{});  // "1e3" is not an int
+  EXPECT_EQ(Value(r, 1, "age_hours"), Scalar{});
+  for (const ExecutionResult::Output& o : r.outputs) {
+    for (std::size_t slot = 0; slot < o.rows->slots(); ++slot) {
+      const Column* c = o.rows->column(slot);
+      EXPECT_TRUE(c == nullptr || !c->pending()) << "an output's column is pending";
+    }
+  }
+  EXPECT_EQ(Report(r, 3).unparsable_values, 1u);  // "1e3"; not 21's "inf"
+  EXPECT_EQ(Report(r, 1).unparsable_values, 0u);  // user:3's country and verified: never read
+}
+
 TEST_P(ExecutorTest, UserHashesFollowTheValueRules) {
   const auto plan = PlanBuilder()
                         .Add("viewer", Op::kViewer, {})

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,6 +52,14 @@ struct CompiledNode {
   // schema's yields for viewer/follow/recommendation.
   std::vector<KeyRef> fields;
   std::vector<std::string> field_names;
+  // Per field: 1 when the source keeps its values pending (lazy decoding, docs/engine.md): no
+  // node reads the key over every one of the source's rows (none reads it before a node that
+  // may drop rows), and the source is not an output. On a route through a feature cache the
+  // source decodes every field (the cache keeps decoded values).
+  std::vector<std::uint8_t> pending_fields;
+  // The key slots whose values it reads at its inputs (its `by` key; its program's keys),
+  // ascending; with op->reads_every_key it reads every key.
+  std::vector<std::size_t> reads_keys;
   KeyRef key;                              // sort, topk, dedupe: `by`; vm: `out_key`
   std::shared_ptr<const Program> program;  // vm: the expression; filter: the predicate
   // take's count or topk's k given by a declared int param: its slot in the request's

@@ -70,6 +70,10 @@ std::shared_ptr<const Program> CompilePred(const Pred& pred, const Registry& reg
 // The type an expression program produces (an expression of the null literal alone: kFloat,
 // all null).
 ValueType ResultType(const Program& program) noexcept;
+// The key slots whose columns an evaluation reads (its key loads and its models' features, its
+// conjuncts' included), ascending, each once: what lazy decoding resolves before a vm or filter
+// runs (docs/engine.md, "Lazy decoding").
+std::vector<std::size_t> KeySlotsRead(const Program& program);
 // Instructions and registers (explain and tests).
 std::size_t InstructionCount(const Program& program) noexcept;
 // What one row of the program costs, in rows of a plain CPU node (1 for a program without models;
