@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/row_json.h"
 #include "expr_builders.h"
 #include "plan_builder.h"
 #include "plan_case_registry.h"
@@ -98,6 +99,23 @@ TEST(LazyDecodingTest, GetParsesAPendingRowWithoutCountingIt) {
   EXPECT_EQ(c->unparsable(), 0u);
   EXPECT_EQ(ParseRawValue(ValueType::kString, "ok"), Scalar(std::string("ok")));
   EXPECT_EQ(ParseRawValue(ValueType::kInt, "+7"), Scalar{});
+}
+
+TEST(LazyDecodingTest, AnItemTraceWritesAPendingRowParsed) {
+  Arena arena;
+  DecodeCounts counts;
+  const Column* ints = PendingOf(arena, ValueType::kInt, {"007", "1e3"}, &counts);
+  const Column* strings = PendingOf(arena, ValueType::kString, {"a\"b", std::nullopt}, &counts);
+  std::string out;
+  json::JsonWriter w(out);
+  w.BeginArray();
+  WriteValue(w, ints, 0);
+  WriteValue(w, ints, 1);
+  WriteValue(w, strings, 0);
+  WriteValue(w, strings, 1);
+  w.EndArray();
+  EXPECT_EQ(out, R"([7,null,"a\"b",null])");
+  EXPECT_EQ(ints->unparsable(), 0u);  // a trace does not count
 }
 
 TEST(LazyDecodingTest, ResolveKeysResolvesTheNamedPendingColumnsOverTheSelection) {
