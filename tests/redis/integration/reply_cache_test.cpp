@@ -3,7 +3,8 @@
 // through it (ExecuteThroughCache). A write is seen once its invalidation arrives (the delay is
 // printed), FLUSHDB, SWAPDB and a killed connection empty the cache, an expiring key is not served
 // past its expiry, concurrent readers of one command share one fetch, and error replies are never
-// stored.
+// stored. Values kept as a sink's decoded form (as the engine's sinks keep them) follow writes,
+// FLUSHDB and a lost connection the same way.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -33,12 +34,21 @@ PoolOptions TrackingPool(const RedisServer& server, ReplyCache* cache, ClientMet
   return o;
 }
 
+// How a read's value is kept: Redis' bytes, or the sink's decoded form (as the engine's sinks).
+enum class Kept { kBytes, kDecoded };
+
 // GET `key` through the cache; the value ("" for a null, "error: ..." for an error reply).
 rt::Task<std::string> CachedGet(ReplyCache& cache, Pool& pool, const std::string& key,
-                                Batch::CacheCounts* counts = nullptr) {
+                                Batch::CacheCounts* counts = nullptr, Kept kept = Kept::kBytes) {
   Batch batch;
-  StringSink sink;
-  batch.Add(key, sink, "GET", key);
+  StringSink plain;
+  DecodedStringSink decoded;
+  StringSink& sink = kept == Kept::kBytes ? plain : decoded;
+  if (kept == Kept::kBytes) {
+    batch.Add(key, plain, "GET", key);
+  } else {
+    batch.Add(key, decoded, "GET", key);
+  }
   co_await ExecuteThroughCache(cache, batch, [&pool](Batch& b) -> rt::Task<void> {
     b.add_round_trips(1);
     co_await pool.Execute(b);
@@ -128,6 +138,58 @@ TEST_P(ReplyCacheTest, AKilledConnectionFlushesItAndTrackingResumes) {
     co_await admin->Call("SET", "a", "2");
     CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 1; }));
     CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("2"));
+  });
+}
+
+// Values kept decoded (the engine's sinks have decoded forms) are exact as bytes are: a write's
+// invalidation, FLUSHDB and a killed connection each drop them, and tracking resumes.
+TEST_P(ReplyCacheTest, DecodedValuesFollowWritesFlushesAndLostConnections) {
+  RedisServer server;
+  RunOnLoop([&]() -> rt::Task<void> {
+    ReplyCache cache(1 << 20, 60s);
+    ClientMetrics metrics;
+    Pool pool(TrackingPool(server, &cache, &metrics, 1));
+    pool.Start();
+    co_await pool.WaitUntilUp(5s);
+    const std::unique_ptr<Connection> admin = co_await PlainConnection(pool);
+    const std::string key = "a";  // outlives each read (CachedGet takes it by reference)
+    const auto get = [&](Batch::CacheCounts* counts = nullptr) {
+      return CachedGet(cache, pool, key, counts, Kept::kDecoded);
+    };
+    Batch::CacheCounts counts;
+    co_await admin->Call("SET", "a", "1");
+    CO_EXPECT_EQ(get(&counts), std::string("1"));
+    EXPECT_EQ(counts.misses, 1u);
+    CO_EXPECT_EQ(get(&counts), std::string("1"));
+    EXPECT_EQ(counts.hits, 1u);
+    // A write.
+    co_await admin->Call("SET", "a", "2");
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 1; }));
+    EXPECT_EQ(cache.stats().entries, 0u);
+    CO_EXPECT_EQ(get(&counts), std::string("2"));
+    EXPECT_EQ(counts.misses, 1u);
+    // FLUSHDB.
+    co_await admin->Call("FLUSHDB");
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes >= 1; }));
+    EXPECT_EQ(cache.stats().entries, 0u);
+    CO_EXPECT_EQ(get(&counts), std::string());
+    // A killed connection.
+    co_await admin->Call("SET", "a", "3");
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 2; }));
+    CO_EXPECT_EQ(get(), std::string("3"));
+    EXPECT_EQ(cache.stats().entries, 1u);
+    const std::uint64_t flushes = cache.stats().flushes;
+    co_await admin->Call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes > flushes; }));
+    EXPECT_EQ(cache.stats().entries, 0u);
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return metrics.reconnects >= 1; }));
+    co_await pool.WaitUntilUp(5s);
+    CO_EXPECT_EQ(get(&counts), std::string("3"));
+    EXPECT_EQ(counts.misses, 1u);
+    const std::uint64_t invalidations = cache.stats().invalidations;
+    co_await admin->Call("SET", "a", "4");
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations > invalidations; }));
+    CO_EXPECT_EQ(get(), std::string("4"));
   });
 }
 
