@@ -220,11 +220,20 @@ void ReplyCache::EndFlight(Flight* flight, FlightState state, std::int64_t now_n
     } else if (flight->expiry_unknown_) {
       ++stats_.unknown_expiry;
     } else {
-      Store(*flight, std::min(now_ns + ttl_.count(), flight->key_expires_ns_));
+      Store(*flight,
+            std::min(now_ns + EntryTtl(flight->command_hash_).count(), flight->key_expires_ns_));
     }
   }
   flight->done_.Set();
   Release(flight);
+}
+
+rt::Duration ReplyCache::EntryTtl(std::uint64_t command_hash) const noexcept {
+  // The hash's top 32 bits after a multiplicative mix, as a fraction in [0, 1) of the spread.
+  const double fraction =
+      static_cast<double>((command_hash * 0x9e3779b97f4a7c15ULL) >> 32) / 4294967296.0;
+  const auto cut = static_cast<std::int64_t>(static_cast<double>(ttl_.count() / 10) * fraction);
+  return ttl_ - rt::Duration(cut);
 }
 
 void ReplyCache::Release(Flight* flight) noexcept {

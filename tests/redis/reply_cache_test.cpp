@@ -51,15 +51,23 @@ std::optional<std::string_view> FindAs(ReplyCache& cache, std::string_view comma
                     ReplyCache::HashEntry(ReplyCache::HashCommand(command), layout), now);
 }
 
+// How long the entry of `command` lives in `cache`, in nanoseconds.
+std::int64_t EntryTtlNs(const ReplyCache& cache, std::string_view command) {
+  return cache.EntryTtl(ReplyCache::HashCommand(command)).count();
+}
+
 TEST(ReplyCacheTest, AStoredReplyIsFoundByItsCommandUntilItsTtl) {
   ReplyCache cache(1 << 20, 100ms);
+  const std::int64_t ttl = EntryTtlNs(cache, Get("a"));
+  EXPECT_GT(ttl, 90'000'000);  // the TTL less up to a tenth of it
+  EXPECT_LE(ttl, 100'000'000);
   EXPECT_FALSE(cache.Find(Get("a"), kNow));
   Fetch(cache, "a", Get("a"), "$1\r\n1\r\n");
   EXPECT_EQ(cache.Find(Get("a"), kNow + 1), "$1\r\n1\r\n");
   EXPECT_FALSE(cache.Find(Get("b"), kNow + 1));
-  EXPECT_EQ(cache.Find(Get("a"), kNow + 99'999'999), "$1\r\n1\r\n");
+  EXPECT_EQ(cache.Find(Get("a"), kNow + ttl - 1), "$1\r\n1\r\n");
   // At its TTL it is gone, and removed.
-  EXPECT_FALSE(cache.Find(Get("a"), kNow + 100'000'000));
+  EXPECT_FALSE(cache.Find(Get("a"), kNow + ttl));
   EXPECT_EQ(cache.stats().expirations, 1u);
   EXPECT_EQ(cache.stats().entries, 0u);
   EXPECT_EQ(cache.stats().hits, 2u);
@@ -82,8 +90,8 @@ TEST(ReplyCacheTest, AnEntryIsNotServedPastItsKeysExpiry) {
   f->SetReply("$1\r\n2\r\n");
   f->SetKeyExpiry(kNow + 500'000'000);
   cache.EndFlight(f, FlightState::kReplied, kNow);
-  EXPECT_EQ(cache.Find(Get("b"), kNow + 99'999'999), "$1\r\n2\r\n");
-  EXPECT_FALSE(cache.Find(Get("b"), kNow + 100'000'000));
+  EXPECT_EQ(cache.Find(Get("b"), kNow + EntryTtlNs(cache, Get("b")) - 1), "$1\r\n2\r\n");
+  EXPECT_FALSE(cache.Find(Get("b"), kNow + EntryTtlNs(cache, Get("b"))));
   // An unknown expiry: handed over, never stored; a recycled flight forgets both.
   f = cache.BeginFlight("c", Get("c"));
   f->SetReply("$1\r\n3\r\n");
@@ -92,7 +100,31 @@ TEST(ReplyCacheTest, AnEntryIsNotServedPastItsKeysExpiry) {
   EXPECT_FALSE(cache.Find(Get("c"), kNow));
   EXPECT_EQ(cache.stats().unknown_expiry, 1u);
   Fetch(cache, "c", Get("c"), "$1\r\n3\r\n");
-  EXPECT_EQ(cache.Find(Get("c"), kNow + 99'999'999), "$1\r\n3\r\n");
+  EXPECT_EQ(cache.Find(Get("c"), kNow + EntryTtlNs(cache, Get("c")) - 1), "$1\r\n3\r\n");
+  EXPECT_TRUE(cache.Consistent());
+}
+
+TEST(ReplyCacheTest, EntriesFilledTogetherExpireSpreadOverTheTtlsLastTenth) {
+  ReplyCache cache(1 << 24, 100ms);
+  constexpr int kEntries = 2000;
+  std::vector<std::string> commands;
+  for (int i = 0; i < kEntries; ++i) {
+    commands.push_back(Get("k" + std::to_string(i)));
+    Fetch(cache, "k" + std::to_string(i), commands.back(), "$1\r\nv\r\n");
+  }
+  // Each tenth of the last tenth of the TTL sees about a tenth of the entries expire.
+  int alive = kEntries;
+  for (int step = 1; step <= 10; ++step) {
+    const std::int64_t at = kNow + 90'000'000 + step * 1'000'000;
+    int now_alive = 0;
+    for (const std::string& c : commands) now_alive += cache.Find(c, at) ? 1 : 0;
+    const int expired = alive - now_alive;
+    EXPECT_GT(expired, kEntries / 10 / 2) << "between " << step - 1 << " and " << step << " ms";
+    EXPECT_LT(expired, kEntries / 10 * 2) << "between " << step - 1 << " and " << step << " ms";
+    alive = now_alive;
+  }
+  EXPECT_EQ(alive, 0);
+  EXPECT_EQ(cache.stats().entries, 0u);
   EXPECT_TRUE(cache.Consistent());
 }
 

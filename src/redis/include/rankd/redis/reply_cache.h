@@ -4,7 +4,9 @@
 // An entry is one command's reply, found by the encoded command and the layout it is kept in, and
 // removed by the key the command read: Invalidate(key) when the server says the key changed,
 // InvalidateAll() when the server flushed or a connection that tracked the reads was lost (its
-// invalidations would never come). An entry is also not served past its TTL, nor past the expiry
+// invalidations would never come). An entry is also not served past its TTL (less up to a tenth
+// of it, spread by its command's hash: entries filled together do not expire together), nor past
+// the expiry
 // of its key when its fetcher learnt it (Flight::SetKeyExpiry: Redis sends a key's invalidation
 // only once it deletes the expired key, which its active expiry may do tens of milliseconds late).
 //
@@ -173,8 +175,8 @@ class ReplyCache final : public InvalidationListener {
   }
   // Ends the owner's flight (state: kReplied with its reply set, kErrorReply with `error`, or
   // kFailed), stores a reply (or its decoded form, Flight::DecodedAs) that is not stale and whose
-  // key's expiry is known (expiring TTL after `now_ns` or at the key's expiry, whichever is first),
-  // wakes the joiners and releases the owner's hold.
+  // key's expiry is known (expiring EntryTtl after `now_ns` or at the key's expiry, whichever is
+  // first), wakes the joiners and releases the owner's hold.
   void EndFlight(Flight* flight, FlightState state, std::int64_t now_ns,
                  std::string_view error = {});
   // Drops a joiner's hold (the last hold frees the flight).
@@ -187,6 +189,10 @@ class ReplyCache final : public InvalidationListener {
   const ReplyCacheStats& stats() const noexcept { return stats_; }
   std::size_t max_bytes() const noexcept { return max_bytes_; }
   rt::Duration ttl() const noexcept { return ttl_; }
+  // How long an entry of the command of `command_hash` lives: the TTL less up to a tenth of it,
+  // by the hash, so that entries filled at once (a warm-up, a burst of new keys) expire spread
+  // over that tenth and their fetches do not reach Redis together.
+  rt::Duration EntryTtl(std::uint64_t command_hash) const noexcept;
   bool checks_key_expiry() const noexcept { return key_expiry_ == KeyExpiry::kChecked; }
   std::size_t flights() const noexcept { return flights_by_command_.size(); }
   // Ended flights kept for reuse (their strings keep their capacity): as many as a node's wave
