@@ -3,8 +3,8 @@
 // through it (ExecuteThroughCache). A write is seen once its invalidation arrives (the delay is
 // printed), FLUSHDB, SWAPDB and a killed connection empty the cache, an expiring key is not served
 // past its expiry, concurrent readers of one command share one fetch, and error replies are never
-// stored. Values kept as a sink's decoded form (as the engine's sinks keep them) follow writes,
-// FLUSHDB and a lost connection the same way.
+// stored. The write, FLUSHDB and killed-connection cases run with values kept as Redis' bytes and
+// as a sink's decoded form (as the engine's sinks keep them).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -36,6 +36,9 @@ PoolOptions TrackingPool(const RedisServer& server, ReplyCache* cache, ClientMet
 
 // How a read's value is kept: Redis' bytes, or the sink's decoded form (as the engine's sinks).
 enum class Kept { kBytes, kDecoded };
+
+constexpr Kept kKeptForms[] = {Kept::kBytes, Kept::kDecoded};
+const char* KeptName(Kept kept) { return kept == Kept::kBytes ? "kept as bytes" : "kept decoded"; }
 
 // GET `key` through the cache; the value ("" for a null, "error: ..." for an error reply).
 rt::Task<std::string> CachedGet(ReplyCache& cache, Pool& pool, const std::string& key,
@@ -72,125 +75,82 @@ class ReplyCacheTest : public BackendTest {};
 
 TEST_P(ReplyCacheTest, AWriteIsSeenOnceItsInvalidationArrives) {
   RedisServer server;
-  RunOnLoop([&]() -> rt::Task<void> {
-    ReplyCache cache(1 << 20, 60s);
-    ClientMetrics metrics;
-    Pool pool(TrackingPool(server, &cache, &metrics, 2));
-    pool.Start();
-    co_await pool.WaitUntilUp(5s);
-    const std::unique_ptr<Connection> writer = co_await PlainConnection(pool);
-    co_await writer->Call("SET", "a", "1");
-    Batch::CacheCounts counts;
-    CO_EXPECT_EQ(CachedGet(cache, pool, "a", &counts), std::string("1"));
-    EXPECT_EQ(counts.misses, 1u);
-    CO_EXPECT_EQ(CachedGet(cache, pool, "a", &counts), std::string("1"));
-    EXPECT_EQ(counts.hits, 1u);
-    const auto written = std::chrono::steady_clock::now();
-    co_await writer->Call("SET", "a", "2");
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 1; }));
-    std::printf("[ staleness ] invalidation arrived %.3f ms after the write's reply\n",
-                MillisSince(written));
-    EXPECT_EQ(cache.stats().entries, 0u);
-    CO_EXPECT_EQ(CachedGet(cache, pool, "a", &counts), std::string("2"));
-    EXPECT_EQ(counts.misses, 1u);
-    EXPECT_GE(metrics.invalidation_pushes, 1u);
-  });
+  for (const Kept kept : kKeptForms) {
+    SCOPED_TRACE(KeptName(kept));
+    RunOnLoop([&]() -> rt::Task<void> {
+      ReplyCache cache(1 << 20, 60s);
+      ClientMetrics metrics;
+      Pool pool(TrackingPool(server, &cache, &metrics, 2));
+      pool.Start();
+      co_await pool.WaitUntilUp(5s);
+      const std::unique_ptr<Connection> writer = co_await PlainConnection(pool);
+      co_await writer->Call("SET", "a", "1");
+      Batch::CacheCounts counts;
+      CO_EXPECT_EQ(CachedGet(cache, pool, "a", &counts, kept), std::string("1"));
+      EXPECT_EQ(counts.misses, 1u);
+      CO_EXPECT_EQ(CachedGet(cache, pool, "a", &counts, kept), std::string("1"));
+      EXPECT_EQ(counts.hits, 1u);
+      const auto written = std::chrono::steady_clock::now();
+      co_await writer->Call("SET", "a", "2");
+      CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 1; }));
+      std::printf("[ staleness ] invalidation arrived %.3f ms after the write's reply\n",
+                  MillisSince(written));
+      EXPECT_EQ(cache.stats().entries, 0u);
+      CO_EXPECT_EQ(CachedGet(cache, pool, "a", &counts, kept), std::string("2"));
+      EXPECT_EQ(counts.misses, 1u);
+      EXPECT_GE(metrics.invalidation_pushes, 1u);
+    });
+  }
 }
 
 TEST_P(ReplyCacheTest, FlushdbEmptiesIt) {
   RedisServer server;
-  RunOnLoop([&]() -> rt::Task<void> {
-    ReplyCache cache(1 << 20, 60s);
-    Pool pool(TrackingPool(server, &cache, nullptr, 1));
-    pool.Start();
-    co_await pool.WaitUntilUp(5s);
-    co_await pool.Call("MSET", "a", "1", "b", "2");
-    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("1"));
-    CO_EXPECT_EQ(CachedGet(cache, pool, "b"), std::string("2"));
-    EXPECT_EQ(cache.stats().entries, 2u);
-    co_await pool.Call("FLUSHDB");
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes >= 1; }));
-    EXPECT_EQ(cache.stats().entries, 0u);
-    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string());
-  });
+  for (const Kept kept : kKeptForms) {
+    SCOPED_TRACE(KeptName(kept));
+    RunOnLoop([&]() -> rt::Task<void> {
+      ReplyCache cache(1 << 20, 60s);
+      Pool pool(TrackingPool(server, &cache, nullptr, 1));
+      pool.Start();
+      co_await pool.WaitUntilUp(5s);
+      co_await pool.Call("MSET", "a", "1", "b", "2");
+      CO_EXPECT_EQ(CachedGet(cache, pool, "a", nullptr, kept), std::string("1"));
+      CO_EXPECT_EQ(CachedGet(cache, pool, "b", nullptr, kept), std::string("2"));
+      EXPECT_EQ(cache.stats().entries, 2u);
+      co_await pool.Call("FLUSHDB");
+      CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes >= 1; }));
+      EXPECT_EQ(cache.stats().entries, 0u);
+      CO_EXPECT_EQ(CachedGet(cache, pool, "a", nullptr, kept), std::string());
+    });
+  }
 }
 
 TEST_P(ReplyCacheTest, AKilledConnectionFlushesItAndTrackingResumes) {
   RedisServer server;
-  RunOnLoop([&]() -> rt::Task<void> {
-    ReplyCache cache(1 << 20, 60s);
-    ClientMetrics metrics;
-    Pool pool(TrackingPool(server, &cache, &metrics, 1));
-    pool.Start();
-    co_await pool.WaitUntilUp(5s);
-    const std::unique_ptr<Connection> admin = co_await PlainConnection(pool);
-    co_await admin->Call("SET", "a", "1");
-    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("1"));
-    EXPECT_EQ(cache.stats().entries, 1u);
-    // Kill the pool's connection (every normal client but the admin's own).
-    co_await admin->Call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes >= 1; }));
-    EXPECT_EQ(cache.stats().entries, 0u);
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return metrics.reconnects >= 1; }));
-    co_await pool.WaitUntilUp(5s);
-    // The new connection tracks its reads again.
-    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("1"));
-    co_await admin->Call("SET", "a", "2");
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 1; }));
-    CO_EXPECT_EQ(CachedGet(cache, pool, "a"), std::string("2"));
-  });
-}
-
-// Values kept decoded (the engine's sinks have decoded forms) are exact as bytes are: a write's
-// invalidation, FLUSHDB and a killed connection each drop them, and tracking resumes.
-TEST_P(ReplyCacheTest, DecodedValuesFollowWritesFlushesAndLostConnections) {
-  RedisServer server;
-  RunOnLoop([&]() -> rt::Task<void> {
-    ReplyCache cache(1 << 20, 60s);
-    ClientMetrics metrics;
-    Pool pool(TrackingPool(server, &cache, &metrics, 1));
-    pool.Start();
-    co_await pool.WaitUntilUp(5s);
-    const std::unique_ptr<Connection> admin = co_await PlainConnection(pool);
-    const std::string key = "a";  // outlives each read (CachedGet takes it by reference)
-    const auto get = [&](Batch::CacheCounts* counts = nullptr) {
-      return CachedGet(cache, pool, key, counts, Kept::kDecoded);
-    };
-    Batch::CacheCounts counts;
-    co_await admin->Call("SET", "a", "1");
-    CO_EXPECT_EQ(get(&counts), std::string("1"));
-    EXPECT_EQ(counts.misses, 1u);
-    CO_EXPECT_EQ(get(&counts), std::string("1"));
-    EXPECT_EQ(counts.hits, 1u);
-    // A write.
-    co_await admin->Call("SET", "a", "2");
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 1; }));
-    EXPECT_EQ(cache.stats().entries, 0u);
-    CO_EXPECT_EQ(get(&counts), std::string("2"));
-    EXPECT_EQ(counts.misses, 1u);
-    // FLUSHDB.
-    co_await admin->Call("FLUSHDB");
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes >= 1; }));
-    EXPECT_EQ(cache.stats().entries, 0u);
-    CO_EXPECT_EQ(get(&counts), std::string());
-    // A killed connection.
-    co_await admin->Call("SET", "a", "3");
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 2; }));
-    CO_EXPECT_EQ(get(), std::string("3"));
-    EXPECT_EQ(cache.stats().entries, 1u);
-    const std::uint64_t flushes = cache.stats().flushes;
-    co_await admin->Call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes > flushes; }));
-    EXPECT_EQ(cache.stats().entries, 0u);
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return metrics.reconnects >= 1; }));
-    co_await pool.WaitUntilUp(5s);
-    CO_EXPECT_EQ(get(&counts), std::string("3"));
-    EXPECT_EQ(counts.misses, 1u);
-    const std::uint64_t invalidations = cache.stats().invalidations;
-    co_await admin->Call("SET", "a", "4");
-    CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations > invalidations; }));
-    CO_EXPECT_EQ(get(), std::string("4"));
-  });
+  for (const Kept kept : kKeptForms) {
+    SCOPED_TRACE(KeptName(kept));
+    RunOnLoop([&]() -> rt::Task<void> {
+      ReplyCache cache(1 << 20, 60s);
+      ClientMetrics metrics;
+      Pool pool(TrackingPool(server, &cache, &metrics, 1));
+      pool.Start();
+      co_await pool.WaitUntilUp(5s);
+      const std::unique_ptr<Connection> admin = co_await PlainConnection(pool);
+      co_await admin->Call("SET", "a", "1");
+      CO_EXPECT_EQ(CachedGet(cache, pool, "a", nullptr, kept), std::string("1"));
+      EXPECT_EQ(cache.stats().entries, 1u);
+      // Kill the pool's connection (every normal client but the admin's own).
+      co_await admin->Call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+      CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().flushes >= 1; }));
+      EXPECT_EQ(cache.stats().entries, 0u);
+      CO_EXPECT_TRUE(EventuallyTrue([&] { return metrics.reconnects >= 1; }));
+      co_await pool.WaitUntilUp(5s);
+      // The new connection tracks its reads again.
+      CO_EXPECT_EQ(CachedGet(cache, pool, "a", nullptr, kept), std::string("1"));
+      co_await admin->Call("SET", "a", "2");
+      CO_EXPECT_TRUE(EventuallyTrue([&] { return cache.stats().invalidations >= 1; }));
+      CO_EXPECT_EQ(CachedGet(cache, pool, "a", nullptr, kept), std::string("2"));
+    });
+  }
 }
 
 TEST_P(ReplyCacheTest, ConcurrentReadersOfOneCommandShareOneFetch) {
