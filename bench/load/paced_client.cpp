@@ -4,11 +4,14 @@
 // time per connection, and reports what came back as JSON.
 //
 //   open loop (--rate R --duration_ms D, or --phases R1:D1,R2:D2,...): request k of a phase is
-//     due at exactly phase_start + k / R, whatever the answers so far. A due request goes on an
-//     idle connection; when none is idle a new one is opened, up to --connections; when all are
-//     busy it waits for the first to free up (counted as waited_for_connection). Latency runs
-//     from the request's due time, not from when it was written, so a client that could not
-//     send on time does not hide the server's queueing (coordinated omission).
+//     due at exactly phase_start + k / R, whatever the answers so far (with --arrivals poisson,
+//     at the k-th arrival of a Poisson stream of rate R instead: gaps drawn from an exponential
+//     distribution of mean 1/R, by a generator seeded with --seed, so that a run is
+//     repeatable). A due request goes on an idle connection; when none is idle a new one is
+//     opened, up to --connections; when all are busy it waits for the first to free up
+//     (counted as waited_for_connection). Latency runs from the request's due time, not from
+//     when it was written, so a client that could not send on time does not hide the server's
+//     queueing (coordinated omission).
 //   closed loop (--closed --duration_ms D): --connections connections each send the next
 //     request as soon as the previous one is answered; latency from the send. The most the
 //     server answers this way is its maximum throughput.
@@ -61,6 +64,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -110,6 +114,8 @@ struct Flags {
   int bucket_ms = kDefaultBucketMs;
   std::string out;
   bool raw_admitted = false;  // every admitted request's latency in the report, to pool runs
+  bool poisson = false;       // open loop: Poisson arrivals instead of evenly spaced ones
+  std::uint64_t seed = 1;     // of the Poisson arrivals' generator
 };
 
 [[noreturn]] void Usage(const char* prog, int status) {
@@ -133,6 +139,9 @@ struct Flags {
       "  --bucket_ms T        the timeline's bucket (default %d)\n"
       "  --out FILE           write the JSON report there instead of stdout\n"
       "  --raw_admitted       add every admitted latency (ms) to the report, to pool runs\n"
+      "  --arrivals A         open loop: even (default: request k due at k / R) or poisson\n"
+      "                       (exponential gaps of mean 1 / R)\n"
+      "  --seed N             the Poisson arrivals' seed (default 1)\n"
       "Flags take `--flag value` or `--flag=value`.\n",
       prog, kDefaultConnections, kDefaultDeadlineMs, kDefaultDrainMs, kDefaultBucketMs);
   std::exit(status);
@@ -251,6 +260,13 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (name == "--out") {
       if (value.empty()) FlagError(prog, "--out: expected a file name");
       f.out = std::string(value);
+    } else if (name == "--arrivals") {
+      if (value != "even" && value != "poisson") {
+        FlagError(prog, "--arrivals: expected even or poisson, got '" + std::string(value) + "'");
+      }
+      f.poisson = value == "poisson";
+    } else if (name == "--seed") {
+      f.seed = static_cast<std::uint64_t>(ParseInt(prog, name, value, 0, INT64_MAX));
     } else {
       FlagError(prog, "unknown flag '" + std::string(name) + "'");
     }
@@ -262,6 +278,7 @@ Flags ParseFlags(int argc, char** argv) {
   }
   const int modes = (f.closed ? 1 : 0) + (f.rate ? 1 : 0) + (has_phases ? 1 : 0);
   if (modes != 1) FlagError(prog, "give exactly one of --rate, --phases and --closed");
+  if (f.poisson && f.closed) FlagError(prog, "--arrivals is for the open loop, not --closed");
   if (has_phases) {
     if (f.duration_ms) FlagError(prog, "--phases carries its own durations: drop --duration_ms");
   } else {
@@ -329,6 +346,23 @@ struct Pending {
 // ---------------------------------------------------------------------------------------------
 // The load run: connections, schedule and samples. Single-threaded (main); owns its sockets.
 
+// Per phase, the due times of a Poisson stream of the phase's rate, from the phase's start (ns).
+std::vector<std::vector<std::int64_t>> PoissonArrivals(const std::vector<Phase>& phases,
+                                                       std::uint64_t seed) {
+  std::mt19937_64 generator(seed);
+  std::vector<std::vector<std::int64_t>> arrivals;
+  for (const Phase& phase : phases) {
+    std::vector<std::int64_t>& offsets = arrivals.emplace_back();
+    if (phase.rate <= 0) continue;                                // closed loop
+    std::exponential_distribution<double> gap(phase.rate / 1e9);  // per nanosecond
+    const std::int64_t end_ns = phase.duration_ms * 1'000'000;
+    for (double at = gap(generator); at < static_cast<double>(end_ns); at += gap(generator)) {
+      offsets.push_back(static_cast<std::int64_t>(at));
+    }
+  }
+  return arrivals;
+}
+
 class LoadRun {
  public:
   LoadRun(const Flags& flags, const sockaddr_in& addr) : f_(flags), addr_(addr) {
@@ -336,6 +370,7 @@ class LoadRun {
     for (int i = f_.connections - 1; i >= 0; --i) closed_slots_.push_back(i);
     request_head_ = "POST " + f_.path + " HTTP/1.1\r\nHost: " + f_.host + ":" +
                     std::to_string(f_.port) + "\r\nContent-Type: application/json\r\n";
+    if (f_.poisson) arrivals_ = PoissonArrivals(f_.phases, f_.seed);
   }
   ~LoadRun() {
     for (Conn& c : conns_) {
@@ -404,6 +439,8 @@ class LoadRun {
   std::deque<Pending> backlog_;    // due requests waiting for a connection
   std::vector<Sample> samples_;
   std::int64_t t0_ns_ = 0;
+  // With Poisson arrivals: per phase, each request's due time from the phase's start (ns).
+  std::vector<std::vector<std::int64_t>> arrivals_;
   std::int64_t schedule_end_ns_ = 0;
   std::int64_t drain_end_ns_ = 0;
   std::int64_t end_ns_ = 0;  // when the run ended (the last answer, or the drain's end)
@@ -425,6 +462,14 @@ std::int64_t LoadRun::PhaseStartNs(std::size_t phase) const {
 }
 
 std::int64_t LoadRun::DueNs(std::size_t phase, std::int64_t k) const {
+  if (f_.poisson) {
+    // Past the phase's last arrival: its end (the caller moves to the next phase).
+    const std::vector<std::int64_t>& offsets = arrivals_[phase];
+    const std::int64_t offset = static_cast<std::size_t>(k) < offsets.size()
+                                    ? offsets[static_cast<std::size_t>(k)]
+                                    : f_.phases[phase].duration_ms * 1'000'000;
+    return PhaseStartNs(phase) + offset;
+  }
   return PhaseStartNs(phase) + static_cast<std::int64_t>(std::llround(static_cast<double>(k) * 1e9 /
                                                                       f_.phases[phase].rate));
 }

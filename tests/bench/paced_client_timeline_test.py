@@ -23,10 +23,10 @@ BUCKET_MS = 100
 COUNTS = ["goodput", "late_200", "shed", "other_errors", "answered", "degraded"]
 
 
-def run_client(port, body, rate, duration_ms):
+def run_client(port, body, rate, duration_ms, extra=()):
     r = subprocess.run([CLIENT, "--port", str(port), "--body", body, "--rate", str(rate),
                         "--duration_ms", str(duration_ms), "--connections", "8",
-                        "--bucket_ms", str(BUCKET_MS), "--drain_ms", "10000"],
+                        "--bucket_ms", str(BUCKET_MS), "--drain_ms", "10000", *extra],
                        capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         raise AssertionError("rankd_paced_client exited %d: %s" % (r.returncode, r.stderr))
@@ -147,6 +147,25 @@ class AgainstNoServer(TimelineChecks):
         self.assertIn("connect_failed", timeline["errors"])
         self.assertLessEqual(set(timeline["errors"]), {"connect_failed", "unsent"})
         self.assertEqual(set(timeline["p50_ms"] + timeline["p99_ms"]), {0})
+
+    def test_poisson_arrivals_are_a_repeatable_stream_of_the_rate(self):
+        # 1,000/s for 2 s: evenly spaced, exactly 2,000 requests; as a Poisson stream, a count
+        # within 5 standard deviations of 2,000 (sqrt(2000) = 45), the same for the same seed.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            even = run_client(port, "{}", 1000, 2000)["total"]["requests"]
+            counts = {seed: [run_client(port, "{}", 1000, 2000,
+                                        ("--arrivals", "poisson", "--seed", str(seed)))
+                             for _ in range(2)] for seed in (1, 2)}
+        self.assertEqual(even, 2000)
+        totals = {seed: [r["total"]["requests"] for r in runs] for seed, runs in counts.items()}
+        for seed, (first, second) in totals.items():
+            self.assertEqual(first, second, totals)
+            self.assertGreater(first, 2000 - 5 * 45, totals)
+            self.assertLess(first, 2000 + 5 * 45, totals)
+            self.check_timeline(counts[seed][0])
+        self.assertNotEqual(totals[1][0], totals[2][0], totals)
 
 
 if __name__ == "__main__":
