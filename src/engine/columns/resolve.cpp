@@ -1,4 +1,4 @@
-// Lazy decoding (resolve.h): a pending column's texts parsed for the rows a reader needs.
+// The value rules into columns, and lazy decoding's resolution (resolve.h).
 #include "rankd/engine/columns/resolve.h"
 
 #include <string>
@@ -11,43 +11,46 @@ namespace {
 // Parses row `row`'s text into `out` (valid when it parses); counts it in `pending` otherwise.
 void ResolveRow(const Column& pending, std::uint32_t row, Column* out) {
   if (!pending.valid(row)) return;  // a missing field: null
-  const StringRef text = pending.raw()[row];
-  const std::string_view view = text.view();
-  switch (pending.type()) {
-    case ValueType::kInt:
-      if (const auto v = ParseIntValue(view)) {
-        out->ints()[row] = *v;
-        out->set_valid(row);
-        return;
-      }
-      break;
-    case ValueType::kFloat:
-      if (const auto v = ParseFloatValue(view)) {
-        out->floats()[row] = *v;
-        out->set_valid(row);
-        return;
-      }
-      break;
-    case ValueType::kBool:
-      if (const auto v = ParseBoolValue(view)) {
-        out->bools()[row] = *v ? 1 : 0;
-        out->set_valid(row);
-        return;
-      }
-      break;
-    case ValueType::kString:
-      // The text is already the arena's copy: the value is a view of it.
-      if (IsValidUtf8(view)) {
-        out->strings()[row] = text;
-        out->set_valid(row);
-        return;
-      }
-      break;
-  }
-  pending.CountUnparsable(row);
+  // The text is already the arena's copy: a string value is a view of it.
+  if (!ParseInto(pending.raw()[row].view(), *out, row)) pending.CountUnparsable(row);
 }
 
 }  // namespace
+
+bool ParseInto(std::string_view text, Column& column, std::size_t row) {
+  RANKD_D_ASSERT(!column.pending());
+  switch (column.type()) {
+    case ValueType::kInt:
+      if (const auto v = ParseIntValue(text)) {
+        column.ints()[row] = *v;
+        column.set_valid(row);
+        return true;
+      }
+      return false;
+    case ValueType::kFloat:
+      if (const auto v = ParseFloatValue(text)) {
+        column.floats()[row] = *v;
+        column.set_valid(row);
+        return true;
+      }
+      return false;
+    case ValueType::kBool:
+      if (const auto v = ParseBoolValue(text)) {
+        column.bools()[row] = *v ? 1 : 0;
+        column.set_valid(row);
+        return true;
+      }
+      return false;
+    case ValueType::kString:
+      if (IsValidUtf8(text)) {
+        column.strings()[row] = StringRef::Of(text);
+        column.set_valid(row);
+        return true;
+      }
+      return false;
+  }
+  return false;
+}
 
 Scalar ParseRawValue(ValueType type, std::string_view text) {
   switch (type) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "rankd/engine/columns/resolve.h"
 #include "rankd/engine/values/value_parsers.h"
 #include "rankd/runtime/debug_check.h"
 
@@ -274,36 +275,11 @@ bool StoreValue(std::string_view text, Column* column, std::size_t row, Arena& a
     column->set_valid(row);
     return true;
   }
-  switch (column->type()) {
-    case ValueType::kInt:
-      if (const auto v = ParseIntValue(text)) {
-        column->ints()[row] = *v;
-        column->set_valid(row);
-        return true;
-      }
-      break;
-    case ValueType::kFloat:
-      if (const auto v = ParseFloatValue(text)) {
-        column->floats()[row] = *v;
-        column->set_valid(row);
-        return true;
-      }
-      break;
-    case ValueType::kBool:
-      if (const auto v = ParseBoolValue(text)) {
-        column->bools()[row] = *v ? 1 : 0;
-        column->set_valid(row);
-        return true;
-      }
-      break;
-    case ValueType::kString:
-      if (IsValidUtf8(text)) {
-        column->strings()[row] = StringRef::Of(arena.CopyString(text));
-        column->set_valid(row);
-        return true;
-      }
-      break;
-  }
+  // A string value is a copy in the node's arena (the reply's buffer goes after the call); other
+  // values are read from the reply's text. Parsing is the column layer's (ParseInto).
+  const std::string_view stable =
+      column->type() == ValueType::kString && !text.empty() ? arena.CopyString(text) : text;
+  if (ParseInto(stable, *column, row)) return true;
   ++counts->unparsable;
   column->set_null(row);
   return false;

@@ -1,6 +1,9 @@
-// Lazy decoding's reading side (docs/engine.md, "Lazy decoding"): a pending column's raw texts
-// (column.h) parsed by the value rules (values/value_parsers.h) for the rows a reader needs.
+// Redis' text into a column's values by the value rules (values/value_parsers.h), and lazy
+// decoding's reading side (docs/engine.md, "Lazy decoding"): a pending column's raw texts
+// (column.h) parsed for the rows a reader needs.
 //
+//   ParseInto          one text into a column's row: what a reply sink writes, and what
+//                      resolution writes.
 //   ParseRawValue      one text as a value of a type (null when it does not parse): what a
 //                      response or an item trace writes for a row of a pending column.
 //   ResolveRows        a new column with the values of the given physical rows parsed (the
@@ -26,6 +29,11 @@
 namespace rankd::engine {
 
 Scalar ParseRawValue(ValueType type, std::string_view text);
+
+// Writes `text` parsed by the value rules into `column` (not pending) at `row`: valid when it
+// parses (a string is a view of `text`, which must live as long as the column), left as it was
+// (null) and false otherwise. The one place a column's value is made from Redis' text.
+bool ParseInto(std::string_view text, Column& column, std::size_t row);
 
 // The values of `pending`'s physical rows `rows[0..count)` (every physical row when `rows` is
 // null), parsed into a new column of its type over the same physical rows.
