@@ -49,6 +49,8 @@ constexpr std::string_view kServeFlagsHelp =
     "                     are always logged, refusals of admission counted instead)\n"
     "  --drain_grace_ms N how long a drain lets requests in flight finish (default 5000)\n"
     "  --io_backend B     epoll (default) or io_uring\n"
+    "  --feature_cache_scope S  process (default: the shards share each schema's feature\n"
+    "                     cache entries) or shard (each keeps its own; docs/operations.md)\n"
     "  --capture_file F   append captured requests to F for rankd replay: those asking\n"
     "                     (\"capture\": true) and a --capture_sample share of the others\n"
     "  --capture_sample F the share of requests captured besides those asking, 0 to 1\n"
@@ -75,6 +77,7 @@ constexpr FlagSpec kServeFlagList[] = {
     {"--log_sample", FlagType::kNumber},
     {"--drain_grace_ms", FlagType::kInteger},
     {"--io_backend", FlagType::kString},
+    {"--feature_cache_scope", FlagType::kString},
     {"--capture_file", FlagType::kString},
     {"--capture_sample", FlagType::kNumber},
     {"--served_log", FlagType::kString},
@@ -110,7 +113,8 @@ struct ServeFlags {
   double log_sample = 1.0;
   std::int64_t drain_grace_ms = 5000;
   rt::IoBackend backend = rt::IoBackend::kEpoll;
-  std::string capture_file;  // empty: no captures
+  bool shared_feature_caches = true;  // --feature_cache_scope process (shard: false)
+  std::string capture_file;            // empty: no captures
   double capture_sample = 0;
   std::string served_log;  // empty: no served-rankings log
   double served_log_sample = 1;
@@ -186,6 +190,12 @@ bool ApplyServeFlag(ServeFlags& flags, std::string_view name, std::string_view v
     } else {
       throw FlagError("--io_backend must be epoll or io_uring, not '" + std::string(value) + "'");
     }
+  } else if (name == "--feature_cache_scope") {
+    if (value != "shard" && value != "process") {
+      throw FlagError("--feature_cache_scope must be shard or process, not '" + std::string(value) +
+                      "'");
+    }
+    flags.shared_feature_caches = value == "process";
   } else {
     return false;
   }
@@ -271,6 +281,7 @@ int RunServe(int argc, char** argv) {
   options.ranker = RankerOptionsOf(flags->engine);
   options.admission.max_in_flight = flags->max_in_flight;
   options.admission.max_waiting = flags->max_waiting;
+  options.shared_feature_caches = flags->shared_feature_caches;
   service::LoadedStore loaded;
   try {
     loaded = service::LoadFromSource(options.source);

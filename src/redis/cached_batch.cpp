@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -127,13 +128,19 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
     RANKD_D_ASSERT(form == nullptr || layouts[i] != ReplyCache::kRespLayout);
     entry_hashes[i] = ReplyCache::HashEntry(command_hashes[i], layouts[i]);
   }
+  // The store's lock is held for a chunk's lookups and their hits' applies (a hit's view lives
+  // as long as the lock), and let go between chunks: other shards sharing the store get their
+  // turn, and nothing waits while a lock is held.
+  std::optional<ReplyStore::Lookup> lookup;
   for (std::size_t i = 0; i < n; ++i) {
     if (i % kTouched == 0) {
-      cache.TouchEntries(entry_hashes.subspan(i, std::min(kTouched, n - i)));
+      lookup.reset();
+      lookup.emplace(cache.store());
+      lookup->TouchEntries(entry_hashes.subspan(i, std::min(kTouched, n - i)));
     }
     const std::string_view command = batch.command(i);
     if (const std::optional<std::string_view> reply =
-            cache.Find(command, layouts[i], entry_hashes[i], now)) {
+            cache.Find(*lookup, command, layouts[i], entry_hashes[i], now)) {
       if (layouts[i] != ReplyCache::kRespLayout) {
         batch.decoded_form(i)->apply(batch.target(i).sink, *reply);
       } else {
@@ -155,6 +162,7 @@ rt::Task<void> ExecuteThroughCache(ReplyCache& cache, Batch& batch, const BatchS
                             command);
     ++counts.misses;
   }
+  lookup.reset();
   if (!misses.empty()) {
     co_await SendPart(send, misses, batch);
     // A reply is served at most the TTL after its fetch began, and never past its key's expiry.

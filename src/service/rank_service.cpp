@@ -27,8 +27,8 @@ RankService::RankService(rt::ShardSet& shards, ServiceOptions options, LoadedSto
     shard_metrics_.push_back(std::make_unique<ShardMetrics>());
   }
   // The feature caches of the registry the service starts with (a reload keeps them).
-  const std::vector<engine::FeatureCacheSpec> caches =
-      engine::FeatureCaches(store_->store().registry(), shards_.size());
+  const std::vector<engine::FeatureCacheSpec> caches = engine::FeatureCaches(
+      store_->store().registry(), shards_.size(), options_.shared_feature_caches);
   shard_engines_ =
       std::make_unique<rt::ShardLocal<ShardEngine>>(shards_, [this, caches](rt::Shard& shard) {
         std::shared_ptr<const engine::CompiledPlanStore> store;

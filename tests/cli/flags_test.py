@@ -95,6 +95,7 @@ class ConfigFiles(unittest.TestCase):
             ('log_sample = "0.5"', "log_sample must be a number, not a string"),
             ('drain_grace_ms = "5"', "drain_grace_ms must be an integer, not a string"),
             ('io_backend = 1', "io_backend must be a string, not an integer"),
+            ('feature_cache_scope = 2', "feature_cache_scope must be a string, not an integer"),
             ('[server]\nport = 1', "unknown key 'server'"),
             ('config = "other.toml"', "unknown key 'config'"),
         ]
@@ -110,6 +111,9 @@ class ConfigFiles(unittest.TestCase):
         self.assertIn("config %s: --port must be an integer from 0 to 65535" % self.config,
                       r.stderr)
         self.assertIn("(line 2)", r.stderr)
+        r = self.serve_with(['feature_cache_scope = "node"'])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--feature_cache_scope must be shard or process, not 'node'", r.stderr)
 
     def test_a_missing_file_says_it_cannot_open_without_a_position(self):
         absent = os.path.join(self.folder, "absent.toml")

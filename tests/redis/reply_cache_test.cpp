@@ -1,6 +1,6 @@
 // ReplyCache: stored replies found by command (and layout: RESP bytes or a sink's decoded form)
 // and removed by key, TTLs, flights (single flight, stale fetches), the byte budget and SIEVE
-// eviction, and invariants under random operations.
+// eviction, invariants under random operations, and several caches sharing one store.
 #include "rankd/redis/reply_cache.h"
 
 #include <gtest/gtest.h>
@@ -372,6 +372,62 @@ TEST(ReplyCacheTest, RandomOperationsKeepItConsistentAndExact) {
   EXPECT_TRUE(cache.Consistent());
   EXPECT_GT(cache.stats().hits, 100u);
   EXPECT_GT(cache.stats().evictions, 100u);
+}
+
+// Caches sharing one store (one per shard): a reply one fetched serves the others; a change or a
+// flush told to any of them refuses the replies of fetches begun before it, whichever cache
+// began them; the store's counts are in the first cache's stats only. Threads and real Redis:
+// tests/redis/integration/reply_cache_test.cpp.
+std::string Bulk(std::string_view value) {
+  return "$" + std::to_string(value.size()) + "\r\n" + std::string(value) + "\r\n";
+}
+
+TEST(ReplyStoreTest, ACacheFindsWhatAnotherCacheOfItsStoreFetched) {
+  auto store = std::make_shared<ReplyStore>(1 << 20, 60s);
+  ReplyCache a(store, ReplyCache::KeyExpiry::kNever);
+  ReplyCache b(store, ReplyCache::KeyExpiry::kNever);
+  ReplyCache::Flight* f = a.BeginFlight("k", Get("k"));
+  f->SetReply(Bulk("1"));
+  a.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_EQ(b.Find(Get("k"), kNow + 1), Bulk("1"));
+  // Counts: each cache its own hits and misses; the store's in the first cache's stats only.
+  EXPECT_EQ(a.stats().misses, 1u);
+  EXPECT_EQ(b.stats().hits, 1u);
+  EXPECT_EQ(a.stats().entries, 1u);
+  EXPECT_EQ(a.stats().stored, 1u);
+  EXPECT_EQ(b.stats().entries, 0u);
+  EXPECT_EQ(b.stats().stored, 0u);
+  // Either cache's invalidation removes it.
+  b.OnInvalidate("k");
+  EXPECT_FALSE(a.Find(Get("k"), kNow + 2));
+  EXPECT_TRUE(a.Consistent());
+}
+
+TEST(ReplyStoreTest, AChangeToldToAnyCacheRefusesTheRepliesOfFetchesBegunBefore) {
+  auto store = std::make_shared<ReplyStore>(1 << 20, 60s);
+  ReplyCache a(store, ReplyCache::KeyExpiry::kNever);
+  ReplyCache b(store, ReplyCache::KeyExpiry::kNever);
+  // A fetch of k begins on a; the change of k reaches b's connection before a's reply.
+  ReplyCache::Flight* f = a.BeginFlight("k", Get("k"));
+  b.OnInvalidate("k");
+  f->SetReply(Bulk("old"));
+  a.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_FALSE(b.Find(Get("k"), kNow + 1));
+  EXPECT_EQ(a.stats().stale_fetches, 1u);
+  // A fetch begun after the change is kept.
+  f = a.BeginFlight("k", Get("k"));
+  f->SetReply(Bulk("new"));
+  a.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_EQ(b.Find(Get("k"), kNow + 1), Bulk("new"));
+  // A flush told to b (its connection lost) refuses what a began before it, of any key.
+  f = a.BeginFlight("j", Get("j"));
+  b.OnInvalidateAll();
+  EXPECT_FALSE(a.Find(Get("k"), kNow + 2));
+  f->SetReply(Bulk("j"));
+  a.EndFlight(f, FlightState::kReplied, kNow);
+  EXPECT_FALSE(b.Find(Get("j"), kNow + 2));
+  EXPECT_EQ(a.stats().stale_fetches, 2u);
+  EXPECT_TRUE(a.Consistent());
 }
 
 }  // namespace

@@ -224,9 +224,10 @@ std::map<std::string, EndpointTarget> ResolveEndpoints(
   return targets;
 }
 
-std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_t shards) {
+std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_t shards,
+                                            bool shared) {
   std::vector<FeatureCacheSpec> specs;
-  const std::size_t n = std::max<std::size_t>(shards, 1);
+  const std::size_t n = shared ? 1 : std::max<std::size_t>(shards, 1);
   for (const KeySchema& schema : registry.key_schemas()) {
     if (!schema.cache) continue;
     FeatureCacheSpec spec;
@@ -236,6 +237,7 @@ std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_
     spec.ttl = std::chrono::milliseconds(schema.cache->ttl_ms);
     spec.key_expiry = schema.cache->keys_expire ? redis::ReplyCache::KeyExpiry::kChecked
                                                 : redis::ReplyCache::KeyExpiry::kNever;
+    if (shared) spec.store = std::make_shared<redis::ReplyStore>(spec.max_bytes, spec.ttl);
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -246,7 +248,9 @@ redis::InvalidationListener* Endpoint::MakeCaches(const std::vector<FeatureCache
     if (spec.endpoint != name_) continue;
     caches_.caches.push_back(SchemaCache{
         spec.schema,
-        std::make_unique<redis::ReplyCache>(spec.max_bytes, spec.ttl, spec.key_expiry)});
+        spec.store != nullptr
+            ? std::make_unique<redis::ReplyCache>(spec.store, spec.key_expiry)
+            : std::make_unique<redis::ReplyCache>(spec.max_bytes, spec.ttl, spec.key_expiry)});
   }
   return caches_.caches.empty() ? nullptr : &caches_;
 }

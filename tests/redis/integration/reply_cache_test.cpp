@@ -7,14 +7,20 @@
 // as a sink's decoded form (as the engine's sinks keep them).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "client_test_util.h"
 #include "rankd/redis/cached_batch.h"
 #include "rankd/redis/pool.h"
+#include "rankd/redis/reply_store.h"
 #include "rankd/runtime/task_scope.h"
 #include "redis_server.h"
 
@@ -69,6 +75,18 @@ rt::Task<std::unique_ptr<Connection>> PlainConnection(const Pool& pool) {
   conn->Start();
   co_await conn->WaitUntilUp(5s);
   co_return conn;
+}
+
+// A time for the store tests that run without a loop (any: their TTL is long).
+constexpr std::int64_t kNow = 1'000'000'000;
+
+// A GET reply's bulk string, and a GET command (for the store tests without Redis).
+std::string Bulk(std::string_view value) {
+  return "$" + std::to_string(value.size()) + "\r\n" + std::string(value) + "\r\n";
+}
+
+std::string GetCommand(std::string_view key) {
+  return "*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + std::string(key) + "\r\n";
 }
 
 class ReplyCacheTest : public BackendTest {};
@@ -309,9 +327,121 @@ TEST_P(ReplyCacheTest, SwapdbFlushesIt) {
   });
 }
 
+// Two caches over one store, each fed by its own pool (two shards): a reply one fetched serves
+// the other, whose connection never read the key; the change reaches the store through the
+// connection that did; and a lost connection flushes the store for both.
+TEST_P(ReplyCacheTest, CachesSharingAStoreServeEachOthersRepliesAndDropThemOnAnyChange) {
+  RedisServer server;
+  RunOnLoop([&]() -> rt::Task<void> {
+    auto store = std::make_shared<ReplyStore>(1 << 20, 60s);
+    ReplyCache a(store, ReplyCache::KeyExpiry::kChecked);
+    ReplyCache b(store, ReplyCache::KeyExpiry::kChecked);
+    ClientMetrics metrics;
+    Pool pool_a(TrackingPool(server, &a, &metrics, 1));
+    Pool pool_b(TrackingPool(server, &b, nullptr, 1));
+    pool_a.Start();
+    pool_b.Start();
+    co_await pool_a.WaitUntilUp(5s);
+    co_await pool_b.WaitUntilUp(5s);
+    const std::unique_ptr<Connection> admin = co_await PlainConnection(pool_a);
+    co_await admin->Call("SET", "k", "1");
+    Batch::CacheCounts counts;
+    CO_EXPECT_EQ(CachedGet(a, pool_a, "k", &counts), std::string("1"));
+    EXPECT_EQ(counts.misses, 1u);
+    CO_EXPECT_EQ(CachedGet(b, pool_b, "k", &counts), std::string("1"));
+    EXPECT_EQ(counts.hits, 1u);  // served from a's fetch
+    co_await admin->Call("SET", "k", "2");
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return store->stats().invalidations >= 1; }));
+    CO_EXPECT_EQ(CachedGet(b, pool_b, "k", &counts), std::string("2"));
+    EXPECT_EQ(counts.misses, 1u);
+    CO_EXPECT_EQ(CachedGet(a, pool_a, "k", &counts), std::string("2"));
+    EXPECT_EQ(counts.hits, 1u);  // b's fetch, tracked by b's connection now
+    // The connections are killed: the store is flushed, and both read again.
+    co_await admin->Call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return store->stats().flushes >= 1; }));
+    EXPECT_EQ(store->stats().entries, 0u);
+    CO_EXPECT_TRUE(EventuallyTrue([&] { return metrics.reconnects >= 1; }));
+    co_await pool_a.WaitUntilUp(5s);
+    co_await pool_b.WaitUntilUp(5s);
+    CO_EXPECT_EQ(CachedGet(b, pool_b, "k", &counts), std::string("2"));
+    EXPECT_EQ(counts.misses, 1u);
+    EXPECT_TRUE(store->Consistent());
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ReplyCacheTest,
                          ::testing::Values(rt::IoBackend::kEpoll, rt::IoBackend::kIoUring),
                          BackendName);
+
+// Several threads, each with its own cache over one store (shards), with no Redis: every
+// exactness rule of a shared store that does not need a server, under TSan in make test.
+TEST(SharedReplyStoreTest, ThreadsSharingAStoreNeverReadOlderThanAChangeTheySawTold) {
+  // Each thread has its own cache over one store and plays a shard. It writes keys (a version
+  // bump, then the change told to its cache, as Redis tells a tracking connection after the
+  // write) and reads them: a hit, or a fetch whose read runs when it begins (the version then)
+  // and whose reply arrives a few operations later, as pipelined replies do, so that changes
+  // told by either thread fall between a fetch's read and its reply. A read that starts after a
+  // change to version v was told to any cache must not return an older version.
+  constexpr int kKeys = 16;
+  constexpr int kThreads = 2;
+  constexpr int kOps = 50'000;
+  constexpr std::size_t kInFlight = 8;
+  auto store = std::make_shared<ReplyStore>(1 << 14, 60s);  // small: evictions too
+  std::array<std::atomic<int>, kKeys> version{};
+  std::array<std::atomic<int>, kKeys> told{};  // the newest version whose change was told
+  std::atomic<int> stale_reads{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ReplyCache cache(store, ReplyCache::KeyExpiry::kNever);
+      std::mt19937 rng(static_cast<unsigned>(t + 1));
+      struct Fetch {
+        ReplyCache::Flight* flight;
+        int value;
+      };
+      std::vector<Fetch> in_flight;
+      const auto end_oldest = [&] {
+        Fetch f = in_flight.front();
+        in_flight.erase(in_flight.begin());
+        f.flight->SetReply(Bulk(std::to_string(f.value)));
+        cache.EndFlight(f.flight, ReplyCache::FlightState::kReplied, kNow);
+      };
+      for (int op = 0; op < kOps; ++op) {
+        if (in_flight.size() == kInFlight || (!in_flight.empty() && rng() % 2 == 0)) end_oldest();
+        const int k = static_cast<int>(rng() % kKeys);
+        const std::string key = "k" + std::to_string(k);
+        const std::string command = GetCommand(key);
+        if (rng() % 6 == 0) {
+          const int v = version[k].fetch_add(1) + 1;
+          cache.OnInvalidate(key);
+          int seen = told[k].load();
+          while (seen < v && !told[k].compare_exchange_weak(seen, v)) {
+          }
+          continue;
+        }
+        const int must_see = told[k].load();
+        if (const std::optional<std::string_view> hit = cache.Find(command, kNow)) {
+          const int v = std::stoi(std::string(hit->substr(hit->find('\n') + 1)));
+          if (v < must_see) ++stale_reads;
+          continue;
+        }
+        if (ReplyCache::Flight* joined = cache.Join(command)) {
+          cache.Release(joined);  // this thread's own fetch of it is in flight
+          continue;
+        }
+        ReplyCache::Flight* f = cache.BeginFlight(key, command);
+        in_flight.push_back({f, version[k].load()});  // the read runs as the fetch begins
+      }
+      while (!in_flight.empty()) end_oldest();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(stale_reads.load(), 0);
+  EXPECT_TRUE(store->Consistent());
+  const ReplyStoreStats s = store->stats();
+  EXPECT_GT(s.stored, 0u);
+  EXPECT_GT(s.refused_stale, 0u);  // the interleaving happened
+}
 
 }  // namespace
 }  // namespace rankd::redis::testing

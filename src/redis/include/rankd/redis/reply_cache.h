@@ -38,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,6 +48,7 @@
 #include "rankd/redis/flat_index.h"
 #include "rankd/redis/invalidation.h"
 #include "rankd/redis/reply_parser.h"
+#include "rankd/redis/reply_store.h"
 #include "rankd/runtime/clock.h"
 #include "rankd/runtime/event.h"
 
@@ -76,10 +78,10 @@ class ReplyCache final : public InvalidationListener {
  public:
   // Bytes counted per entry besides its command, key and reply: its header (72), its allocation's
   // overhead (16) and its slots in the two indexes (each between 1/4 and 1/2 full: 64 to 128).
-  static constexpr std::size_t kEntryOverhead = 192;
+  static constexpr std::size_t kEntryOverhead = ReplyStore::kEntryOverhead;
 
   // The layout of an entry that holds the reply's RESP bytes.
-  static constexpr std::uint64_t kRespLayout = 0;
+  static constexpr std::uint64_t kRespLayout = ReplyStore::kRespLayout;
 
   // A key without an expiry (Flight::SetKeyExpiry's default).
   static constexpr std::int64_t kNoKeyExpiry = INT64_MAX;
@@ -129,7 +131,7 @@ class ReplyCache final : public InvalidationListener {
     std::uint64_t command_hash_ = 0;
     std::uint64_t key_hash_ = 0;
     FlightState state_ = FlightState::kInFlight;
-    bool stale_ = false;
+    ReplyStore::Stamp stamp_;  // the store's, taken before the command was sent
     bool expiry_unknown_ = false;
     std::int64_t key_expires_ns_ = kNoKeyExpiry;
     std::uint32_t holders_ = 1;  // the owner, then each joiner
@@ -140,28 +142,40 @@ class ReplyCache final : public InvalidationListener {
   // command): kChecked unless the keys are known never to be given one.
   enum class KeyExpiry : std::uint8_t { kChecked, kNever };
 
+  // A cache with a store of its own.
   ReplyCache(std::size_t max_bytes, rt::Duration ttl, KeyExpiry key_expiry = KeyExpiry::kChecked);
+  // A cache whose entries are `store`'s, shared with other caches (one per shard). The store's
+  // counts are in the stats of the first cache made with it (ReplyStore::ClaimReporter).
+  ReplyCache(std::shared_ptr<ReplyStore> store, KeyExpiry key_expiry);
   ~ReplyCache() override;
   ReplyCache(const ReplyCache&) = delete;
   ReplyCache& operator=(const ReplyCache&) = delete;
 
   // The hash that Join and BeginFlight take: of the encoded command (the overloads without it
   // compute it).
-  static std::uint64_t HashCommand(std::string_view command) noexcept;
+  static std::uint64_t HashCommand(std::string_view command) noexcept {
+    return ReplyStore::HashCommand(command);
+  }
   // The hash that Find takes: of the command's entry in `layout` (the command's hash itself for
   // kRespLayout).
-  static std::uint64_t HashEntry(std::uint64_t command_hash, std::uint64_t layout) noexcept;
-  // Readies the lookups of `entry_hashes` (HashEntry's), about to be made one at a time: reads
-  // their index slots and then the entries found there (header, command, key and the first of the
-  // reply: what a hit reads), each pass's loads back to back so that their cache misses overlap
-  // (FlatIndex::Touch). Only a batch's speed depends on it.
-  void TouchEntries(std::span<const std::uint64_t> entry_hashes) const;
+  static std::uint64_t HashEntry(std::uint64_t command_hash, std::uint64_t layout) noexcept {
+    return ReplyStore::HashEntry(command_hash, layout);
+  }
 
   // The stored reply to `command` in `layout` (its RESP bytes, or that layout's decoded form) if
-  // there is one within its TTL at `now_ns` (one past it is removed). A hit marks the entry
-  // visited; the view lives until the cache next changes. `entry_hash` is HashEntry's.
+  // there is one within its TTL at `now_ns` (one past it is removed), looked up under `lookup`
+  // (of store()): the view lives as long as it. A hit marks the entry visited and is counted.
+  // `entry_hash` is HashEntry's.
+  std::optional<std::string_view> Find(ReplyStore::Lookup& lookup, std::string_view command,
+                                       std::uint64_t layout, std::uint64_t entry_hash,
+                                       std::int64_t now_ns);
+  // The same under a lookup of its own, for a cache whose store no other thread changes (tests):
+  // the view lives until the store next changes.
   std::optional<std::string_view> Find(std::string_view command, std::uint64_t layout,
-                                       std::uint64_t entry_hash, std::int64_t now_ns);
+                                       std::uint64_t entry_hash, std::int64_t now_ns) {
+    ReplyStore::Lookup lookup(*store_);
+    return Find(lookup, command, layout, entry_hash, now_ns);
+  }
   std::optional<std::string_view> Find(std::string_view command, std::int64_t now_ns) {
     return Find(command, kRespLayout, HashCommand(command), now_ns);
   }
@@ -186,13 +200,14 @@ class ReplyCache final : public InvalidationListener {
   void OnInvalidate(std::string_view key) override;
   void OnInvalidateAll() override;
 
-  const ReplyCacheStats& stats() const noexcept { return stats_; }
-  std::size_t max_bytes() const noexcept { return max_bytes_; }
-  rt::Duration ttl() const noexcept { return ttl_; }
-  // How long an entry of the command of `command_hash` lives: the TTL less up to a tenth of it,
-  // by the hash, so that entries filled at once (a warm-up, a burst of new keys) expire spread
-  // over that tenth and their fetches do not reach Redis together.
-  rt::Duration EntryTtl(std::uint64_t command_hash) const noexcept;
+  // Its flights' counts, and its store's if it reports them.
+  ReplyCacheStats stats() const;
+  ReplyStore& store() const noexcept { return *store_; }
+  std::size_t max_bytes() const noexcept { return store_->max_bytes(); }
+  rt::Duration ttl() const noexcept { return store_->ttl(); }
+  rt::Duration EntryTtl(std::uint64_t command_hash) const noexcept {
+    return store_->EntryTtl(command_hash);
+  }
   bool checks_key_expiry() const noexcept { return key_expiry_ == KeyExpiry::kChecked; }
   std::size_t flights() const noexcept { return flights_by_command_.size(); }
   // Ended flights kept for reuse (their strings keep their capacity): as many as a node's wave
@@ -208,28 +223,15 @@ class ReplyCache final : public InvalidationListener {
   bool Consistent() const;
 
  private:
-  struct Entry;
-  void Store(const Flight& flight, std::int64_t expires_ns);
-  void Remove(Entry* entry) noexcept;
-  void EvictOne() noexcept;
   void UnregisterFlight(Flight* flight) noexcept;
   void Recycle(Flight* flight) noexcept;
 
-  std::size_t max_bytes_;
-  rt::Duration ttl_;
+  std::shared_ptr<ReplyStore> store_;
   KeyExpiry key_expiry_;
-  ReplyCacheStats stats_;
-  // By the hash of the command, and of the key (its chain's first entry); the bytes compared
-  // are the entries' own. One lookup reads the index's slots, then the entry.
-  FlatIndex<Entry> by_command_;
-  FlatIndex<Entry> by_key_;
-  Entry* newest_ = nullptr;  // the SIEVE queue's ends
-  Entry* oldest_ = nullptr;
-  Entry* hand_ = nullptr;  // the next entry the hand looks at (null: start at the oldest)
-  // Flights in progress, by the hash of their command and of their key (several may share a
-  // key); each flight owns the bytes compared.
+  bool reports_store_;
+  ReplyCacheStats stats_;  // of its flights (hits, misses, joined, unknown_expiry, stale_fetches)
+  // Flights in progress, by the hash of their command; each flight owns the bytes compared.
   FlatIndex<Flight> flights_by_command_;
-  FlatIndex<Flight> flights_by_key_;
   std::vector<Flight*> spare_flights_;  // ended, owned here, at most kMaxSpareFlights
   ReplyParser replay_parser_;
 };

@@ -88,6 +88,9 @@ struct ServiceOptions {
   LineFileWriter* shadow_log = nullptr;
   double shadow_log_sample = 1;
   StudioAccess studio = StudioAccess::kLoopback;
+  // Whether every shard's feature cache of a schema shares one store of entries (a reply one
+  // shard fetched serves all) rather than each keeping its own (--feature_cache_scope).
+  bool shared_feature_caches = true;
 };
 
 // What POST /admin/reload (or a SIGHUP) asks of RankService::Reload, and what it did.

@@ -74,9 +74,15 @@ struct FeatureCacheSpec {
   std::size_t max_bytes = 0;  // the schema's max_mb over the shards
   rt::Duration ttl{0};
   redis::ReplyCache::KeyExpiry key_expiry = redis::ReplyCache::KeyExpiry::kChecked;
+  // The entries every shard's cache of the schema shares (max_bytes is then the whole
+  // max_mb); null: each shard's cache keeps its own.
+  std::shared_ptr<redis::ReplyStore> store = nullptr;
 };
-// The caches of every schema of `registry` that opts in, for each of `shards` shards.
-std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_t shards);
+// The caches of every schema of `registry` that opts in, for each of `shards` shards: each
+// shard's its own entries, or, with `shared`, one store per schema that they all read and fill
+// (docs/operations.md, "Feature cache").
+std::vector<FeatureCacheSpec> FeatureCaches(const Registry& registry, std::size_t shards,
+                                            bool shared = false);
 
 // A key schema's cache on an endpoint.
 struct SchemaCache {
