@@ -420,9 +420,19 @@ TEST(SharedReplyStoreTest, ThreadsSharingAStoreNeverReadOlderThanAChangeTheySawT
           continue;
         }
         const int must_see = told[k].load();
-        if (const std::optional<std::string_view> hit = cache.Find(command, kNow)) {
-          const int v = std::stoi(std::string(hit->substr(hit->find('\n') + 1)));
-          if (v < must_see) ++stale_reads;
+        // A hit's view lives as long as the lookup holding the store's lock.
+        std::optional<int> hit;
+        {
+          ReplyStore::Lookup lookup(cache.store());
+          const std::uint64_t entry_hash =
+              ReplyCache::HashEntry(ReplyCache::HashCommand(command), ReplyCache::kRespLayout);
+          if (const std::optional<std::string_view> reply =
+                  cache.Find(lookup, command, ReplyCache::kRespLayout, entry_hash, kNow)) {
+            hit = std::stoi(std::string(reply->substr(reply->find('\n') + 1)));
+          }
+        }
+        if (hit) {
+          if (*hit < must_see) ++stale_reads;
           continue;
         }
         if (ReplyCache::Flight* joined = cache.Join(command)) {
