@@ -377,7 +377,9 @@ void Request::ResolveOutputs() {
   // decoding), in the output node's arena, before they leave the request.
   for (std::size_t out : plan_->outputs()) {
     NodeState& st = nodes_[out];
-    if (st.rows != nullptr) st.rows = ResolveKeys(*st.rows, {}, true, *st.arena);
+    if (st.rows == nullptr) continue;
+    st.rows = ResolveKeys(*st.rows, {}, true, *st.arena);
+    RANKD_D_ASSERT(!HasPendingColumn(*st.rows));  // what leaves the request is never pending
   }
   // Each source's explain counts the values of its pending columns that did not parse when
   // read. A degraded node's rows are not its own; a shared node's are another plan's.

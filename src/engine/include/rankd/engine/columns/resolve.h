@@ -45,7 +45,7 @@ Column* ResolveRows(const Column& pending, const std::uint32_t* rows, std::size_
 const CandidateSet* ResolveKeys(const CandidateSet& set, std::span<const std::size_t> slots,
                                 bool every_slot, Arena& arena);
 
-// True when a column of `set` is pending (only its logical rows' texts matter).
+// True when a column of `set` is pending (the request checks its outputs with it in debug builds).
 bool HasPendingColumn(const CandidateSet& set) noexcept;
 
 }  // namespace rankd::engine
