@@ -148,7 +148,7 @@ bench: setup-bench
 # min); with ARGS (e.g. '--repeats 3 --only rankd_async_2,node_2') it runs without recording.
 bench-plan: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
-	@nice ninja -C build-bench -j$(JOBS) --quiet rankd
+	@nice ninja -C build-bench -j$(JOBS) --quiet rankd rankd_paced_client
 	$(call cargo_rust_feed,build,bench-plan)
 	$(call cargo_rust_feed,test,bench-plan)
 	/usr/bin/python3 bench/scripts/plan_bench.py $(if $(ARGS),$(ARGS),--record)

@@ -1,13 +1,11 @@
 -- wrk script of the plan-serving benchmark (bench/scripts/plan_bench.py): POST /rank with the
--- feed plan for viewers spread over the dataset, so concurrent requests are never identical;
--- an optional pause before each request paces each connection (the open-loop runs): drawn from
--- an exponential distribution of mean <delay_ms>, so that the connections' requests arrive as a
--- Poisson stream instead of in lock-step bursts; at the end, the latency percentiles wrk's
--- --latency omits.
+-- feed plan for viewers spread over the dataset, so concurrent requests are never identical (the
+-- closed-loop runs: each connection sends its next request when the last is answered); at the
+-- end, the latency percentiles wrk's --latency omits.
 --
---   wrk ... -s plan_bench.lua URL -- <users> <mean delay_ms> <deadline_ms>
+--   wrk ... -s plan_bench.lua URL -- <users> <deadline_ms>
 
-local users, delay_ms, deadline_ms = 1000, 0, 5000
+local users, deadline_ms = 1000, 5000
 local threads = {}
 local next_thread = 0
 local counter = 0
@@ -21,14 +19,9 @@ end
 
 function init(args)
   users = tonumber(args[1]) or users
-  delay_ms = tonumber(args[2]) or delay_ms
-  deadline_ms = tonumber(args[3]) or deadline_ms
+  deadline_ms = tonumber(args[2]) or deadline_ms
   -- Each thread walks the viewers from its own place.
   offset = (thread_index or 0) * 7919
-  math.randomseed(12345 + (thread_index or 0))
-  if delay_ms <= 0 then
-    delay = nil -- closed loop: no timer between requests
-  end
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
 end
@@ -39,10 +32,6 @@ function request()
   local viewer = ((offset + counter * 104729) % users) + 1
   local body = string.format('{"plan":"feed","viewer_id":%d,"deadline_ms":%d}', viewer, deadline_ms)
   return wrk.format(nil, "/rank", nil, body)
-end
-
-function delay()
-  return -math.log(1 - math.random()) * delay_ms
 end
 
 -- 503s: rankd's admission refusing a request (counted per thread, summed in done()).

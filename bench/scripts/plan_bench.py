@@ -21,18 +21,23 @@ commands sent per request, and its targets are against the Redis-bound limit mea
    one below 2 connections), bodies varied by plan_bench.lua; every implementation alternates
    at each concurrency, the order rotating per repeat, a fresh server per run after a warm-up.
 4. Open loop (latency): each implementation at 25%, 50% and 75% of its own median max
-   requests/s, 16 connections, each pausing before every request for a time drawn from an
-   exponential distribution (wrk's delay) whose mean makes the offered rate, so requests arrive
-   about as a Poisson stream (the achieved rate is reported next to the offered one).
+   requests/s, sent by rankd's paced client (bench/load/paced_client.cpp) as a Poisson stream
+   (--arrivals poisson, a seed per repeat): a request is due at its arrival whatever the answers
+   so far, on any of up to 256 connections, and its latency runs from when it was due, so the
+   bursts a Poisson stream has reach the service as they would from its users.
 5. Warm feature cache (with rankd_cached_2 among the implementations): the cache as a service
    that has run a while sees it, in three configurations (WARM_CACHE: one and two shards, with
    redis-server's tracking-table-max-keys at its default and unbounded), each one server warmed
-   40 s, then measured closed loop at 16 and 32 connections and open loop at 50% of its max.
-   The runs span the warm-up's first expiries (TTL 60 s): the entries it filled expire together
-   and are fetched again during the runs, as a cache's refills do over each TTL.
+   for one TTL (60 s) at 16 connections, then measured over whole TTLs: closed-loop runs at 16
+   and 32 connections, alternating back to back for one TTL, and the paced client at 50% of the
+   best one's mean for another. An entry is refetched once per TTL after it expires, and the
+   entries a warm-up fills together expire within a tenth of a TTL of each other (docs/
+   operations.md), so a service's throughput and hits dip once per TTL: a window shorter than a
+   TTL would catch the dip or miss it. A configuration's max is the mean over its TTL of runs,
+   its hits and CPU those of all its runs, its p99 that of every request of the paced TTL.
 Per run: requests/s, p50/p90/p99/p99.9, the service's CPU per request (every thread of every
-process), redis-server's CPU per request, wrk's CPU per request (it shares the 2 cores), peak
-RSS of the service. Requests carry deadline_ms 5000 so that a request's own deadline never
+process), redis-server's CPU per request, the load client's CPU per request (it shares the 2
+cores), peak RSS of the service. Requests carry deadline_ms 5000 so that a request's own deadline never
 cuts it short. A 503 is rankd's admission refusing a request (docs/operations.md, "Admission"):
 it is counted as shed, requests/s is goodput (the 2xx answers per second) and CPU per request
 is per request served; wrk's closed loop resends a refused request at once, unlike a client
@@ -43,8 +48,8 @@ docs/benchmarks/plan_throughput.png, docs/benchmarks/plan_latency.png and the se
 docs/benchmarks.md between <!-- plan:begin --> and <!-- plan:end -->.
 
   make bench-plan                       # build, load, check, run everything, record (~45 min)
-  /usr/bin/python3 bench/scripts/plan_bench.py --quick --dataset tiny --rankd build/apps/rankd/rankd
-                                        # the smoke run of make test: seconds, nothing recorded
+  /usr/bin/python3 bench/scripts/plan_bench.py --quick --dataset tiny --rankd build/apps/rankd/rankd \
+      --client build/bench/load/rankd_paced_client   # the smoke run of make test: nothing recorded
 """
 
 import argparse
@@ -78,6 +83,10 @@ DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 LUA = os.path.join(ROOT, "bench", "scripts", "plan_bench.lua")
 NODE_PEER = os.path.join(ROOT, "bench", "peers", "node", "feed_server.js")
 WRK = "/usr/bin/wrk"
+# The open loop's request (the paced client puts a viewer walking the dataset in {viewer}, as
+# plan_bench.lua does) and the most connections it opens to keep requests going out when due.
+PACED_BODY = '{"plan":"feed","viewer_id":{viewer},"deadline_ms":5000}'
+PACED_CONNECTIONS = 256
 FEATURES = ["author_id", "age_hours", "likes", "ctr", "title"]
 FOLLOW_FANOUT, MEDIA_FANOUT = 100, 10
 
@@ -101,27 +110,28 @@ CACHED = "rankd_cached_2"
 # The bench dataset's keys are never given an expiry, and the registry says so (keys_expire =
 # false): the default (true) would send a PTTL with each missed read, one more Redis command per
 # miss, to keep expiring keys exact (docs/operations.md, "Expiring keys").
-CACHE = "cache = { ttl_ms = 60000, max_mb = 256, keys_expire = false }"
+TTL_S = 60
+CACHE = "cache = { ttl_ms = %d, max_mb = 256, keys_expire = false }" % (TTL_S * 1000)
 # The feature cache as a service that has run a while sees it (the runs above start a fresh server
 # each: a cache filled only by its warm-up and the run). Each configuration is one server, warmed
-# by WARM_CACHE_S of load at 16 connections, then measured: `repeats` closed-loop runs at each of
-# WARM_CACHE_CONCURRENCY, then `repeats` open-loop runs at 50% of its median max. The
-# configurations run one after another, not alternated: redis-server's tracking-table-max-keys is
-# the server's, and lowering it sends invalidations to every cached client. `tracking` is the
-# value a configuration runs with: None leaves Redis' default (1,000,000 keys, below the bench
-# dataset's 1.4 M: Redis then drops a tracked key, and sends its invalidation, for each new key a
-# cache reads), 0 (no bound) is what docs/operations.md advises when the caches read more keys.
-# The setting is put back after each configuration.
+# by WARM_CACHE_S (one TTL) of load at 16 connections, then measured over whole TTLs: closed-loop
+# runs alternating WARM_CACHE_CONCURRENCY back to back for one TTL, then the paced client at 50%
+# of the best concurrency's mean for another (in `repeats` phases). The configurations run one
+# after another, not alternated: redis-server's tracking-table-max-keys is the server's, and
+# lowering it sends invalidations to every cached client. `tracking` is the value a configuration
+# runs with: None leaves Redis' default (1,000,000 keys, below the bench dataset's 1.4 M: Redis
+# then drops a tracked key, and sends its invalidation, for each new key a cache reads), 0 (no
+# bound) is what docs/operations.md advises when the caches read more keys. The setting is put
+# back after each configuration.
 WARM_CACHE = [  # (name, shards, tracking-table-max-keys)
     ("rankd_cached_1_warm", 1, None),
     ("rankd_cached_1_warm_tracking_0", 1, 0),
     ("rankd_cached_2_warm_tracking_0", 2, 0),
 ]
-WARM_CACHE_S = 40
+WARM_CACHE_S = TTL_S
 WARM_CACHE_CONCURRENCY = [16, 32]
 CONCURRENCY = [1, 2, 4, 8, 16, 32, 64]
 OPEN_LOOP_SHARES = [0.25, 0.5, 0.75]
-OPEN_LOOP_CONNECTIONS = 16
 
 
 def log(*args):
@@ -427,13 +437,45 @@ def cache_note(rec):
                                                        rec["redis_commands_per_req"])
 
 
-def wrk(port, connections, seconds, users, delay_ms=0):
+def wrk(port, connections, seconds, users):
+    """Closed loop: `connections` connections each sending the next request when the last is
+    answered, for `seconds`."""
     threads = min(2, connections)
     argv = [WRK, "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds, "--timeout", "10s",
-            "-s", LUA, "http://127.0.0.1:%d" % port, "--", str(users), "%.3f" % delay_ms, "5000"]
+            "-s", LUA, "http://127.0.0.1:%d" % port, "--", str(users), "5000"]
     stdout, cpu_s = run_load_generator(argv, seconds + 60)
     out = parse_wrk(stdout)
-    out["wrk_cpu_s"] = cpu_s
+    out["client_cpu_s"] = cpu_s
+    return out
+
+
+def paced_figures(stats):
+    """A run's figures (those parse_wrk gives) from one of the paced client's stats objects."""
+    lat = stats["latency_ms"]["admitted"]  # every answer but admission's 503s
+    failures = sum(stats["failures"].values())
+    out = {"requests": stats["requests"], "shed": stats["shed"],
+           "non_2xx": stats["requests"] - stats["goodput"] - stats["late_200"] - failures,
+           "socket_errors": failures, "rps": stats["goodput_per_s"] + stats["late_200"] / stats["seconds"],
+           "all_rps": (stats["answered"] - failures) / stats["seconds"]}
+    for q in ("p50", "p90", "p99", "p999"):
+        out[q + "_ms"] = lat[q] if lat["count"] else None
+    out["max_ms"] = lat["max"] if lat["count"] else None
+    return out
+
+
+def paced(client, port, rate, seconds, users, seed, phases=1):
+    """Open loop: rankd's paced client sends a Poisson stream of `rate` requests/s (seeded) for
+    `seconds`, in `phases` equal phases at that rate, each one's figures under "phases"."""
+    phase_ms = int(round(seconds * 1000 / phases))
+    argv = [client, "--port", str(port), "--path", "/rank", "--body", PACED_BODY,
+            "--users", str(users), "--arrivals", "poisson", "--seed", str(seed),
+            "--phases", ",".join("%.3f:%d" % (rate, phase_ms) for _ in range(phases)),
+            "--connections", str(PACED_CONNECTIONS), "--deadline_ms", "5000", "--drain_ms", "5000"]
+    stdout, cpu_s = run_load_generator(argv, seconds + 70)
+    report = json.loads(stdout)
+    out = paced_figures(report["total"])
+    out["phases"] = [paced_figures(report["phases"][str(k)]) for k in range(phases)]
+    out["client_cpu_s"] = cpu_s
     return out
 
 
@@ -451,26 +493,37 @@ def scrape(port):
 
 
 def cache_figures(before, after, served):
-    """A cached run's hit ratio (hits and joined fetches over lookups) and Redis commands sent per
-    request served, from /metrics before and after it."""
+    """A cached run's lookups, hits (hits and joined fetches), Redis commands sent, hit ratio and
+    commands per request served, from /metrics before and after it."""
     d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
     lookups = sum(d.get("rankd_feature_cache_lookups_total:" + r, 0) for r in ("hit", "joined", "miss"))
     hits = d.get("rankd_feature_cache_lookups_total:hit", 0) + d.get(
         "rankd_feature_cache_lookups_total:joined", 0)
-    return {"cache_hit_ratio": hits / lookups if lookups else None,
-            "redis_commands_per_req": d.get("rankd_redis_commands_total", 0) / served if served else None}
+    commands = d.get("rankd_redis_commands_total", 0)
+    return {"cache_lookups": lookups, "cache_hits": hits, "redis_commands": commands,
+            "cache_hit_ratio": hits / lookups if lookups else None,
+            "redis_commands_per_req": commands / served if served else None}
 
 
-def measured_run(impl, ctx, connections, seconds, warmup_s, delay_ms=0):
-    """One run on a fresh server: started, warmed up for warmup_s, measured, stopped."""
-    rec = {"impl": impl, "connections": connections, "delay_ms": delay_ms,
+def measured_run(impl, ctx, connections, seconds, warmup_s, rate=None, seed=0):
+    """One run on a fresh server: started, warmed up for warmup_s, measured, stopped; closed loop
+    at `connections`, or with `rate` open loop (the paced client, Poisson arrivals from `seed`)."""
+    rec = {"impl": impl, "connections": connections if rate is None else PACED_CONNECTIONS,
            "started": round(time.time(), 3)}
+    if rate is None:
+        def load(s):
+            return wrk(server.port, connections, s, ctx["users"])
+    else:
+        rec["seed"] = seed
+
+        def load(s):
+            return paced(ctx["client"], server.port, rate, s, ctx["users"], seed)
     server = None
     try:
         server = start(impl, ctx)
         if warmup_s:
-            wrk(server.port, connections, warmup_s, ctx["users"], delay_ms)
-        measure(server, impl == CACHED, ctx, connections, seconds, delay_ms, rec)
+            load(warmup_s)
+        measure(server, impl == CACHED, ctx, lambda: load(seconds), rec)
     except (ServerError, ValueError, subprocess.TimeoutExpired, OSError) as e:
         rec["error"] = str(e)
     finally:
@@ -479,30 +532,34 @@ def measured_run(impl, ctx, connections, seconds, warmup_s, delay_ms=0):
     return rec
 
 
-def measure(server, cached, ctx, connections, seconds, delay_ms, rec):
-    """Measures one wrk run against a running server into `rec`."""
+def measure(server, cached, ctx, load, rec):
+    """Measures one run of `load` (wrk or paced: its figures) against a running server into `rec`."""
     pids = process_tree(server.proc.pid)
     metrics0 = scrape(server.port) if cached else None
     cpu0, redis0 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
-    rec.update(wrk(server.port, connections, seconds, ctx["users"], delay_ms))
+    rec.update(load())
     cpu1, redis1 = tree_cpu_ns(pids), tree_cpu_ns([ctx["redis_pid"]])
-    if metrics0 is not None:
-        rec.update(cache_figures(metrics0, scrape(server.port), rec["requests"] - rec["shed"]))
-    rec["peak_rss_mb"] = tree_peak_rss_mb(pids)
     n = rec["requests"] - rec["shed"]  # the requests served: CPU per served request
+    rec["served"] = n
+    if metrics0 is not None:
+        rec.update(cache_figures(metrics0, scrape(server.port), n))
+    rec["peak_rss_mb"] = tree_peak_rss_mb(pids)
+    rec["service_cpu_s"], rec["redis_cpu_s"] = (cpu1 - cpu0) / 1e9, (redis1 - redis0) / 1e9
     if n:
         rec["service_cpu_us_per_req"] = (cpu1 - cpu0) / 1e3 / n
         rec["redis_cpu_us_per_req"] = (redis1 - redis0) / 1e3 / n
-        rec["wrk_cpu_us_per_req"] = rec["wrk_cpu_s"] * 1e6 / n
+        rec["client_cpu_us_per_req"] = rec["client_cpu_s"] * 1e6 / n
     if rec["non_2xx"] - rec["shed"] or rec["socket_errors"]:
         rec["error"] = "%d non-2xx responses besides %d 503s, %d socket errors" % (
             rec["non_2xx"] - rec["shed"], rec["shed"], rec["socket_errors"])
 
 
-def warm_cache_runs(ctx, redis, repeats, seconds, warm_s, concurrency):
-    """The WARM_CACHE configurations, each on one server warmed for warm_s: its closed-loop runs at
-    each of `concurrency` and open-loop runs at 50% of its median max, as {name: {...}}."""
+def warm_cache_runs(ctx, redis, repeats, seconds, warm_s, span_s, concurrency):
+    """The WARM_CACHE configurations, each on one server warmed for warm_s: closed-loop runs of
+    `seconds` alternating `concurrency` back to back for span_s (a TTL), then the paced client at
+    50% of the best concurrency's mean for span_s in `repeats` phases, as {name: {...}}."""
     out = {}
+    closed_runs = max(1, -(-span_s // (seconds * len(concurrency)))) * len(concurrency)
     for name, shards, tracking in WARM_CACHE:
         runs = {"shards": shards, "tracking_table_max_keys": tracking, "closed": {}, "open": []}
         out[name] = runs
@@ -514,34 +571,27 @@ def warm_cache_runs(ctx, redis, repeats, seconds, warm_s, concurrency):
             server = start(name, ctx, warm_shards=shards)
             if warm_s:
                 wrk(server.port, 16, warm_s, ctx["users"])
-            for r in range(repeats):
-                for c in concurrency:
-                    rec = {"impl": name, "connections": c, "delay_ms": 0, "repeat": r,
-                           "started": round(time.time(), 3)}
-                    measure(server, True, ctx, c, seconds, 0, rec)
-                    runs["closed"].setdefault(str(c), []).append(rec)
-                    log("  r%d c=%-3d %-31s %7.0f req/s  p50 %6.2f  p99 %6.2f ms  service %5.0f "
-                        "us/req  redis %4.0f us/req%s%s" % (
-                            r + 1, c, name, rec["rps"], rec["p50_ms"], rec["p99_ms"],
-                            rec.get("service_cpu_us_per_req", 0), rec.get("redis_cpu_us_per_req", 0),
-                            cache_note(rec), shed_note(rec)))
-            best_c = max(runs["closed"], key=lambda c: median([x["rps"] for x in runs["closed"][c]]))
-            max_rps = median([x["rps"] for x in runs["closed"][best_c]])
-            # wrk's rate is connections / (delay + latency): the latency at this load is learned
-            # from the runs (the first one's guess, none, offers a little less than the share).
-            latency_ms = 0.0
-            for r in range(repeats):
-                delay = max(0.0, OPEN_LOOP_CONNECTIONS * 1000.0 / (0.5 * max_rps) - latency_ms)
-                rec = {"impl": name, "connections": OPEN_LOOP_CONNECTIONS, "delay_ms": delay,
-                       "repeat": r, "share": 0.5, "offered_rps": 0.5 * max_rps,
-                       "started": round(time.time(), 3)}
-                measure(server, True, ctx, OPEN_LOOP_CONNECTIONS, seconds, delay, rec)
-                runs["open"].append(rec)
-                if "error" not in rec:
-                    latency_ms = OPEN_LOOP_CONNECTIONS * 1000.0 / rec["rps"] - delay if rec["rps"] else 0.0
-                log("  r%d  50%% %-31s offered %6.0f achieved %6.0f req/s  p50 %6.2f  p99 %6.2f  "
-                    "p99.9 %6.2f ms%s" % (r + 1, name, 0.5 * max_rps, rec["rps"], rec["p50_ms"],
-                                          rec["p99_ms"], rec["p999_ms"], shed_note(rec)))
+            for k in range(closed_runs):
+                c = concurrency[k % len(concurrency)]
+                rec = {"impl": name, "connections": c, "run": k, "started": round(time.time(), 3)}
+                measure(server, True, ctx, lambda c=c: wrk(server.port, c, seconds, ctx["users"]), rec)
+                runs["closed"].setdefault(str(c), []).append(rec)
+                log("  %2d c=%-3d %-31s %7.0f req/s  p50 %6.2f  p99 %6.2f ms  service %5.0f "
+                    "us/req  redis %4.0f us/req%s%s" % (
+                        k + 1, c, name, rec["rps"], rec["p50_ms"], rec["p99_ms"],
+                        rec.get("service_cpu_us_per_req", 0), rec.get("redis_cpu_us_per_req", 0),
+                        cache_note(rec), shed_note(rec)))
+            max_rps = max(mean_rps(recs) for recs in runs["closed"].values())
+            rec = {"impl": name, "connections": PACED_CONNECTIONS, "share": 0.5,
+                   "offered_rps": 0.5 * max_rps, "seed": 1, "started": round(time.time(), 3)}
+            measure(server, True, ctx, lambda: paced(ctx["client"], server.port, 0.5 * max_rps,
+                                                     span_s, ctx["users"], 1, repeats), rec)
+            runs["open"].append(rec)
+            log("  50%% %-31s offered %6.0f achieved %6.0f req/s  p50 %6.2f  p99 %6.2f  p99.9 %6.2f "
+                "ms (p99 per %.0f s: %s)%s%s" % (
+                    name, 0.5 * max_rps, rec["rps"], rec["p50_ms"], rec["p99_ms"], rec["p999_ms"],
+                    span_s / repeats, " ".join("%.2f" % p["p99_ms"] for p in rec["phases"]),
+                    cache_note(rec), shed_note(rec)))
         except (ServerError, ValueError, subprocess.TimeoutExpired, OSError) as e:
             runs["error"] = str(e)
             log("  %s: %s" % (name, e))
@@ -550,6 +600,11 @@ def warm_cache_runs(ctx, redis, repeats, seconds, warm_s, concurrency):
                 stop_and_record(server, {})
             redis_config_set(redis, "tracking-table-max-keys", default)
     return out
+
+
+def mean_rps(recs):
+    """The goodput of runs of equal length taken together: their mean requests/s."""
+    return sum(r["rps"] for r in recs) / len(recs)
 
 
 def redis_config_get(redis, name):
@@ -568,7 +623,9 @@ def redis_config_set(redis, name, value):
 
 
 def summarize_warm(warm, limit_rps):
-    """Per WARM_CACHE configuration: its best concurrency's medians and its open-loop p99."""
+    """Per WARM_CACHE configuration, over its TTL of closed-loop runs: the best concurrency's mean
+    requests/s, and its runs' hits, commands and CPU taken together; over its paced TTL: the
+    latency of every request, and each phase's p99."""
     out = {}
     for name, runs in warm.items():
         closed = {c: [x for x in recs if "error" not in x] for c, recs in runs["closed"].items()}
@@ -576,23 +633,28 @@ def summarize_warm(warm, limit_rps):
         if not closed:
             out[name] = {"error": runs.get("error", "no runs")}
             continue
-        best_c = max(closed, key=lambda c: median([x["rps"] for x in closed[c]]))
+        best_c = max(closed, key=lambda c: mean_rps(closed[c]))
         recs = closed[best_c]
+        served = sum(x["served"] for x in recs)
+        lookups = sum(x["cache_lookups"] for x in recs)
         opens = [x for x in runs["open"] if "error" not in x]
-
-        def med(key, rs=recs):
-            values = [x[key] for x in rs if x.get(key) is not None]
-            return median(values) if values else None
+        o = opens[0] if opens else {}
         out[name] = {"shards": runs["shards"], "tracking_table_max_keys": runs["tracking_table_max_keys"],
-                     "max_rps": med("rps"), "best_concurrency": int(best_c),
-                     "of_limit": med("rps") / limit_rps if limit_rps else None,
-                     "service_cpu_us_at_max": med("service_cpu_us_per_req"),
-                     "redis_cpu_us_at_max": med("redis_cpu_us_per_req"),
-                     "cache_hit_ratio_at_max": med("cache_hit_ratio"),
-                     "redis_commands_per_req_at_max": med("redis_commands_per_req"),
-                     "achieved_rps_at_half": med("rps", opens) if opens else None,
-                     "p99_ms_at_half": med("p99_ms", opens) if opens else None,
-                     "p50_ms_at_half": med("p50_ms", opens) if opens else None}
+                     "max_rps": mean_rps(recs), "best_concurrency": int(best_c),
+                     "rps_per_run": [x["rps"] for x in recs],
+                     "of_limit": mean_rps(recs) / limit_rps if limit_rps else None,
+                     "service_cpu_us_at_max": sum(x["service_cpu_s"] for x in recs) * 1e6 / served
+                     if served else None,
+                     "redis_cpu_us_at_max": sum(x["redis_cpu_s"] for x in recs) * 1e6 / served
+                     if served else None,
+                     "cache_hit_ratio_at_max": sum(x["cache_hits"] for x in recs) / lookups
+                     if lookups else None,
+                     "redis_commands_per_req_at_max": sum(x["redis_commands"] for x in recs) / served
+                     if served else None,
+                     "achieved_rps_at_half": o.get("rps"), "p50_ms_at_half": o.get("p50_ms"),
+                     "p99_ms_at_half": o.get("p99_ms"), "p999_ms_at_half": o.get("p999_ms"),
+                     "cache_hit_ratio_at_half": o.get("cache_hit_ratio"),
+                     "p99_ms_at_half_per_phase": [p["p99_ms"] for p in o.get("phases", [])]}
     return out
 
 
@@ -610,7 +672,7 @@ def summarize(closed, open_runs, impls, bound):
                        "rps_per_repeat": [r.get("rps") if "error" not in r else None for r in recs],
                        "median_service_cpu_us": median([r.get("service_cpu_us_per_req") for r in ok]),
                        "median_redis_cpu_us": median([r.get("redis_cpu_us_per_req") for r in ok]),
-                       "median_wrk_cpu_us": median([r.get("wrk_cpu_us_per_req") for r in ok]),
+                       "median_client_cpu_us": median([r.get("client_cpu_us_per_req") for r in ok]),
                        "median_peak_rss_mb": median([r.get("peak_rss_mb") for r in ok]),
                        "median_shed_share": median([r["shed"] / r["requests"] for r in ok
                                                     if r.get("requests")]),
@@ -641,7 +703,7 @@ def summarize(closed, open_runs, impls, bound):
                             "max_rps_per_repeat": max_per_repeat,
                             "service_cpu_us_at_max": by_c[best_c]["median_service_cpu_us"],
                             "redis_cpu_us_at_max": by_c[best_c]["median_redis_cpu_us"],
-                            "wrk_cpu_us_at_max": by_c[best_c]["median_wrk_cpu_us"],
+                            "wrk_cpu_us_at_max": by_c[best_c]["median_client_cpu_us"],
                             "peak_rss_mb": max([v["median_peak_rss_mb"] or 0 for v in by_c.values()]),
                             "cache_hit_ratio_at_max": by_c[best_c]["median_cache_hit_ratio"],
                             "redis_commands_per_req_at_max": by_c[best_c]["median_redis_commands_per_req"],
@@ -765,7 +827,7 @@ def section(doc):
                  "%.1f %s" % (n, c) for c, n in bound["mix_per_request"].items()),
                  "{:,.0f}".format(bound["median_commands_per_s"]), bound["limit_rps"]), "",
              "| implementation | max req/s (concurrency) | of the limit | service CPU us/req | "
-             "redis CPU us/req | wrk CPU us/req | peak RSS MB | p50 / p99 / p99.9 ms at 25% | at 50% | at 75% |",
+             "redis CPU us/req | wrk CPU us/req | peak RSS MB | p50 / p99 / p99.9 ms at 25% (Poisson) | at 50% | at 75% |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for impl, v in s["impls"].items():
         cells = []
@@ -795,24 +857,35 @@ def section(doc):
     warm = {k: v for k, v in s.get("warm_cache", {}).items() if v.get("max_rps") is not None}
     if warm:
         lines += ["With the feature cache warm (one server per configuration, warmed %d s at 16 "
-                  "connections, then measured as above; `tracking` is redis-server's "
+                  "connections, then measured over whole TTLs, %d s each: closed-loop runs at %s "
+                  "connections alternating back to back, max req/s being the best concurrency's "
+                  "mean over its runs (their range in brackets), its hits, commands and CPU "
+                  "those of all its runs; then Poisson arrivals at 50%% of that max, p50 and p99 "
+                  "over every request, and each %.0f s phase's p99; `tracking` is redis-server's "
                   "`tracking-table-max-keys`, default 1,000,000, below the dataset's keys):"
-                  % meta.get("warm_cache_s", WARM_CACHE_S), "",
-                  "| configuration | shards | tracking | max req/s (concurrency) | of the limit | "
-                  "cache hits | Redis commands/req | service CPU us/req | redis CPU us/req | "
-                  "req/s offered at 50% (achieved) | p50 / p99 ms there |",
-                  "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+                  % (meta.get("warm_cache_s", WARM_CACHE_S), meta.get("warm_cache_span_s", TTL_S),
+                     " and ".join(str(c) for c in meta.get("warm_cache_concurrency", [])),
+                     meta.get("warm_cache_span_s", TTL_S) / meta["repeats"]), "",
+                  "| configuration | shards | tracking | max req/s (concurrency) [runs] | of the "
+                  "limit | cache hits | Redis commands/req | service CPU us/req | redis CPU us/req | "
+                  "req/s offered at 50% (achieved) | p50 / p99 ms there | p99 per phase |",
+                  "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
         for name, w in warm.items():
-            lines.append("| %s | %d | %s | %s (%d) | %s | %s | %s | %s | %s | %s (%s) | %s / %s |" % (
-                name, w["shards"], "default" if w["tracking_table_max_keys"] is None
-                else w["tracking_table_max_keys"], fmt(w["max_rps"], "%.0f"), w["best_concurrency"],
-                fmt(w["of_limit"], "%.2f"),
-                fmt(100 * w["cache_hit_ratio_at_max"] if w["cache_hit_ratio_at_max"] is not None
-                    else None, "%.1f%%"),
-                fmt(w["redis_commands_per_req_at_max"], "%.0f"), fmt(w["service_cpu_us_at_max"], "%.0f"),
-                fmt(w["redis_cpu_us_at_max"], "%.0f"), fmt(0.5 * w["max_rps"], "%.0f"),
-                fmt(w["achieved_rps_at_half"], "%.0f"), fmt(w["p50_ms_at_half"], "%.2f"),
-                fmt(w["p99_ms_at_half"], "%.2f")))
+            runs = w.get("rps_per_run") or [0]
+            lines.append("| %s | %d | %s | %s (%d) [%.0f-%.0f] | %s | %s | %s | %s | %s | %s (%s) | "
+                         "%s / %s | %s |" % (
+                             name, w["shards"], "default" if w["tracking_table_max_keys"] is None
+                             else w["tracking_table_max_keys"], fmt(w["max_rps"], "%.0f"),
+                             w["best_concurrency"], min(runs), max(runs), fmt(w["of_limit"], "%.2f"),
+                             fmt(100 * w["cache_hit_ratio_at_max"] if w["cache_hit_ratio_at_max"]
+                                 is not None else None, "%.1f%%"),
+                             fmt(w["redis_commands_per_req_at_max"], "%.0f"),
+                             fmt(w["service_cpu_us_at_max"], "%.0f"),
+                             fmt(w["redis_cpu_us_at_max"], "%.0f"), fmt(0.5 * w["max_rps"], "%.0f"),
+                             fmt(w["achieved_rps_at_half"], "%.0f"), fmt(w["p50_ms_at_half"], "%.2f"),
+                             fmt(w["p99_ms_at_half"], "%.2f"),
+                             " ".join("%.1f" % p for p in w.get("p99_ms_at_half_per_phase", [])
+                                      if p is not None) or "n/a"))
         lines.append("")
     lines += ["| target | measured | goal | |", "|---|---:|---|---|"]
     for name, value, goal, ok in doc["targets"]:
@@ -833,6 +906,9 @@ def section(doc):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rankd", default=os.path.join(ROOT, "build-bench", "apps", "rankd", "rankd"))
+    ap.add_argument("--client", default=os.path.join(ROOT, "build-bench", "bench", "load",
+                                                     "rankd_paced_client"),
+                    help="rankd's paced load client (the open-loop runs)")
     ap.add_argument("--dataset", default="bench", choices=sorted(DATASET_USERS))
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=4, help="per measured run")
@@ -855,12 +931,12 @@ def main():
             "where cargo is on PATH" % RUST_PEER)
         impls = [i for i in impls if not i.startswith("rust")]
     concurrency, shares = CONCURRENCY, OPEN_LOOP_SHARES
-    warm_s, warm_concurrency = WARM_CACHE_S, WARM_CACHE_CONCURRENCY
+    warm_s, warm_span_s, warm_concurrency = WARM_CACHE_S, TTL_S, WARM_CACHE_CONCURRENCY
     if args.quick:
         args.repeats, args.seconds, args.warmup = 1, 1, 0
         concurrency = [1, 4]
-        warm_s, warm_concurrency = 1, [4]
-    for tool in (args.rankd, WRK, shutil.which("redis-server"), shutil.which("redis-cli"),
+        warm_s, warm_span_s, warm_concurrency = 1, 2, [4]
+    for tool in (args.rankd, args.client, WRK, shutil.which("redis-server"), shutil.which("redis-cli"),
                  shutil.which("node")):
         if not tool or not os.path.exists(tool):
             raise SystemExit("plan_bench: missing %s (make bench, scripts/setup.sh bench)" % tool)
@@ -879,7 +955,7 @@ def main():
         registry_cached = bench_registry(folder, cached=True)
         store, feed_digest = build_plans(folder, registry)
         users = DATASET_USERS[args.dataset]
-        ctx = {"rankd": args.rankd, "store": store, "registry": registry,
+        ctx = {"rankd": args.rankd, "client": args.client, "store": store, "registry": registry,
                "registry_cached": registry_cached,
                "redis": redis.address(), "users": users,
                "redis_pid": redis.proc.pid, "feed_digest": feed_digest}
@@ -915,7 +991,7 @@ def main():
                            cache_note(rec), shed_note(rec))))
         pre = summarize(closed, {}, impls, bound)
         open_runs = {i: {str(sh): [] for sh in shares} for i in impls}
-        log("\nOpen loop: %s of each one's max, %d connections" % (shares, OPEN_LOOP_CONNECTIONS))
+        log("\nOpen loop: %s of each one's max, Poisson arrivals (rankd's paced client)" % shares)
         for r in range(args.repeats):
             for sh in shares:
                 for impl in rotation(impls, r):
@@ -923,9 +999,7 @@ def main():
                     if not max_rps:
                         continue
                     offered = sh * max_rps
-                    unloaded = pre["impls"][impl]["by_concurrency"][str(concurrency[0])]["median_p50_ms"] or 0
-                    delay = max(0.0, OPEN_LOOP_CONNECTIONS * 1000.0 / offered - unloaded)
-                    rec = measured_run(impl, ctx, OPEN_LOOP_CONNECTIONS, args.seconds, args.warmup, delay)
+                    rec = measured_run(impl, ctx, None, args.seconds, args.warmup, offered, seed=r + 1)
                     rec["repeat"], rec["share"], rec["offered_rps"] = r, sh, offered
                     open_runs[impl][str(sh)].append(rec)
                     log("  r%d %3.0f%% %-14s %s" % (r + 1, sh * 100, impl, rec.get("error") or
@@ -934,9 +1008,11 @@ def main():
                            shed_note(rec))))
         warm = {}
         if CACHED in impls:
-            log("\nWarm feature cache: one server per configuration, warmed %d s, then %d repeats "
-                "at concurrency %s and at 50%% of its max" % (warm_s, args.repeats, warm_concurrency))
-            warm = warm_cache_runs(ctx, redis, args.repeats, args.seconds, warm_s, warm_concurrency)
+            log("\nWarm feature cache: one server per configuration, warmed %d s, then %d s of "
+                "closed-loop runs at concurrency %s and %d s at 50%% of its max" % (
+                    warm_s, warm_span_s, warm_concurrency, warm_span_s))
+            warm = warm_cache_runs(ctx, redis, args.repeats, args.seconds, warm_s, warm_span_s,
+                                   warm_concurrency)
     finally:
         stop_all()
         if redis:
@@ -950,7 +1026,8 @@ def main():
                     "loadavg_end": loadavg(), "repeats": args.repeats, "seconds_per_run": args.seconds,
                     "dataset": args.dataset, "keys": keys, "concurrency": concurrency,
                     "open_loop_shares": shares, "warmup_s": args.warmup,
-                    "warm_cache_s": warm_s, "warm_cache_concurrency": warm_concurrency,
+                    "warm_cache_s": warm_s, "warm_cache_span_s": warm_span_s,
+                    "warm_cache_concurrency": warm_concurrency,
                     "seconds": time.time() - t0},
            "redis_bound": bound, "equal_rankings": equal, "summary": summary}
     doc["targets"] = targets(summary, impls)

@@ -1,11 +1,12 @@
 """The plan-serving benchmark's smoke run (bench/scripts/plan_bench.py --quick on the tiny
-dataset): python3 plan_bench_smoke_test.py <path to rankd> <source folder>, run by ctest.
+dataset): python3 plan_bench_smoke_test.py <path to rankd> <path to rankd_paced_client> <source
+folder>, run by ctest.
 
 The runner must load the data, measure the Redis-bound limit, pass its equal-rankings check
 (rankd's sync scheduler, rankd with the feature cache, the Node peer and, where it is built, the
 Rust peer rank like rankd async), run every implementation at
-each concurrency and offered rate without a failed run, and write results of the documented
-shape: what `make bench-plan` records is read from them.
+each concurrency (wrk) and offered rate (the paced client's Poisson arrivals) without a failed run,
+and write results of the documented shape: what `make bench-plan` records is read from them.
 """
 import json
 import os
@@ -16,7 +17,7 @@ import unittest
 
 from rankd_harness.feed_service import RUST_PEER
 
-RANKD = SOURCE = None
+RANKD = CLIENT = SOURCE = None
 IMPLS = ["rankd_async_1", "rankd_sync_2", "rankd_cached_2", "node_1"]
 # The implementations beside rankd async: checked for equal rankings and given paired ratios.
 OTHERS = ["node_1", "rankd_cached_2", "rankd_sync_2"]
@@ -33,7 +34,8 @@ class PlanBenchSmokeTest(unittest.TestCase):
             out = os.path.join(folder, "plan.json")
             r = subprocess.run(
                 ["/usr/bin/python3", os.path.join(SOURCE, "bench", "scripts", "plan_bench.py"),
-                 "--quick", "--dataset", "tiny", "--rankd", RANKD, "--only", ",".join(IMPLS),
+                 "--quick", "--dataset", "tiny", "--rankd", RANKD, "--client", CLIENT,
+                 "--only", ",".join(IMPLS),
                  "--out", out], capture_output=True, text=True, timeout=240)
             self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
             with open(out) as f:
@@ -90,13 +92,32 @@ class PlanBenchSmokeTest(unittest.TestCase):
                 self.assertGreater(w["cache_hit_ratio_at_max"], 0.5)
                 self.assertLess(w["redis_commands_per_req_at_max"], bound["commands_per_request"] / 2)
                 self.assertGreater(w["service_cpu_us_at_max"], 0)
-                self.assertIsNotNone(w["p99_ms_at_half"])
+                # Its closed loop: runs spanning the quick TTL's 2 s, its max their mean.
+                self.assertEqual(w["best_concurrency"], 4)
+                self.assertEqual(len(w["rps_per_run"]), 2)
+                self.assertAlmostEqual(w["max_rps"], sum(w["rps_per_run"]) / 2)
+                # Its open loop at half that: every request's p99, and one per phase (1 repeat).
+                self.assertLessEqual(w["p50_ms_at_half"], w["p99_ms_at_half"])
+                self.assertLessEqual(w["p99_ms_at_half"], w["p999_ms_at_half"])
+                self.assertEqual(len(w["p99_ms_at_half_per_phase"]), 1)
                 self.assertGreater(w["achieved_rps_at_half"], 0)
+                self.assertGreater(w["cache_hit_ratio_at_half"], 0.5)
         self.assertEqual([warm[n]["tracking_table_max_keys"] for n in WARM_CACHE], [None, 0, 0])
         self.assertEqual([warm[n]["shards"] for n in WARM_CACHE], [1, 1, 2])
         self.assertEqual(len(doc["targets"]), TARGETS)
         runs = doc["runs"]
         self.assertEqual(len(runs["closed"]["node_1"]["4"]), 1)
+        # The open loop is the paced client's Poisson stream at the offered rate: the requests
+        # due in the 1 s run are about the offered rate's (tens at least, so half and one and a
+        # half times it are several standard deviations away), each one answered.
+        for impl, by_share in runs["open"].items():
+            for share, recs in by_share.items():
+                for rec in recs:
+                    self.assertEqual(rec["seed"], 1, (impl, share))
+                    self.assertGreater(rec["offered_rps"], 20, (impl, share))
+                    self.assertGreater(rec["requests"], 0.5 * rec["offered_rps"], (impl, share))
+                    self.assertLess(rec["requests"], 1.5 * rec["offered_rps"], (impl, share))
+                    self.assertEqual(rec["socket_errors"], 0, (impl, share))
         # Every run counts the 503s among its answers (admission's refusals, none at this load)
         # and its requests/s is goodput, at most the rate of all answers.
         for impl, by_c in runs["closed"].items():
@@ -108,7 +129,7 @@ class PlanBenchSmokeTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    RANKD, SOURCE = sys.argv[1], sys.argv[2]
+    RANKD, CLIENT, SOURCE = sys.argv[1], sys.argv[2], sys.argv[3]
     if os.path.exists(RUST_PEER):
         IMPLS.append("rust_1")
         OTHERS = sorted(OTHERS + ["rust_1"])
