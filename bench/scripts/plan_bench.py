@@ -13,7 +13,10 @@ commands sent per request, and its targets are against the Redis-bound limit mea
    LRANGE media per followee, HMGET media_features per item) replayed with `redis-cli --pipe`
    (one connection, as deep a pipeline as Redis takes): commands/s divided by commands per
    request is the most requests/s this Redis can serve. rankd's explain totals for the same
-   viewers must count the same commands.
+   viewers must count the same commands. The replay runs 3 times at the start, again before
+   each closed-loop repeat and after each warm-cache configuration, and the limit is the median
+   of them all: the machine's speed drifts over the run (one start measured 408,000 commands/s,
+   and rankd then served 661,000 a second through that Redis).
 2. Before timing: the same requests (viewers spread over the dataset) to every implementation
    must give the same rankings as rankd async: the same ids in the same order, and scores equal
    within 4 ulps (glibc's log1p and V8's may differ in the last bit).
@@ -209,42 +212,57 @@ def viewers(users, count):
     return [((i * 104729) % users) + 1 for i in range(1, count + 1)]
 
 
-def redis_bound(redis, users, sample, repeats):
-    """Replays the sample's feed commands with redis-cli --pipe: per repeat commands/s."""
-    conn = RespConnection(redis.port)
-    try:
-        per_viewer = {v: feed_commands(conn, v) for v in viewers(users, sample)}
-    finally:
-        conn.close()
-    total = sum(len(c) for c in per_viewer.values())
-    with tempfile.NamedTemporaryFile(prefix="rankd-plan-bench-", suffix=".resp", delete=False) as f:
-        for cmds in per_viewer.values():
-            f.write(b"".join(resp(*c) for c in cmds))
-        path = f.name
-    rates = []
-    try:
-        for _ in range(repeats):
-            with open(path, "rb") as stdin:
-                start = time.perf_counter()
-                out = subprocess.run(["redis-cli", "-p", str(redis.port), "--pipe"], stdin=stdin,
-                                     capture_output=True, text=True, timeout=300)
-                seconds = time.perf_counter() - start
-            m = re.search(r"errors: (\d+), replies: (\d+)", out.stdout)
-            if out.returncode != 0 or not m or int(m.group(1)) != 0 or int(m.group(2)) != total:
-                raise ServerError("redis-cli --pipe: %s %s" % (out.stdout[-300:], out.stderr[-300:]))
-            rates.append(total / seconds)
-    finally:
-        os.unlink(path)
-    mix = {}
-    for cmds in per_viewer.values():
-        for c in cmds:
-            mix[c[0]] = mix.get(c[0], 0) + 1
-    per_request = total / len(per_viewer)
-    return {"viewers": len(per_viewer), "commands": total, "commands_per_request": per_request,
-            "mix_per_request": {k: v / len(per_viewer) for k, v in sorted(mix.items())},
-            "commands_per_s_per_repeat": rates, "median_commands_per_s": median(rates),
-            "limit_rps": median(rates) / per_request, "per_viewer_commands":
-                {str(v): len(c) for v, c in per_viewer.items()}}
+class RedisBound:
+    """The Redis-bound limit: the exact feed commands of a sample of viewers, replayed with
+    redis-cli --pipe (commands/s over commands per request). The machine's speed drifts over a
+    run that lasts most of an hour, so the replay runs again at points spread over it (`replay`):
+    the limit is the median of every replay's rate, each recorded with when it ran."""
+
+    def __init__(self, redis, users, sample):
+        self.redis = redis
+        conn = RespConnection(redis.port)
+        try:
+            self.per_viewer = {v: feed_commands(conn, v) for v in viewers(users, sample)}
+        finally:
+            conn.close()
+        self.total = sum(len(c) for c in self.per_viewer.values())
+        with tempfile.NamedTemporaryFile(prefix="rankd-plan-bench-", suffix=".resp",
+                                         delete=False) as f:
+            for cmds in self.per_viewer.values():
+                f.write(b"".join(resp(*c) for c in cmds))
+            self.path = f.name
+        self.replays = []
+
+    def replay(self, when):
+        """Replays the sample once; returns its commands/s."""
+        with open(self.path, "rb") as stdin:
+            start = time.perf_counter()
+            out = subprocess.run(["redis-cli", "-p", str(self.redis.port), "--pipe"], stdin=stdin,
+                                 capture_output=True, text=True, timeout=300)
+            seconds = time.perf_counter() - start
+        m = re.search(r"errors: (\d+), replies: (\d+)", out.stdout)
+        if out.returncode != 0 or not m or int(m.group(1)) != 0 or int(m.group(2)) != self.total:
+            raise ServerError("redis-cli --pipe: %s %s" % (out.stdout[-300:], out.stderr[-300:]))
+        self.replays.append({"when": when, "commands_per_s": self.total / seconds})
+        return self.total / seconds
+
+    def close(self):
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+    def figures(self):
+        mix = {}
+        for cmds in self.per_viewer.values():
+            for c in cmds:
+                mix[c[0]] = mix.get(c[0], 0) + 1
+        per_request = self.total / len(self.per_viewer)
+        rates = [r["commands_per_s"] for r in self.replays]
+        return {"viewers": len(self.per_viewer), "commands": self.total,
+                "commands_per_request": per_request,
+                "mix_per_request": {k: v / len(self.per_viewer) for k, v in sorted(mix.items())},
+                "replays": self.replays, "commands_per_s_per_repeat": rates,
+                "median_commands_per_s": median(rates), "limit_rps": median(rates) / per_request,
+                "per_viewer_commands": {str(v): len(c) for v, c in self.per_viewer.items()}}
 
 
 # ----------------------------------------------------------------------------- services
@@ -554,10 +572,11 @@ def measure(server, cached, ctx, load, rec):
             rec["non_2xx"] - rec["shed"], rec["shed"], rec["socket_errors"])
 
 
-def warm_cache_runs(ctx, redis, repeats, seconds, warm_s, span_s, concurrency):
+def warm_cache_runs(ctx, redis, repeats, seconds, warm_s, span_s, concurrency, bound_replay):
     """The WARM_CACHE configurations, each on one server warmed for warm_s: closed-loop runs of
     `seconds` alternating `concurrency` back to back for span_s (a TTL), then the paced client at
-    50% of the best concurrency's mean for span_s in `repeats` phases, as {name: {...}}."""
+    50% of the best concurrency's mean for span_s in `repeats` phases, as {name: {...}}; the
+    Redis-bound replay runs again after each."""
     out = {}
     closed_runs = max(1, -(-span_s // (seconds * len(concurrency)))) * len(concurrency)
     for name, shards, tracking in WARM_CACHE:
@@ -599,6 +618,8 @@ def warm_cache_runs(ctx, redis, repeats, seconds, warm_s, span_s, concurrency):
             if server:
                 stop_and_record(server, {})
             redis_config_set(redis, "tracking-table-max-keys", default)
+        log("  Redis-bound replay after %s: %s commands/s" % (
+            name, "{:,.0f}".format(bound_replay.replay("after " + name))))
     return out
 
 
@@ -822,9 +843,13 @@ def section(doc):
              % (meta["date"], meta["commit"], meta["cpu"], meta["cores"], meta["repeats"],
                 meta["seconds_per_run"], meta["dataset"], meta["keys"]), "",
              "**Redis-bound limit**: a feed request is %.0f commands (%s); replayed with "
-             "`redis-cli --pipe`, this redis-server runs %s commands/s, so at most **%.0f "
-             "requests/s**." % (bound["commands_per_request"], ", ".join(
-                 "%.1f %s" % (n, c) for c, n in bound["mix_per_request"].items()),
+             "`redis-cli --pipe` %d times over the run (%s to %s), this redis-server runs %s "
+             "commands/s (the median), so at most **%.0f requests/s**." % (
+                 bound["commands_per_request"], ", ".join(
+                     "%.1f %s" % (n, c) for c, n in bound["mix_per_request"].items()),
+                 len(bound["commands_per_s_per_repeat"]),
+                 "{:,.0f}".format(min(bound["commands_per_s_per_repeat"])),
+                 "{:,.0f}".format(max(bound["commands_per_s_per_repeat"])),
                  "{:,.0f}".format(bound["median_commands_per_s"]), bound["limit_rps"]), "",
              "| implementation | max req/s (concurrency) | of the limit | service CPU us/req | "
              "redis CPU us/req | wrk CPU us/req | peak RSS MB | p50 / p99 / p99.9 ms at 25% (Poisson) | at 50% | at 75% |",
@@ -947,7 +972,7 @@ def main():
     t0 = time.time()
     now = datetime.datetime.now(datetime.timezone.utc)
     folder = tempfile.mkdtemp(prefix="rankd-plan-bench-")
-    redis = None
+    redis = bound_replay = None
     try:
         redis = RedisServer(folder)
         keys = load_dataset(args.rankd, redis, args.dataset, log)
@@ -960,8 +985,12 @@ def main():
                "redis": redis.address(), "users": users,
                "redis_pid": redis.proc.pid, "feed_digest": feed_digest}
 
-        log("\nRedis-bound limit: the feed's commands replayed with redis-cli --pipe")
-        bound = redis_bound(redis, users, 50 if args.quick else 300, max(3, args.repeats))
+        log("\nRedis-bound limit: the feed's commands replayed with redis-cli --pipe (again before "
+            "each closed-loop repeat and after each warm-cache configuration)")
+        bound_replay = RedisBound(redis, users, 50 if args.quick else 300)
+        for _ in range(3):
+            bound_replay.replay("start")
+        bound = bound_replay.figures()
         log("  %.1f commands per request, %s commands/s -> %.0f requests/s" % (
             bound["commands_per_request"], "{:,.0f}".format(bound["median_commands_per_s"]),
             bound["limit_rps"]))
@@ -979,6 +1008,8 @@ def main():
         log("\nClosed loop: %d repeats x concurrency %s, %d s per run" % (
             args.repeats, concurrency, args.seconds))
         for r in range(args.repeats):
+            log("  Redis-bound replay before r%d: %s commands/s" % (
+                r + 1, "{:,.0f}".format(bound_replay.replay("closed loop r%d" % (r + 1)))))
             for c in concurrency:
                 for impl in rotation(impls, r):
                     rec = measured_run(impl, ctx, c, args.seconds, args.warmup)
@@ -1012,9 +1043,16 @@ def main():
                 "closed-loop runs at concurrency %s and %d s at 50%% of its max" % (
                     warm_s, warm_span_s, warm_concurrency, warm_span_s))
             warm = warm_cache_runs(ctx, redis, args.repeats, args.seconds, warm_s, warm_span_s,
-                                   warm_concurrency)
+                                   warm_concurrency, bound_replay)
+        bound = bound_replay.figures()
+        log("\nRedis-bound limit over the run: %d replays, %s to %s commands/s, median %s -> %.0f "
+            "requests/s" % (len(bound["replays"]), "{:,.0f}".format(min(bound["commands_per_s_per_repeat"])),
+                            "{:,.0f}".format(max(bound["commands_per_s_per_repeat"])),
+                            "{:,.0f}".format(bound["median_commands_per_s"]), bound["limit_rps"]))
     finally:
         stop_all()
+        if bound_replay:
+            bound_replay.close()
         if redis:
             redis.stop()
         shutil.rmtree(folder, ignore_errors=True)

@@ -47,6 +47,12 @@ class PlanBenchSmokeTest(unittest.TestCase):
         self.assertGreater(bound["limit_rps"], 0)
         self.assertAlmostEqual(bound["limit_rps"],
                                bound["median_commands_per_s"] / bound["commands_per_request"])
+        # The replay ran 3 times at the start, before the one closed-loop repeat and after each
+        # warm-cache configuration; the limit is the median of every replay.
+        self.assertEqual([r["when"] for r in bound["replays"]],
+                         ["start"] * 3 + ["closed loop r1"] + ["after " + n for n in WARM_CACHE])
+        rates = sorted(r["commands_per_s"] for r in bound["replays"])
+        self.assertEqual(bound["median_commands_per_s"], rates[len(rates) // 2])
 
         equal = doc["equal_rankings"]
         self.assertEqual(sorted(equal["impls"]), OTHERS)
