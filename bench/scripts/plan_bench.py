@@ -600,7 +600,9 @@ def warm_cache_runs(ctx, redis, repeats, seconds, warm_s, span_s, concurrency, b
                         k + 1, c, name, rec["rps"], rec["p50_ms"], rec["p99_ms"],
                         rec.get("service_cpu_us_per_req", 0), rec.get("redis_cpu_us_per_req", 0),
                         cache_note(rec), shed_note(rec)))
-            max_rps = max(mean_rps(recs) for recs in runs["closed"].values())
+            max_rps = best_mean(runs["closed"])[1]
+            if max_rps is None:
+                raise ValueError("every closed-loop run failed")
             rec = {"impl": name, "connections": PACED_CONNECTIONS, "share": 0.5,
                    "offered_rps": 0.5 * max_rps, "seed": 1, "started": round(time.time(), 3)}
             measure(server, True, ctx, lambda: paced(ctx["client"], server.port, 0.5 * max_rps,
@@ -628,6 +630,17 @@ def mean_rps(recs):
     return sum(r["rps"] for r in recs) / len(recs)
 
 
+def best_mean(closed):
+    """Of closed-loop runs by concurrency, the concurrency whose runs without an error have the
+    highest mean_rps, and that mean: (None, None) when every run failed."""
+    ok = {c: [x for x in recs if "error" not in x] for c, recs in closed.items()}
+    ok = {c: recs for c, recs in ok.items() if recs}
+    if not ok:
+        return None, None
+    best_c = max(ok, key=lambda c: mean_rps(ok[c]))
+    return best_c, mean_rps(ok[best_c])
+
+
 def redis_config_get(redis, name):
     out = subprocess.run(["redis-cli", "-p", str(redis.port), "CONFIG", "GET", name],
                          capture_output=True, text=True, timeout=10, check=True).stdout.split()
@@ -649,21 +662,19 @@ def summarize_warm(warm, limit_rps):
     latency of every request, and each phase's p99."""
     out = {}
     for name, runs in warm.items():
-        closed = {c: [x for x in recs if "error" not in x] for c, recs in runs["closed"].items()}
-        closed = {c: recs for c, recs in closed.items() if recs}
-        if not closed:
+        best_c, max_rps = best_mean(runs["closed"])
+        if best_c is None:
             out[name] = {"error": runs.get("error", "no runs")}
             continue
-        best_c = max(closed, key=lambda c: mean_rps(closed[c]))
-        recs = closed[best_c]
+        recs = [x for x in runs["closed"][best_c] if "error" not in x]
         served = sum(x["served"] for x in recs)
         lookups = sum(x["cache_lookups"] for x in recs)
         opens = [x for x in runs["open"] if "error" not in x]
         o = opens[0] if opens else {}
         out[name] = {"shards": runs["shards"], "tracking_table_max_keys": runs["tracking_table_max_keys"],
-                     "max_rps": mean_rps(recs), "best_concurrency": int(best_c),
+                     "max_rps": max_rps, "best_concurrency": int(best_c),
                      "rps_per_run": [x["rps"] for x in recs],
-                     "of_limit": mean_rps(recs) / limit_rps if limit_rps else None,
+                     "of_limit": max_rps / limit_rps if limit_rps else None,
                      "service_cpu_us_at_max": sum(x["service_cpu_s"] for x in recs) * 1e6 / served
                      if served else None,
                      "redis_cpu_us_at_max": sum(x["redis_cpu_s"] for x in recs) * 1e6 / served
