@@ -31,8 +31,8 @@
 #include "plan_answer.h"
 #include "plan_case_registry.h"
 #include "plan_cases.h"
-#include "rankd/engine/exec/executor.h"
 #include "rankd/engine/exec/compiled_plan.h"
+#include "rankd/engine/exec/executor.h"
 #include "rankd/runtime/event_loop.h"
 #include "reference_executor.h"
 
@@ -149,6 +149,11 @@ std::string ShowStoredKey(const std::optional<StoredKey>& k) {
       std::string out = "list [";
       for (const std::string& v : k->elements) out += " " + ShowScalarValue(v);
       return out + " ]";
+    }
+    case StoredKey::Kind::kSet: {
+      std::string out = "set {";
+      for (const std::string& v : k->elements) out += " " + ShowScalarValue(v);
+      return out + " }";
     }
     case StoredKey::Kind::kFault:
       break;

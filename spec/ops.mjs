@@ -10,7 +10,7 @@ const arr = { type: "array" };
 const PARAM_TYPES = ["int", "int_list", "key_list", "enum", "schema", "key", "out_key", "expr", "pred"];
 const EXECUTIONS = ["redis_source", "cpu", "heavy_cpu", "wait"];
 const DEGRADES = ["no_rows", "pass_input", "keep_finished_inputs"];
-const REMOVALS = ["predicate", "position", "rank_by_key", "earlier_duplicate"];
+const REMOVALS = ["predicate", "position", "rank_by_key", "earlier_duplicate", "seen"];
 const FLAGS = [
   "reads_viewer_id",
   "reads_input_ids_only",
@@ -41,6 +41,7 @@ export function readOps() {
       param: arr,
       reads_list: obj,
       reads_hash: obj,
+      reads_set: obj,
       output: obj,
       cost: { ...obj, required: true },
       execution: { ...str, required: true, values: EXECUTIONS },
@@ -73,7 +74,7 @@ function readOp(op) {
   const names = op.param.map((p) => p.name);
   if (new Set(names).size !== names.length) fail("a param is listed twice");
   const param = (name) => op.param.find((p) => p.name === name);
-  for (const side of ["reads_list", "reads_hash"]) {
+  for (const side of ["reads_list", "reads_hash", "reads_set"]) {
     const read = op[side];
     if (read === undefined) continue;
     const keys = Object.keys(read);
@@ -101,9 +102,10 @@ function readOp(op) {
     if (param("by")?.type !== "key") fail(`removal "${op.removal}" needs a key param "by"`);
   }
   if (op.removal === "predicate" && param("pred")?.type !== "pred") fail('removal "predicate" needs a pred param "pred"');
+  if ((op.removal === "seen") !== (op.reads_set !== undefined)) fail('removal "seen" goes with reads_set, and reads_set with it');
   if (op.makes_candidates && op.removal) fail("an op that makes candidates removes none");
   if (op.orders_by_key && param("by")?.type !== "key") fail('orders_by_key needs a key param "by"');
-  if (op.execution === "redis_source" && !op.reads_list && !op.reads_hash) fail("a redis_source reads a key schema");
+  if (op.execution === "redis_source" && !op.reads_list && !op.reads_hash && !op.reads_set) fail("a redis_source reads a key schema");
 }
 
 function readParam(p, where) {
@@ -209,6 +211,15 @@ function parseFormula(text, op, fail) {
       expect(")");
       return { len: name };
     }
+    if (t === "chunks") {
+      expect("(");
+      const a = sum();
+      expect(",");
+      const n = toks[i++];
+      if (!/^\d+$/.test(n ?? "") || Number(n) < 1) fail("chunks(a, n) takes a positive integer n");
+      expect(")");
+      return { chunks: a, size: Number(n) };
+    }
     if (t === "min") {
       expect("(");
       const a = sum();
@@ -218,7 +229,7 @@ function parseFormula(text, op, fail) {
       return { min: [a, b] };
     }
     if (op.param.find((p) => p.name === t)?.type === "int") return { param: t };
-    fail(`"${t}" is not in, sum(in), len(list), min(a, b), an integer or an int param`);
+    fail(`"${t}" is not in, sum(in), len(list), min(a, b), chunks(a, n), an integer or an int param`);
   };
   const tree = sum();
   if (i !== toks.length) fail(`unexpected "${toks[i]}"`);
@@ -226,8 +237,8 @@ function parseFormula(text, op, fail) {
   return tree;
 }
 
-const usesIn = (e) => e.in || (e.op && (usesIn(e.a) || usesIn(e.b))) || (e.min && e.min.some(usesIn));
-const usesInputs = (e) => e.in || e.sum_in || (e.op && (usesInputs(e.a) || usesInputs(e.b))) || (e.min && e.min.some(usesInputs));
+const usesIn = (e) => e.in || (e.op && (usesIn(e.a) || usesIn(e.b))) || (e.min && e.min.some(usesIn)) || (e.chunks && usesIn(e.chunks));
+const usesInputs = (e) => e.in || e.sum_in || (e.op && (usesInputs(e.a) || usesInputs(e.b))) || (e.min && e.min.some(usesInputs)) || (e.chunks && usesInputs(e.chunks));
 
 function formulaCpp(e) {
   if (e.num !== undefined) return `std::uint64_t{${e.num}}`;
@@ -236,6 +247,7 @@ function formulaCpp(e) {
   if (e.param) return `Count(p.${e.param})`;
   if (e.len) return `std::uint64_t{p.${e.len}.size()}`;
   if (e.op) return `${e.op === "+" ? "SaturatingAdd" : "SaturatingMul"}(${formulaCpp(e.a)}, ${formulaCpp(e.b)})`;
+  if (e.chunks) return `Chunks(${formulaCpp(e.chunks)}, std::uint64_t{${e.size}})`;
   return `std::min(${formulaCpp(e.min[0])}, ${formulaCpp(e.min[1])})`;
 }
 
@@ -246,6 +258,7 @@ function formulaTs(e) {
   if (e.param) return `(p[${JSON.stringify(e.param)}] as number)`;
   if (e.len) return `(p[${JSON.stringify(e.len)}] as unknown[]).length`;
   if (e.op) return `(${formulaTs(e.a)} ${e.op} ${formulaTs(e.b)})`;
+  if (e.chunks) return `Math.ceil(${formulaTs(e.chunks)} / ${e.size})`;
   return `Math.min(${formulaTs(e.min[0])}, ${formulaTs(e.min[1])})`;
 }
 
@@ -261,6 +274,7 @@ function formulaDoc(e, op, top = true) {
     return top ? text : `(${text})`;
   }
   if (e.op === "*") return `${formulaDoc(e.a, op, false)} × ${formulaDoc(e.b, op, false)}`;
+  if (e.chunks) return `⌈${formulaDoc(e.chunks, op)} / ${e.size}⌉`;
   return `min(${formulaDoc(e.min[0], op)}, ${formulaDoc(e.min[1], op)})`;
 }
 
@@ -442,6 +456,7 @@ function opTableHeader(ops) {
         `.params = ${o.param.length ? `k${C}Params` : "{}"}`,
         `.reads_list = ${schemaReadCpp(o.reads_list)}`,
         `.reads_hash = ${schemaReadCpp(o.reads_hash)}`,
+        `.reads_set = ${schemaReadCpp(o.reads_set)}`,
         `.output = {.keep_input_keys = ${o.output.input_keys}, .add_key = ${key ? `&NodeParams::${key}` : "nullptr"}, .add_keys = ${keys ? `&NodeParams::${keys}` : "nullptr"}, .add_hash_yields = ${o.output.hash_yields}}`,
         `.cost = &${C}Cost`,
         `.read_params = &Read${C}Params`,
@@ -534,6 +549,7 @@ function opsTs(ops) {
       const reads = {};
       if (o.reads_list) reads.list = o.reads_list;
       if (o.reads_hash) reads.hash = o.reads_hash;
+      if (o.reads_set) reads.set = o.reads_set;
       const lines = [
         `inputs: ${JSON.stringify(o.inputs)}`,
         `params: {${o.param.map((p) => ` ${p.name}: ${paramSpecTs(p)}`).join(",")}${o.param.length ? " " : ""}}`,

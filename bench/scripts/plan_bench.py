@@ -78,6 +78,7 @@ from rankd_harness.bench_stats import median, paired_ratio, rotation, fmt
 from rankd_harness.feed_service import (DATASET_USERS, RUST_PEER, RankdServer, build_plans,
                                         load_dataset, rankd_serve_args)
 from rankd_harness.redis_server import RedisServer
+from rankd_harness.registry_copy import cache_every_cacheable_schema
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_DIR = os.path.join(ROOT, "bench", "results")
@@ -271,19 +272,12 @@ def bench_registry(folder, cached=False):
     """The repository's registry with the `test` environment's Redis command timeouts (50 ms)
     raised to the requests' 5 s deadline: at saturation a batch of a thousand commands waits its
     turn in Redis for longer than 50 ms, which the benchmark measures as queueing (the Node peer
-    has no command timeout either) rather than counts as upstream_error. With `cached`, every key
-    schema also has the feature cache on (a TTL of 60 s)."""
+    has no command timeout either) rather than counts as upstream_error. With `cached`, every hash
+    and list key schema also has the feature cache on (a TTL of 60 s)."""
     registry = os.path.join(folder, "registry_cached" if cached else "registry")
     shutil.copytree(os.path.join(ROOT, "registry"), registry)
-    if cached:
-        path = os.path.join(registry, "key_schemas.toml")
-        with open(path) as f:
-            text = f.read()
-        text, n = re.subn(r'^(endpoint = "[^"]*")$', r"\1\n" + CACHE, text, flags=re.M)
-        if n == 0:
-            raise SystemExit("plan_bench: no key schema in %s" % path)
-        with open(path, "w") as f:
-            f.write(text)
+    if cached and cache_every_cacheable_schema(registry, CACHE) == 0:
+        raise SystemExit("plan_bench: no key schema in %s" % registry)
     path = os.path.join(registry, "endpoints.toml")
     with open(path) as f:
         text = f.read()

@@ -207,7 +207,7 @@ test("sources: viewer, follow, recommendation, media, fetch_list, fixed_source",
   assert.deepEqual(plan.outputs, ["concat_2"]);
 });
 
-test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, dedupe, diversify, sleep, busy_cpu", () => {
+test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, dedupe, diversify, exclude_seen, sleep, busy_cpu", () => {
   const plan = build(
     (ctx) =>
       ctx
@@ -223,6 +223,7 @@ test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, de
         .dedupe()
         .dedupe("final_score")
         .diversify("author_id", { maxPerWindow: 2, window: 5 })
+        .excludeSeen("seen")
         .sleep(5)
         .busyCpu(2),
     { like_weight: 0.5 },
@@ -238,6 +239,7 @@ test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, de
   assert.deepEqual(node(plan, "dedupe").params, { by: "id" });
   assert.deepEqual(node(plan, "dedupe_2").params, { by: "final_score" });
   assert.deepEqual(node(plan, "diversify").params, { by: "author_id", max_per_window: 2, window: 5 });
+  assert.deepEqual(node(plan, "exclude_seen"), { id: "exclude_seen", op: "exclude_seen", inputs: ["diversify"], params: { schema: "seen" }, on_error: "fail" });
   assert.deepEqual(node(plan, "sleep").params, { ms: 5 });
   assert.deepEqual(node(plan, "busy_cpu").params, { ms: 2 });
   assert.deepEqual(plan.params, { like_weight: { type: "float", default: 0.5, min: 0, max: 100 } });
@@ -342,7 +344,8 @@ test("every op compiles end to end and validates against the schema", async () =
       .sleep(1)
       .busyCpu(1)
       .topk("final_score", 20)
-      .diversify("author_id", { maxPerWindow: 2, window: 5 });`,
+      .diversify("author_id", { maxPerWindow: 2, window: 5 })
+      .excludeSeen("seen", { on_error: "skip" });`,
     "",
     "like_weight: 0.3, min_score: -5, blocklist_regex: '^$'",
   );
@@ -356,8 +359,11 @@ test("every op compiles end to end and validates against the schema", async () =
   for (const op of trees.expr.properties.op.enum) assert.ok(text.includes(`"op":"${op}"`), `expression op ${op}`);
   for (const op of trees.pred.properties.op.enum) assert.ok(text.includes(`"op":"${op}"`), `predicate op ${op}`);
   assert.deepEqual(Object.keys(c.plan.models ?? {}), ["feed_ctr"]);
-  // Static cost: 1 viewer + (1 + 10) follow + 10 media + (1 + 10) recommendation + 10 fetch_list + 63 fetch_features.
-  assert.equal(c.analysis.redis_commands, 1 + 11 + 10 + 11 + 10 + 63);
+  // Static cost: 1 viewer + (1 + 10) follow + 10 media + (1 + 10) recommendation + 10 fetch_list + 63 fetch_features
+  // + 1 exclude_seen (its 20 rows in one SMISMEMBER).
+  assert.equal(c.analysis.redis_commands, 1 + 11 + 10 + 11 + 10 + 63 + 1);
+  assert.deepEqual(c.analysis.cost.get("exclude_seen"), { rows: 20, redis_commands: 1 });
+  assert.deepEqual(c.plan.nodes.at(-1), { id: "exclude_seen", op: "exclude_seen", inputs: ["diversify"], params: { schema: "seen" }, on_error: "skip" });
   assert.equal(c.analysis.cost.get("dedupe")?.rows, 63);
 });
 

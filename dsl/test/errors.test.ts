@@ -63,9 +63,12 @@ test("type error: an unknown param, used or declared", async () => {
 test("type error: a key schema (endpoint) of the wrong kind", async () => {
   const hashAsList = planWith(`    return ctx.viewer().fetchList("user", { fanout: 3 });`);
   const d = await expectError(hashAsList, /Argument of type '"user"' is not assignable to parameter of type 'ListSchema'/, `"user"`);
-  assert.match(d.hint ?? "", /fetchFeatures reads hash key schemas and fetchList reads list key schemas/);
+  assert.match(d.hint ?? "", /fetchFeatures reads hash key schemas, fetchList list key schemas and excludeSeen set key schemas/);
   const listAsHash = planWith(`    return ctx.viewer().fetchFeatures("follow", ["id"]);`);
   await expectError(listAsHash, /Argument of type '"follow"' is not assignable to parameter of type 'HashSchema'/, `"follow"`);
+  const hashAsSet = planWith(`    return ctx.viewer().follow({ fanout: 3 }).excludeSeen("user");`);
+  const s = await expectError(hashAsSet, /Argument of type '"user"' is not assignable to parameter of type '("seen"|SetSchema)'/, `"user"`);
+  assert.match(s.hint ?? "", /excludeSeen set key schemas/);
   const wrongKey = planWith(`    return ctx.viewer().fetchFeatures("user", ["likes"]);`);
   await expectError(wrongKey, /Type '"likes"' is not assignable to type '"country" \| "verified"'/, `"likes"`);
 });

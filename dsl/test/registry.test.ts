@@ -129,9 +129,14 @@ test("a registry without models has no models member and keeps the digest it had
   const dir = mkdtempSync(path.join(os.tmpdir(), "rankc-registry-"));
   cpSync(DEFAULT_REGISTRY_DIR, dir, { recursive: true });
   rmSync(path.join(dir, "models.toml"));
+  // Without the key schemas added since then too (each a [[key_schemas]] block of its own).
+  const schemas = path.join(dir, "key_schemas.toml");
+  const blocks = readFileSync(schemas, "utf8").split("\n[[key_schemas]]\n");
+  writeFileSync(schemas, blocks.filter((b) => !b.startsWith('name = "seen"\n')).join("\n[[key_schemas]]\n"));
   const plain = loadRegistry(dir);
   assert.equal(Object.hasOwn(plain.data, "models"), false);
   assert.equal(plain.models.size, 0);
+  assert.equal(plain.schemas.has("seen"), false);
   // The digest of registry/ before models.toml was added (the goldens' registry_digest until then).
   assert.equal(plain.digest, "4a1cc074e0d1792171ecee571066ff999623c64679ada84406763e2ea25192f5");
   assert.match(generateRegistryModule(plain), /export const MODELS = \{\n\} as const;\n$/);
@@ -248,6 +253,33 @@ test("a cluster endpoint may read from replicas, off when absent, and it is part
   const replicas: Registry = loadRegistry(editedCopy("endpoints.toml", (t) => t.replace("pool_size = 8", "pool_size = 8\nread_from_replicas = true")));
   assert.equal(replicas.data.endpoints["graph"]?.prod.read_from_replicas, true);
   assert.notEqual(replicas.digest, registry.digest);
+});
+
+test("a set key schema yields no key and has no cache", () => {
+  const seen = registry.schemas.get("seen");
+  assert.equal(seen?.type, "set");
+  assert.equal(seen?.template, "seen:{id}");
+  assert.deepEqual(seen?.yields, []);
+  const cases: [(t: string) => string, RegExp][] = [
+    [(t) => t.replace('type = "set"\nendpoint = "graph"\nyields = []', 'type = "set"\nendpoint = "graph"\nyields = ["id"]'), /key_schemas\.toml:\d+:1: error: key schema "seen": a set schema yields \[\]$/],
+    [(t) => t.replace('type = "set"\nendpoint = "graph"\nyields = []', 'type = "set"\nendpoint = "graph"\nyields = ["likes"]'), /key schema "seen": a set schema yields \[\]$/],
+    [(t) => t.replace('name = "seen"\n', 'name = "seen"\ncache = { ttl_ms = 60000, max_mb = 256 }\n'), /key_schemas\.toml:\d+:1: error: key schema "seen": a set schema has no cache$/],
+    [(t) => t.replace('type = "set"', 'type = "zset"'), /key schema "seen": type must be "hash", "list" or "set", got "zset"$/],
+    [(t) => t.replace('type = "set"', "type = 3"), /key schema "seen": type must be "hash", "list" or "set", got 3$/],
+  ];
+  for (const [edit, expected] of cases) {
+    const e = loadEdited("key_schemas.toml", edit);
+    assert.match(e.message, expected);
+    assert.equal(e.diagnostics.length, 1, e.message);
+    const d = e.diagnostics[0];
+    assert.equal(readFileSync(path.join(DEFAULT_REGISTRY_DIR, "key_schemas.toml"), "utf8").split("\n")[(d?.line as number) - 1], 'name = "seen"');
+  }
+  // A cache is checked as on any schema, and a set has none; with yields too, yields comes first.
+  const both = loadEdited("key_schemas.toml", (t) => t.replace('name = "seen"\n', 'name = "seen"\ncache = true\n').replace("yields = []", 'yields = ["id"]'));
+  assert.deepEqual(
+    both.diagnostics.map((d) => d.message),
+    ['key schema "seen": cache must be a table { ttl_ms = ..., max_mb = ... }, got true', 'key schema "seen": a set schema yields []', 'key schema "seen": a set schema has no cache'],
+  );
 });
 
 test("a bad key schema cache is named with the schema, the field and the allowed range", () => {

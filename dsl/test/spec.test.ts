@@ -162,7 +162,7 @@ test("a spec entry with an unknown field, a missing field or a name given twice 
     ["errors.toml", '\n[[error]]\ncode = "teapot"\nstatus = 418\nlayer = "kettle"\ndoc = "x"\n', /layer = "kettle" is not one of engine, service, http/],
     ["problems.toml", '\n[[problem]]\ncode = "odd"\ngroup = "plan"\nproblem = "x"\npointer = "x"\n', /odd: a plan problem has "rule"/],
     ["ops.toml", opEntry("shuffle", { param: '[[op.param]]\nname = "by"\ntype = "int"\nmin = 0\nmax = 1\n' }), /shuffle: param "by" is a int here but a key in sort: one name, one meaning/],
-    ["ops.toml", opEntry("shuffle", { cost: 'cost = { rows = "in * seed", cmds = "0" }' }), /shuffle: cost\.rows = "in \* seed": "seed" is not in, sum\(in\), len\(list\), min\(a, b\), an integer or an int param/],
+    ["ops.toml", opEntry("shuffle", { cost: 'cost = { rows = "in * seed", cmds = "0" }' }), /shuffle: cost\.rows = "in \* seed": "seed" is not in, sum\(in\), len\(list\), min\(a, b\), chunks\(a, n\), an integer or an int param/],
     ["ops.toml", opEntry("shuffle", { explain: 'explain = "{seed}"' }), /shuffle: explain: \{seed\} is not a param/],
     ["ops.toml", opEntry("shuffle", { extra: 'removal = "predicate"' }), /shuffle: removal "predicate" needs a pred param "pred"/],
     ["ops.toml", opEntry("shuffle", { extra: 'execution = "teleport"' }), /execution = "teleport" is not one of redis_source, cpu, heavy_cpu, wait/],

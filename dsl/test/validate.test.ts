@@ -235,6 +235,35 @@ test("the key schemas the named sources read must be in the registry with their 
   );
 });
 
+test("exclude_seen names a set key schema; a set schema is no list or hash to the other ops", () => {
+  const excludeSeen = (schema: string) => (p: PlanJson) => {
+    p.nodes.push({ id: "unseen", op: "exclude_seen", inputs: ["top"], params: { schema }, on_error: "fail" });
+    p.outputs = ["unseen"];
+  };
+  assert.deepEqual(problemsAfter(excludeSeen("seen")), []);
+  assert.deepEqual(problemsAfter(excludeSeen("user")), ["key_schema_wrong_type /nodes/7/params/schema"]);
+  assert.deepEqual(problemsAfter(excludeSeen("follow")), ["key_schema_wrong_type /nodes/7/params/schema"]);
+  assert.deepEqual(problemsAfter(excludeSeen("shown")), ["key_schema_unknown /nodes/7/params/schema"]);
+  assert.deepEqual(issuesAfter(excludeSeen("user")), ['unseen: key schema "user" is a hash, but exclude_seen needs a set']);
+  assert.deepEqual(issuesAfter(excludeSeen("shown")), ['unseen: key schema "shown" is not in the registry']);
+  // Its rows are its input's, with their keys; one SMISMEMBER per 512 of them.
+  const p = golden();
+  excludeSeen("seen")(p);
+  p.digest = planDigest(p);
+  const { analysis } = checkPlan(p, registry, { checkDigest: true });
+  assert.deepEqual(analysis?.cost.get("unseen"), { rows: 50, redis_commands: 1 });
+  assert.deepEqual(analysis?.columns.get("unseen"), analysis?.columns.get("top"));
+  // A set schema named where a list or a hash is read.
+  assert.deepEqual(
+    problemsAfter((p) => (p.nodes[2] = { id: "media", op: "fetch_list", inputs: ["follow"], params: { schema: "seen", fanout: 10 }, on_error: "fail" })),
+    ["key_schema_wrong_type /nodes/2/params/schema"],
+  );
+  assert.deepEqual(
+    issuesAfter((p) => ((p.nodes[3]?.params as Record<string, unknown>)["schema"] = "seen")).filter((m) => m.startsWith("features:")),
+    ['features: key schema "seen" is a set, but fetch_features needs a hash'],
+  );
+});
+
 test("fixed_source ids must be safe integers", () => {
   const issues = issuesAfter((p) => (p.nodes[0] = { id: "viewer", op: "fixed_source", inputs: [], params: { ids: [2 ** 53] }, on_error: "fail" }));
   assert.deepEqual(issues, ["viewer: fixed_source ids[0] = 9007199254740992 is not a safe integer"]);

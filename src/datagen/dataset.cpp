@@ -59,7 +59,15 @@ Random KeyRandom(std::uint64_t seed, std::uint64_t kind, std::int64_t id) {
   return Random(mix.Next());
 }
 
-enum Kind : std::uint64_t { kUser = 1, kFollow, kRecommendation, kMedia, kFeatures, kCounts };
+enum Kind : std::uint64_t {
+  kUser = 1,
+  kFollow,
+  kRecommendation,
+  kMedia,
+  kFeatures,
+  kCounts,
+  kSeen
+};
 
 // A user id with Zipf-like popularity: user 1 is the most followed, the tail rarely.
 std::int64_t PopularUser(Random& r, std::int64_t users) {
@@ -89,14 +97,14 @@ std::vector<std::int64_t> FirstMediaIds(const DatasetSpec& spec, std::uint64_t s
   return first;
 }
 
-// The commands that write `key` as a list of `ids` from scratch.
-void WriteList(std::vector<std::string>& commands, const std::string& key,
-               const std::vector<std::int64_t>& ids) {
+// The commands that write `key` from scratch as a list (`write` RPUSH) or a set (SADD) of `ids`.
+void WriteIds(std::vector<std::string>& commands, const std::string& key, std::string_view write,
+              const std::vector<std::int64_t>& ids) {
   commands.clear();
   redis::AppendCommand(commands.emplace_back(), "DEL", key);
-  if (ids.empty()) return;  // an empty list is no key at all
+  if (ids.empty()) return;  // an empty list or set is no key at all
   redis::CommandWriter cmd(commands.emplace_back(), 2 + ids.size());
-  cmd.Arg("RPUSH").Arg(key);
+  cmd.Arg(write).Arg(key);
   for (const std::int64_t id : ids) cmd.Arg(id);
 }
 
@@ -134,12 +142,13 @@ std::string DatasetNames() {
 
 Dataset::Dataset(DatasetSpec spec, std::uint64_t seed)
     : spec_(std::move(spec)), seed_(seed), first_media_(FirstMediaIds(spec_, seed)) {
-  // Per user: the user hash, follow and recommendation lists, the media list when it has media;
-  // per media item: its features hash (a few stay empty, but each still gets its DEL).
+  // Per user: the user hash, follow and recommendation lists, the seen set, the media list when
+  // it has media; per media item: its features hash (a few stay empty, but each still gets its
+  // DEL).
   for (std::int64_t u = 1; u <= spec_.users; ++u) {
     const std::int64_t media =
         first_media_[static_cast<std::size_t>(u) + 1] - first_media_[static_cast<std::size_t>(u)];
-    keys_ += 3 + (media > 0 ? 1 + media : 0);
+    keys_ += 4 + (media > 0 ? 1 + media : 0);
   }
 }
 
@@ -175,7 +184,21 @@ void Dataset::Generate(
       if (v != u && std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
     }
     const std::string key = "follow:" + std::to_string(u);
-    WriteList(commands, key, ids);
+    WriteIds(commands, key, "RPUSH", ids);
+    emit(key, commands);
+  }
+  // seen:{id}: the media the user was shown: each followee's newest item at one chance in four.
+  {
+    Random r = KeyRandom(seed, kSeen, u);
+    std::vector<std::int64_t> seen;
+    for (const std::int64_t followee : ids) {
+      const std::int64_t end = first_media_[static_cast<std::size_t>(followee) + 1];
+      if (end > first_media_[static_cast<std::size_t>(followee)] && r.Chance(0.25)) {
+        seen.push_back(end - 1);
+      }
+    }
+    const std::string key = "seen:" + std::to_string(u);
+    WriteIds(commands, key, "SADD", seen);
     emit(key, commands);
   }
   // recommendation:{id}: 20 users, uniformly drawn, best first.
@@ -187,7 +210,7 @@ void Dataset::Generate(
       if (v != u && std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
     }
     const std::string key = "recommendation:" + std::to_string(u);
-    WriteList(commands, key, ids);
+    WriteIds(commands, key, "RPUSH", ids);
     emit(key, commands);
   }
   // media:{id} (most recent first) and media_features:{mid} of each item.
@@ -197,7 +220,7 @@ void Dataset::Generate(
   ids.clear();
   for (std::int64_t m = first + count - 1; m >= first; --m) ids.push_back(m);
   const std::string media_key = "media:" + std::to_string(u);
-  WriteList(commands, media_key, ids);
+  WriteIds(commands, media_key, "RPUSH", ids);
   emit(media_key, commands);
   for (std::int64_t m = first; m < first + count; ++m) {
     Random r = KeyRandom(seed, kFeatures, m);

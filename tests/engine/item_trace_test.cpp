@@ -8,6 +8,8 @@
 
 #include "expr_builders.h"
 #include "json/parser.h"
+#include "memory_endpoint.h"
+#include "memory_store.h"
 #include "plan_builder.h"
 #include "rankd/engine/api/rank_request.h"
 #include "rankd/engine/api/ranker.h"
@@ -104,6 +106,44 @@ TEST(ItemTraceTest, EachIdIsFollowedToTheNodeThatRemovedItOrTheOutputThatReturne
   EXPECT_EQ(nowhere.Find("outcome")->string(), "not_produced");
   for (const json::Value& n : nowhere.Find("nodes")->array())
     EXPECT_FALSE(n.Find("present")->bool_value()) << n.Find("node")->string();
+}
+
+// exclude_seen over ids 1..4 with viewer 9's set {2, 4}, answered from a MemoryStore.
+TEST(ItemTraceTest, AnIdTheViewerHasSeenIsRemovedBecauseTheViewersSetListsIt) {
+  NodeParams ids;
+  ids.ids = {1, 2, 3, 4};
+  NodeParams seen;
+  seen.schema = "seen";
+  const auto plan = PlanBuilder("unseen_plan")
+                        .Add("src", Op::kFixedSource, {}, ids)
+                        .Add("unseen", Op::kExcludeSeen, {"src"}, seen)
+                        .Output("unseen")
+                        .Build();
+  const auto registry = testing::ExampleRegistry("127.0.0.1:1");
+  std::map<std::string, std::shared_ptr<const Plan>> plans{{"unseen_plan", plan}};
+  const auto store = std::make_shared<const CompiledPlanStore>(std::make_shared<const PlanStore>(
+      registry, std::move(plans), std::chrono::system_clock::time_point{}));
+  testing::MemoryStore data;
+  data.Put("seen:9", testing::StoredKey::Set({"2", "4"}));
+  const auto rank = [&](std::string body) {
+    rt::EventLoop loop;
+    return loop.RunUntilComplete([&](std::string b) -> rt::Task<Ranker::Answer> {
+      EndpointSet endpoints = testing::MemoryEndpoints(*registry, &data);
+      Ranker ranker(store, endpoints, RankerOptions{});
+      co_return co_await ranker.Rank(b);
+    }(std::move(body)));
+  };
+  const Ranker::Answer a = rank(R"({"plan":"unseen_plan","viewer_id":9,"trace_ids":[2,3]})");
+  ASSERT_FALSE(a.error) << a.body;
+  const auto answer = json::Parse(a.body);
+  ASSERT_TRUE(answer) << a.body;
+  EXPECT_EQ(RemovedBy(TraceOf(*answer, 2)),
+            "unseen (exclude_seen): seen: the viewer's set seen lists it");
+  EXPECT_EQ(TraceOf(*answer, 3).Find("outcome")->string(), "returned");
+  // The op reads the viewer: a request without viewer_id is refused before it runs.
+  const Ranker::Answer refused = rank(R"({"plan":"unseen_plan"})");
+  ASSERT_TRUE(refused.error);
+  EXPECT_NE(refused.body.find("viewer_id is required"), std::string::npos) << refused.body;
 }
 
 TEST(ItemTraceTest, EveryNodeSaysWhetherItHadTheIdItsRankAndTheValuesItAdded) {

@@ -117,19 +117,28 @@ std::string ReplyBytes(MemoryStore& store, const std::vector<std::string>& comma
     }
     return ":-1\r\n";
   }
-  const bool wants_list = name == "LRANGE";
-  if (!wants_list && name != "HGETALL" && name != "HMGET") {
+  const StoredKey::Kind wants = name == "LRANGE"       ? StoredKey::Kind::kList
+                                : name == "SMISMEMBER" ? StoredKey::Kind::kSet
+                                                       : StoredKey::Kind::kHash;
+  if (wants == StoredKey::Kind::kHash && name != "HGETALL" && name != "HMGET") {
     throw std::logic_error("MemoryEndpoint does not know " + name);
   }
-  const std::size_t hmget_fields = name == "HMGET" ? command.size() - 2 : 0;
+  // The values of an array reply as wide as the command's arguments after the key.
+  const std::size_t hmget_fields = name == "HMGET" || name == "SMISMEMBER" ? command.size() - 2 : 0;
   std::string out;
   if (key != nullptr && key->kind == StoredKey::Kind::kFault) {
     if (key->fault == KeyFault::kErrorReply) return "-" + key->error + "\r\n";
     if (key->fault == KeyFault::kWrongShape) return WrongShapeReply(key->shape, hmget_fields);
     throw std::logic_error("a stalled or lost command has no reply");
   }
-  if (key != nullptr && (key->kind == StoredKey::Kind::kList) != wants_list) {
-    return "-" + std::string(kWrongType) + "\r\n";
+  if (key != nullptr && key->kind != wants) return "-" + std::string(kWrongType) + "\r\n";
+  if (name == "SMISMEMBER") {
+    if (command.size() < 3) throw std::logic_error("SMISMEMBER takes key member [member ...]");
+    AppendArrayHeader(out, command.size() - 2);
+    for (std::size_t i = 2; i < command.size(); ++i) {
+      out += key != nullptr && key->HasMember(command[i]) ? ":1\r\n" : ":0\r\n";
+    }
+    return out;
   }
   if (name == "LRANGE") {
     if (command.size() != 4) throw std::logic_error("LRANGE takes key start stop");

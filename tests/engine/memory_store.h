@@ -1,6 +1,6 @@
 // MemoryStore: the data of a Redis deployment for the engine's tests, in memory: per key a hash
-// (fields in order), a list, or a fault the key stands for (an error reply, a reply of the wrong
-// shape, a command that never gets its reply, a connection lost while the command is out).
+// (fields in order), a list, a set, or a fault the key stands for (an error reply, a reply of the
+// wrong shape, a command that never gets its reply, a connection lost while the command is out).
 //
 // MemoryEndpoint (memory_endpoint.h) answers the engine's commands from it as Redis would, and
 // the reference executor (reference_executor.h) reads the same data directly. Keys may be made on
@@ -34,10 +34,10 @@ enum class KeyFault : std::uint8_t {
 enum class WrongShape : std::uint8_t { kInteger, kBulkString, kNestedArray };
 
 struct StoredKey {
-  enum class Kind : std::uint8_t { kHash, kList, kFault };
+  enum class Kind : std::uint8_t { kHash, kList, kSet, kFault };
   Kind kind = Kind::kHash;
   std::vector<std::pair<std::string, std::string>> fields;  // kHash: field, value (no repeats)
-  std::vector<std::string> elements;                        // kList
+  std::vector<std::string> elements;                        // kList; kSet (no repeats)
   KeyFault fault = KeyFault::kNone;                         // kFault
   std::string error;                                        // kErrorReply
   WrongShape shape = WrongShape::kInteger;                  // kWrongShape
@@ -53,6 +53,18 @@ struct StoredKey {
     k.kind = Kind::kList;
     k.elements = std::move(elements);
     return k;
+  }
+  static StoredKey Set(std::vector<std::string> members) {
+    StoredKey k;
+    k.kind = Kind::kSet;
+    k.elements = std::move(members);
+    return k;
+  }
+  bool HasMember(std::string_view member) const {
+    for (const std::string& m : elements) {
+      if (m == member) return true;
+    }
+    return false;
   }
   static StoredKey Fault(KeyFault fault, std::string error = "ERR injected failure",
                          WrongShape shape = WrongShape::kInteger) {

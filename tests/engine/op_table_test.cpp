@@ -129,6 +129,23 @@ TEST(OpTableTest, CostsSaturate) {
 
 // take's count and topk's k may name a declared int param: ReadNodeParams keeps its name and
 // leaves the value for the validator (which sets the param's max); a literal is read as before.
+// chunks(in, 512): exclude_seen sends its ids 512 a command.
+TEST(OpTableTest, ExcludeSeenCountsACommandPerChunkOfIds) {
+  const OpSpec& op = OpSpecOf(Op::kExcludeSeen);
+  const auto commands = [&](std::uint64_t rows) {
+    return op.cost(std::vector<std::uint64_t>{rows}, NodeParams{}).redis_commands;
+  };
+  EXPECT_EQ(commands(0), 0u);
+  EXPECT_EQ(commands(1), 1u);
+  EXPECT_EQ(commands(512), 1u);
+  EXPECT_EQ(commands(513), 2u);
+  EXPECT_EQ(commands(std::numeric_limits<std::uint64_t>::max()),
+            std::numeric_limits<std::uint64_t>::max() / 512 + 1);
+  EXPECT_EQ(op.cost(std::vector<std::uint64_t>{700}, NodeParams{}).rows, 700u);
+  EXPECT_TRUE(op.reads_viewer_id);
+  EXPECT_EQ(op.removal, RemovalRule::kSeen);
+}
+
 TEST(OpTableTest, ReadsAnIntGivenAsAParam) {
   const NodeParams top = ReadNodeParams(
       OpSpecOf(Op::kTopk), *json::Parse(R"({"by": "final_score", "k": {"param": "result_size"}})"));
@@ -160,7 +177,8 @@ TEST(OpTableTest, ReadsAnIntGivenAsAParam) {
 TEST(OpTableTest, EveryOpSaysHowItRunsAndDegrades) {
   for (const OpSpec& op : AllOps()) {
     SCOPED_TRACE(std::string(op.name));
-    const bool reads_redis = op.reads_list.present() || op.reads_hash.present();
+    const bool reads_redis =
+        op.reads_list.present() || op.reads_hash.present() || op.reads_set.present();
     EXPECT_EQ(op.execution == Execution::kRedisSource, reads_redis);
     if (op.inputs.max == 0 || op.reads_list.present()) {
       EXPECT_EQ(op.degrade, DegradeRule::kNoRows);

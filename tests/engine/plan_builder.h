@@ -145,6 +145,7 @@ inline std::shared_ptr<const Registry> ExampleRegistry(const std::string& addres
       schema("media", "media:", KeySchema::Type::kList, "graph", {"id"}),
       schema("media_features", "media_features:", KeySchema::Type::kHash, "features",
              {"author_id", "age_hours", "likes", "ctr", "title"}),
+      schema("seen", "seen:", KeySchema::Type::kSet, "graph", {}),
   };
   return std::make_shared<const Registry>(std::move(keys), std::vector<ParamDef>{},
                                           std::move(endpoints), std::move(schemas),

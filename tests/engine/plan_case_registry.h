@@ -49,6 +49,7 @@ inline std::shared_ptr<const Registry> PlanCaseRegistry() {
       schema("related", T::kList, "features", {"id"}),
       schema("feat", T::kHash, "features", {"i1", "f1", "f2", "s2", "b1"}),
       schema("stats", T::kHash, "graph", {"i1", "i2", "f2", "s1"}),
+      schema("seen", T::kSet, "graph", {}),
   };
   std::vector<ParamDef> params;
   for (const PlanParam& p : TestParams()) {

@@ -121,8 +121,21 @@ class CaseData {
     if ((roll -= faults_.wrong_shape) < 0) {
       return StoredKey::Fault(KeyFault::kWrongShape, "", static_cast<WrongShape>(Pick(3)));
     }
+    const bool wrong_type = (roll -= faults_.wrong_type) < 0;
+    if (schema->type == KeySchema::Type::kSet) {
+      if (wrong_type) return StoredKey::List({"1"});
+      // Ids as rows hold them (1-16), each a member at one chance in three; odd members match no
+      // id: a member is compared as the id's decimal text.
+      std::vector<std::string> members;
+      for (int id = 1; id <= 16; ++id) {
+        if (Pick(3) == 0) members.push_back(std::to_string(id));
+      }
+      static const char* kOdd[] = {"007", "+7", "x", "-0", " 3", "3.0"};
+      if (PerMille(faults_.odd_value)) members.push_back(kOdd[Pick(6)]);
+      return StoredKey::Set(std::move(members));
+    }
     bool is_list = schema->type == KeySchema::Type::kList;
-    if ((roll -= faults_.wrong_type) < 0) is_list = !is_list;
+    if (wrong_type) is_list = !is_list;
     if (is_list) {
       std::vector<std::string> elements;
       static const char* kOdd[] = {"x",   "+7",
@@ -645,6 +658,10 @@ class PlanCaseGenerator {
       case 14:
         p.by = ByKey(in, false);
         Add(Op::kDedupe, {in}, std::move(p), keys, rows);
+        return;
+      case 20:
+        p.schema = "seen";
+        Add(Op::kExcludeSeen, {in}, std::move(p), keys, rows);
         return;
       case 19:
         p.by = ByKey(in, false);

@@ -283,7 +283,7 @@ class Reference {
   // The outcome of one wave of commands on `keys`: the connection lost, else a command that
   // never gets its reply, else an error reply (the wrong type of key, an injected error, a reply
   // of the wrong shape).
-  Outcome Wave(const std::vector<std::string>& keys, bool list_command, bool* stalled) {
+  Outcome Wave(const std::vector<std::string>& keys, StoredKey::Kind wants, bool* stalled) {
     bool lost = false, stall = false, error = false;
     for (const std::string& name : keys) {
       const StoredKey* k = store_.Find(name);
@@ -292,7 +292,7 @@ class Reference {
         lost = lost || k->fault == KeyFault::kConnectionLost;
         stall = stall || k->fault == KeyFault::kStall;
         error = error || k->fault == KeyFault::kErrorReply || k->fault == KeyFault::kWrongShape;
-      } else if ((k->kind == StoredKey::Kind::kList) != list_command) {
+      } else if (k->kind != wants) {
         error = true;  // WRONGTYPE
       }
     }
@@ -331,7 +331,7 @@ class Reference {
     const KeySchema& user = Schema("user");
     std::vector<std::string> names;
     for (const std::int64_t id : ids) names.push_back(user.KeyFor(id));
-    run.outcome = Wave(names, false, &run.stalled);
+    run.outcome = Wave(names, StoredKey::Kind::kHash, &run.stalled);
     if (run.outcome != Outcome::kOk) return run;
     run.rows.keys = std::move(keys);
     for (std::size_t r = 0; r < ids.size(); ++r) {
@@ -350,7 +350,7 @@ class Reference {
     for (const Row& row : input.rows) {
       names.push_back(schema.KeyFor(std::get<std::int64_t>(row[registry_.id_slot()])));
     }
-    run.outcome = Wave(names, true, &run.stalled);
+    run.outcome = Wave(names, StoredKey::Kind::kList, &run.stalled);
     if (run.outcome != Outcome::kOk) return run;
     for (const std::string& name : names) {
       for (const std::int64_t id : ListIds(name, fanout)) ids->push_back(id);
@@ -425,7 +425,7 @@ class Reference {
         for (const Row& row : inputs[0]->rows) {
           names.push_back(schema.KeyFor(std::get<std::int64_t>(row[registry_.id_slot()])));
         }
-        run.outcome = Wave(names, false, &run.stalled);
+        run.outcome = Wave(names, StoredKey::Kind::kHash, &run.stalled);
         if (run.outcome != Outcome::kOk) return run;
         run.rows.rows = inputs[0]->rows;
         for (std::size_t r = 0; r < names.size(); ++r) {
@@ -539,6 +539,21 @@ class Reference {
           }
           placed.push_back(remaining[pick]);
           remaining.erase(remaining.begin() + static_cast<std::ptrdiff_t>(pick));
+        }
+        return run;
+      }
+      case Op::kExcludeSeen: {
+        // docs/plan-format.md, "Seen items": the rows whose id, in decimal, is not a member of
+        // the viewer's set; no rows send no command (so a faulty key cannot fail the node).
+        if (!viewer_id_) throw std::logic_error("exclude_seen without a viewer");
+        if (inputs[0]->rows.empty()) return run;
+        const std::string name = Schema(p.schema).KeyFor(*viewer_id_);
+        run.outcome = Wave({name}, StoredKey::Kind::kSet, &run.stalled);
+        if (run.outcome != Outcome::kOk) return run;
+        const StoredKey* set = store_.Find(name);
+        for (const Row& row : inputs[0]->rows) {
+          const std::int64_t id = std::get<std::int64_t>(row[registry_.id_slot()]);
+          if (set == nullptr || !set->HasMember(std::to_string(id))) run.rows.rows.push_back(row);
         }
         return run;
       }

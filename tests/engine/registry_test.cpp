@@ -284,6 +284,12 @@ TEST(RegistryTest, ChecksEveryRule) {
        "yields \"country\" twice"},
       {"key_schemas.toml", "yields = [\"id\"]", "yields = [\"id\", \"ctr\"]",
        "/key_schemas/1/yields", "a list schema yields [\"id\"]"},
+      {"key_schemas.toml", "yields = []", "yields = [\"id\"]", "/key_schemas/5/yields",
+       "a set schema yields []"},
+      {"key_schemas.toml", "yields = []", "yields = []\ncache = { ttl_ms = 1000, max_mb = 1 }",
+       "/key_schemas/5/cache", "a set schema has no cache"},
+      {"key_schemas.toml", "type = \"set\"", "type = \"zset\"", "/key_schemas/5/type",
+       "type must be \"hash\", \"list\" or \"set\", got \"zset\""},
   });
 }
 
@@ -374,7 +380,7 @@ TEST(RegistryTest, ChecksTheKeySchemaCache) {
                   "key schema \"user\" (cache): unknown field \"entries\" (allowed: ttl_ms, "
                   "max_mb, keys_expire)"));
   ASSERT_EQ(problems.size(), 1u);
-  EXPECT_NE(problems[0].message.find("(line 10)"), std::string::npos) << problems[0].message;
+  EXPECT_NE(problems[0].message.find("(line 12)"), std::string::npos) << problems[0].message;
   problems = ProblemsWithEdit("key_schemas.toml", kUserSchema, cache("cache = { ttl_ms = 60000 }"));
   EXPECT_TRUE(Has(problems, "key_schemas.toml", "/key_schemas/0/cache",
                   "key schema \"user\" (cache): missing field \"max_mb\""));

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rankd/engine/columns/arena.h"
@@ -38,6 +39,48 @@ struct IdList {
 
   std::vector<std::int64_t> ids() const { return {out.data(), out.data() + sink.size()}; }
 };
+
+// SMISMEMBER's reply: one 0 or 1 per id sent, anything else a problem.
+struct Membership {
+  std::array<std::uint8_t, 3> out{};
+  ReplyProblem problem;
+  MembershipSink sink{out.data(), out.size(), &problem};
+};
+
+TEST(MembershipSinkTest, TakesOneFlagPerIdAndASecondReplyReplacesTheFirst) {
+  Membership m;
+  EXPECT_FALSE(m.sink.complete());
+  Feed("*3\r\n:1\r\n:0\r\n:1\r\n", m.sink);
+  EXPECT_TRUE(m.problem.ok()) << m.problem.message();
+  EXPECT_TRUE(m.sink.complete());
+  EXPECT_EQ(m.out, (std::array<std::uint8_t, 3>{1, 0, 1}));
+  Feed("*3\r\n:0\r\n:0\r\n:1\r\n", m.sink);  // a resent pipeline's reply: the last wins
+  EXPECT_TRUE(m.sink.complete());
+  EXPECT_EQ(m.out, (std::array<std::uint8_t, 3>{0, 0, 1}));
+}
+
+TEST(MembershipSinkTest, AnyOtherReplyIsAProblemNamingWhatItHeld) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"*2\r\n:1\r\n:0\r\n", "2 flags for 3 ids"},
+      {"*3\r\n:1\r\n:2\r\n:0\r\n", "the integer 2"},
+      {"*3\r\n:1\r\n$1\r\n1\r\n:0\r\n", "a string"},
+      {"*3\r\n:1\r\n*0\r\n:0\r\n", "a nested aggregate"},
+      {":1\r\n", "an integer"},
+      {"_\r\n", "a null"},
+  };
+  for (const auto& [resp, what] : cases) {
+    Membership m;
+    Feed(resp, m.sink);
+    EXPECT_FALSE(m.sink.complete()) << resp;
+    EXPECT_EQ(m.problem.message(),
+              "expected one 0 or 1 per id (SMISMEMBER), the reply holds " + what)
+        << resp;
+  }
+  Membership wrong_type;
+  Feed("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", wrong_type.sink);
+  EXPECT_FALSE(wrong_type.sink.complete());
+  EXPECT_EQ(wrong_type.problem.message().rfind("WRONGTYPE", 0), 0u);
+}
 
 TEST(IdListSinkTest, KeepsTheIntsUpToItsCapacityAndDropsTheRest) {
   IdList<3> list;

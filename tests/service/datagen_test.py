@@ -75,6 +75,20 @@ class DatagenTest(unittest.TestCase):
         counts = sorted(followers.values())
         self.assertGreater(counts[-1], 5 * counts[len(counts) // 2])
         self.assertEqual(len(call(port, "LRANGE", "recommendation:7", 0, -1)), 20)
+        # seen:{u}: some followees' newest media items, and nothing else.
+        newest = {}
+        for u in range(1, users + 1):
+            items = call(port, "LRANGE", "media:%d" % u, 0, 0)
+            if items:
+                newest[u] = items[0]
+        sizes = []
+        for u in range(1, users + 1):
+            seen = set(call(port, "SMEMBERS", "seen:%d" % u))
+            shown = {newest[int(f)] for f in call(port, "LRANGE", "follow:%d" % u, 0, -1)
+                     if int(f) in newest}
+            self.assertLessEqual(seen, shown, u)
+            sizes.append(len(seen))
+        self.assertGreater(sum(sizes), users)  # a quarter of the followees' newest items
         user = call(port, "HGETALL", "user:7")
         self.assertIn("verified", user)
         media = call(port, "LRANGE", "media:1", 0, -1) or call(port, "LRANGE", "media:2", 0, -1)
@@ -102,6 +116,8 @@ class DatagenTest(unittest.TestCase):
             kind = call(port, "TYPE", key)
             if kind == "list":
                 out[key] = (kind, call(port, "LRANGE", key, 0, -1))
+            elif kind == "set":
+                out[key] = (kind, sorted(call(port, "SMEMBERS", key)))
             elif kind == "hash":
                 flat = call(port, "HGETALL", key)
                 out[key] = (kind, dict(zip(flat[::2], flat[1::2])))

@@ -8,7 +8,6 @@ invalidations arrive (the delay is printed), and FLUSHDB and a killed connection
 """
 import json
 import os
-import re
 import shutil
 import sys
 import time
@@ -17,6 +16,7 @@ import unittest
 from prometheus_client.parser import text_string_to_metric_families
 
 from rankd_harness import serve_fixture
+from rankd_harness.registry_copy import cache_every_cacheable_schema
 from rankd_harness.serve_fixture import OwnServer, Server
 
 RANKD = SOURCE = None
@@ -24,16 +24,10 @@ CACHE = "cache = { ttl_ms = 60000, max_mb = 16 }"
 
 
 def cached_registry(folder):
-    """The shipped registry with every key schema cached, in folder/registry."""
+    """The shipped registry with every hash and list key schema cached, in folder/registry."""
     registry = os.path.join(folder, "registry")
     shutil.copytree(os.path.join(SOURCE, "registry"), registry)
-    path = os.path.join(registry, "key_schemas.toml")
-    with open(path) as f:
-        text = f.read()
-    text, n = re.subn(r'^(endpoint = "[^"]*")$', r"\1\n" + CACHE, text, flags=re.M)
-    assert n >= 4, "every key schema names its endpoint"
-    with open(path, "w") as f:
-        f.write(text)
+    assert cache_every_cacheable_schema(registry, CACHE) >= 5, "every key schema names its endpoint"
     return registry
 
 

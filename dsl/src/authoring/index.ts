@@ -21,6 +21,7 @@ export type {
   ParamDecls,
   ParamName,
   SchemaKey,
+  SetSchema,
   WritableKey,
 } from "./registry-types.js";
 export { PlanError } from "./loc.js";

@@ -19,6 +19,7 @@ import type {
   ParamName,
   ParamType,
   SchemaKey,
+  SetSchema,
   WritableKey,
 } from "./registry-types.js";
 
@@ -233,6 +234,17 @@ export class Candidates {
   diversify(by: KeyName, limit: DiversifyOptions, opts?: NodeOptions): Candidates {
     if (limit === null || typeof limit !== "object") throw new PlanError(`diversify expected { maxPerWindow, window }, got ${describe(limit)}`);
     return this.builder.addNode("diversify", [this], { by, max_per_window: limit.maxPerWindow, window: limit.window }, opts);
+  }
+
+  /**
+   * Drops the rows whose id the viewer has been shown: the ids that are
+   * members of the set key schema `schema` for the request's viewer_id
+   * (SMISMEMBER <schema>:{viewer_id} ids..., 512 ids a command). Keeps the
+   * other rows in order; a missing set drops nothing. The request must give
+   * a viewer_id.
+   */
+  excludeSeen(schema: SetSchema, opts?: NodeOptions): Candidates {
+    return this.builder.addNode("exclude_seen", [this], { schema }, opts);
   }
 
   /** This set's rows followed by `rhs`'s rows. */

@@ -40,6 +40,11 @@ export type ListSchema = {
   [S in SchemaName]: (typeof KEY_SCHEMAS)[S]["type"] extends "list" ? S : never;
 }[SchemaName];
 
+/** Key schemas stored as Redis sets of ids: a plan tests its rows' ids against them with `excludeSeen`. */
+export type SetSchema = {
+  [S in SchemaName]: (typeof KEY_SCHEMAS)[S]["type"] extends "set" ? S : never;
+}[SchemaName];
+
 /** The keys a hash schema yields. */
 export type SchemaKey<S extends HashSchema> = (typeof KEY_SCHEMAS)[S]["yields"][number];
 

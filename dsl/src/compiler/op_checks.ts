@@ -14,6 +14,7 @@ import type { KeySchema, Registry } from "./registry.js";
 export interface ReadSchemas {
   list?: KeySchema;
   hash?: KeySchema;
+  set?: KeySchema;
 }
 
 /** What an op's check gets: the node, the registry, and reporting and type checks bound to the node. */

@@ -60,7 +60,7 @@ type Params = Readonly<Record<string, unknown>>;
 export interface OpTableEntry {
   readonly inputs: { readonly min: number; readonly max: number };
   readonly params: Readonly<Record<string, ParamSpec>>;
-  readonly reads: { readonly list?: SchemaRef; readonly hash?: SchemaRef };
+  readonly reads: { readonly list?: SchemaRef; readonly hash?: SchemaRef; readonly set?: SchemaRef };
   readonly output: OutputKeys;
   cost(inputRows: readonly number[], params: Params): NodeCost;
   /** Its params' text after the op's name in `rankc --explain`. */
@@ -72,7 +72,7 @@ export interface OpTableEntry {
   readonly reads_every_key?: true;
   readonly orders_by_key?: true;
   readonly makes_candidates?: true;
-  readonly removal?: "predicate" | "position" | "rank_by_key" | "earlier_duplicate";
+  readonly removal?: "predicate" | "position" | "rank_by_key" | "earlier_duplicate" | "seen";
   /** The DSL method that writes it, as the authoring guide shows it. */
   readonly dsl: string;
 }

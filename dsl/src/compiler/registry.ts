@@ -71,11 +71,11 @@ export const MAX_CACHE_MB = 65_536;
 export interface KeySchema {
   name: string;
   template: string;
-  type: "hash" | "list";
+  type: "hash" | "list" | "set";
   endpoint: string;
   yields: string[];
   doc: string;
-  /** not part of the registry digest */
+  /** hashes and lists only; not part of the registry digest */
   cache?: KeySchemaCache;
 }
 
@@ -447,8 +447,11 @@ export function checkRegistry(reg: Obj): RegistryIssue[] {
         if (seen.has(y)) out.push({ section: "key_schemas", message: `${where}: yields "${y}" twice`, near });
         seen.add(y);
       }
+    } else if (s["type"] === "set") {
+      if (yields.length !== 0) out.push({ section: "key_schemas", message: `${where}: a set schema yields []`, near });
+      if (Object.hasOwn(s, "cache")) out.push({ section: "key_schemas", message: `${where}: a set schema has no cache`, near });
     } else {
-      out.push({ section: "key_schemas", message: `${where}: type must be "hash" or "list", got ${JSON.stringify(s["type"])}`, near });
+      out.push({ section: "key_schemas", message: `${where}: type must be "hash", "list" or "set", got ${JSON.stringify(s["type"])}`, near });
     }
   }
 

@@ -120,8 +120,8 @@ function hintFor(message: string, names: RegistryNames): string | undefined {
     return "E.model takes the name of a model in the registry (registry/models.toml)";
   }
   if (/is not assignable to parameter of type 'StrExpr'/.test(message)) return "this operation needs a string expression";
-  if (/is not assignable to parameter of type '(HashSchema|ListSchema)'/.test(message) || namesParameter(message, names.schemas)) {
-    return "fetchFeatures reads hash key schemas and fetchList reads list key schemas (registry/key_schemas.toml)";
+  if (/is not assignable to parameter of type '(HashSchema|ListSchema|SetSchema)'/.test(message) || namesParameter(message, names.schemas)) {
+    return "fetchFeatures reads hash key schemas, fetchList list key schemas and excludeSeen set key schemas (registry/key_schemas.toml)";
   }
   if (/Cannot find name '(process|require|eval|Function|Date|fetch|setTimeout)'|Cannot find module/.test(message)) {
     return "plans run in a sandbox without host APIs; import only from \"@rankd/dsl\" and relative .ts files";

@@ -294,7 +294,7 @@ interface PlacedNode {
 function readSchemas(spec: OpSpec, node: PlacedNode, tctx: TypeContext): ReadSchemas {
   const n = node.json;
   const found: ReadSchemas = {};
-  for (const type of ["list", "hash"] as const) {
+  for (const type of ["list", "hash", "set"] as const) {
     const ref = spec.reads[type];
     if (!ref) continue;
     const name = "name" in ref ? ref.name : (n.params[ref.param] as string);

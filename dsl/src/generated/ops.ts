@@ -196,6 +196,20 @@ export const OP_TABLE = {
     degrade: "pass_input",
     dsl: ".diversify(key, { maxPerWindow, window })",
   },
+  /** keeps, in order, the rows whose id is not a member of the viewer's set of schema schema (SMISMEMBER, 512 ids a command; rule below) */
+  exclude_seen: {
+    inputs: {"min":1,"max":1},
+    params: { schema: {"type":"schema","required":true} },
+    reads: {"set":{"param":"schema"}},
+    output: {"keepInputKeys":true,"addParams":[],"addHashYields":false},
+    cost: (inputRows: readonly number[], p: Params): NodeCost => ({ rows: inRows(inputRows), redis_commands: Math.ceil(inRows(inputRows) / 512) }),
+    explainText: (p: Params, r: ParamText): string => `${r.name(p["schema"])}`,
+    execution: "redis_source",
+    degrade: "pass_input",
+    reads_viewer_id: true,
+    removal: "seen",
+    dsl: ".excludeSeen(schema)",
+  },
   /** the first input's rows, then the second's */
   concat: {
     inputs: {"min":2,"max":2},

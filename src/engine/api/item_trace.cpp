@@ -67,6 +67,8 @@ std::string WhyRemoved(const CompiledNode& node, const CandidateSet& input, std:
       }
       return "a row before it has the same " + params.by + " value";
     }
+    case ops::RemovalRule::kSeen:
+      return "seen: the viewer's set " + node.set.schema->name + " lists it";
     case ops::RemovalRule::kNone:
       break;
   }

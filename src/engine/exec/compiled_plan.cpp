@@ -128,7 +128,7 @@ CompiledPlan::CompiledPlan(std::shared_ptr<const Plan> plan,
   reads_viewer_ = ReadsViewer(*plan_);
   for (const CompiledNode& n : nodes_) {
     if (n.node->on_error != OnError::kFail) continue;
-    for (const SchemaRef* ref : {&n.list, &n.hash}) {
+    for (const SchemaRef* ref : {&n.list, &n.hash, &n.set}) {
       if (ref->schema != nullptr) endpoints_needed_.push_back(ref->endpoint);
     }
   }
@@ -162,6 +162,7 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
     }
     c.list = ResolveSchema(reg, endpoints, node, op.reads_list, KeySchema::Type::kList);
     c.hash = ResolveSchema(reg, endpoints, node, op.reads_hash, KeySchema::Type::kHash);
+    c.set = ResolveSchema(reg, endpoints, node, op.reads_set, KeySchema::Type::kSet);
     if (c.hash.schema != nullptr) {
       // A source of users reads every key the schema yields; fetch_features the keys it names.
       c.field_names = op.output.add_hash_yields ? c.hash.schema->yields : node.params.keys;

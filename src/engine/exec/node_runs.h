@@ -23,6 +23,7 @@ rt::Task<const CandidateSet*> RunViewerNode(NodeContext& node);
 rt::Task<const CandidateSet*> RunUserListNode(NodeContext& node);  // follow, recommendation
 rt::Task<const CandidateSet*> RunIdListNode(NodeContext& node);    // media, fetch_list
 rt::Task<const CandidateSet*> RunFetchFeaturesNode(NodeContext& node);
+rt::Task<const CandidateSet*> RunExcludeSeenNode(NodeContext& node);
 // The sleep test op (exec/cpu_nodes.cpp).
 rt::Task<const CandidateSet*> RunSleepNode(NodeContext& node);
 

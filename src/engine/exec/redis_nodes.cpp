@@ -1,8 +1,8 @@
 // The Redis sources of the op table (exec/node_runs.h): viewer, follow, recommendation, media,
-// fetch_list, fetch_features. Each sends a wave of commands as one batch on its key schema's
-// route (Send: the scheduler's EndpointRoutes, sources/endpoints.h: all at once, pipelined by the
-// client, through the schema's feature cache where it has one; the sync scheduler's routes send
-// them one at a time) and decodes the replies straight into its columns.
+// fetch_list, fetch_features, exclude_seen. Each sends a wave of commands as one batch on its key
+// schema's route (Send: the scheduler's EndpointRoutes, sources/endpoints.h: all at once, pipelined
+// by the client, through the schema's feature cache where it has one; the sync scheduler's routes
+// send them one at a time) and decodes the replies straight into its columns.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -18,6 +18,7 @@
 #include "rankd/redis/encoder.h"
 #include "rankd/redis/server_error.h"
 #include "rankd/runtime/clock.h"
+#include "rankd/runtime/debug_check.h"
 #include "rankd/runtime/log.h"
 #include "sources/reply_sinks.h"
 
@@ -324,6 +325,51 @@ rt::Task<const CandidateSet*> RunUserListNode(NodeContext& node) {
 
 rt::Task<const CandidateSet*> RunIdListNode(NodeContext& node) {
   co_return co_await ReadIdLists(node);
+}
+
+rt::Task<const CandidateSet*> RunExcludeSeenNode(NodeContext& node) {
+  // docs/plan-format.md, "Seen items": SMISMEMBER on the viewer's set, kIdsPerCommand ids a
+  // command (the op's cost counts chunks(in, 512)), then the input's rows whose flag is 0.
+  constexpr std::size_t kIdsPerCommand = 512;
+  const CompiledNode& c = node.node;
+  const Registry& reg = node.registry();
+  const CandidateSet& input = node.input(0);
+  Arena& arena = node.arena;
+  // The ranker checks a plan that reads the viewer has one; this is for callers that did not.
+  if (!node.request.viewer_id)
+    throw std::invalid_argument("the plan reads the viewer, and the request has no viewer_id");
+  const std::size_t n = input.size();
+  const std::size_t commands = (n + kIdsPerCommand - 1) / kIdsPerCommand;
+  std::uint8_t* seen = arena.Allocate<std::uint8_t>(std::max<std::size_t>(n, 1));
+  ReplyProblem problem;
+  MembershipSink* sinks = SinkArray<MembershipSink>(arena, commands);
+  WaveLease wave;
+  redis::Batch& batch = wave->batch;
+  const KeySchema& schema = *c.set.schema;
+  ReserveWave(batch, schema, commands, std::min(n, kIdsPerCommand) * 24 + 16);
+  std::string& key = wave->key;
+  key.clear();
+  schema.AppendKey(key, *node.request.viewer_id);
+  const Column& ids = IdColumn(input, reg);
+  for (std::size_t first = 0; first < n; first += kIdsPerCommand) {
+    const std::size_t count = std::min(kIdsPerCommand, n - first);
+    MembershipSink* sink =
+        ::new (&sinks[first / kIdsPerCommand]) MembershipSink(seen + first, count, &problem);
+    redis::CommandWriter command = batch.Command(key, *sink, 2 + count);
+    command.Arg("SMISMEMBER").Arg(key);
+    for (std::size_t r = first; r < first + count; ++r) command.Arg(ids.ints()[input.row(r)]);
+  }
+  co_await Send(node, c.set, batch);
+  if (!problem.ok()) throw UpstreamError("unexpected reply: " + problem.message());
+  std::uint32_t* kept = arena.Allocate<std::uint32_t>(std::max<std::size_t>(n, 1));
+  std::size_t count = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    RANKD_D_ASSERT(sinks[r / kIdsPerCommand].complete());
+    if (seen[r] == 0) kept[count++] = input.row(r);
+  }
+  CandidateSet* rows = CandidateSet::CopyOf(arena, input);
+  rows->set_selection(kept, count);
+  co_return rows;
 }
 
 rt::Task<const CandidateSet*> RunFetchFeaturesNode(NodeContext& node) {

@@ -19,6 +19,10 @@ std::uint64_t SaturatingMul(std::uint64_t a, std::uint64_t b) noexcept {
                                                 : product;
 }
 
+std::uint64_t Chunks(std::uint64_t a, std::uint64_t n) noexcept {
+  return a / n + (a % n != 0 ? 1 : 0);
+}
+
 namespace {
 
 std::uint64_t InRows(std::span<const std::uint64_t> input_rows) {

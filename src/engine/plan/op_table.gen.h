@@ -227,6 +227,21 @@ NodeParams ReadDiversifyParams([[maybe_unused]] const json::Value& params) {
   return out;
 }
 
+constexpr ParamSpec kExcludeSeenParams[] = {
+    {.name = "schema", .type = ParamType::kSchema, .required = true, .min = 0, .max = 0, .values = {}, .value = nullptr, .from_param = nullptr},
+};
+// exclude_seen: rows = in; Redis commands = chunks(in, 512).
+NodeCost ExcludeSeenCost([[maybe_unused]] std::span<const std::uint64_t> input_rows,
+    [[maybe_unused]] const NodeParams& p) {
+  const std::uint64_t in = InRows(input_rows);
+  return {.rows = in, .redis_commands = Chunks(in, std::uint64_t{512})};
+}
+NodeParams ReadExcludeSeenParams([[maybe_unused]] const json::Value& params) {
+  NodeParams out;
+  ReadParam(params, "schema", out.schema);
+  return out;
+}
+
 // concat: rows = sum(in); Redis commands = 0.
 NodeCost ConcatCost([[maybe_unused]] std::span<const std::uint64_t> input_rows,
     [[maybe_unused]] const NodeParams& p) {
@@ -275,6 +290,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = {},
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = "user", .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = false, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = true},
      .cost = &ViewerCost,
      .read_params = &ReadViewerParams,
@@ -293,6 +309,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kFollowParams,
      .reads_list = {.name = "follow", .param = {}, .field = nullptr},
      .reads_hash = {.name = "user", .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = false, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = true},
      .cost = &FollowCost,
      .read_params = &ReadFollowParams,
@@ -311,6 +328,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kRecommendationParams,
      .reads_list = {.name = "recommendation", .param = {}, .field = nullptr},
      .reads_hash = {.name = "user", .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = false, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = true},
      .cost = &RecommendationCost,
      .read_params = &ReadRecommendationParams,
@@ -329,6 +347,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kMediaParams,
      .reads_list = {.name = "media", .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = false, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &MediaCost,
      .read_params = &ReadMediaParams,
@@ -347,6 +366,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kFetchListParams,
      .reads_list = {.name = {}, .param = "schema", .field = &NodeParams::schema},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = false, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &FetchListCost,
      .read_params = &ReadFetchListParams,
@@ -365,6 +385,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kFixedSourceParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = false, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &FixedSourceCost,
      .read_params = &ReadFixedSourceParams,
@@ -383,6 +404,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kFetchFeaturesParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = "schema", .field = &NodeParams::schema},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = &NodeParams::keys, .add_hash_yields = false},
      .cost = &FetchFeaturesCost,
      .read_params = &ReadFetchFeaturesParams,
@@ -401,6 +423,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kVmParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = &NodeParams::out_key, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &VmCost,
      .read_params = &ReadVmParams,
@@ -419,6 +442,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kFilterParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &FilterCost,
      .read_params = &ReadFilterParams,
@@ -437,6 +461,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kSortParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &SortCost,
      .read_params = &ReadSortParams,
@@ -455,6 +480,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kTakeParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &TakeCost,
      .read_params = &ReadTakeParams,
@@ -473,6 +499,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kTopkParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &TopkCost,
      .read_params = &ReadTopkParams,
@@ -491,6 +518,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kDedupeParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &DedupeCost,
      .read_params = &ReadDedupeParams,
@@ -509,6 +537,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kDiversifyParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &DiversifyCost,
      .read_params = &ReadDiversifyParams,
@@ -521,12 +550,32 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .orders_by_key = false,
      .makes_candidates = false,
      .removal = RemovalRule::kNone},
+    {.op = Op::kExcludeSeen,
+     .name = "exclude_seen",
+     .inputs = {.min = 1, .max = 1},
+     .params = kExcludeSeenParams,
+     .reads_list = {.name = {}, .param = {}, .field = nullptr},
+     .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = "schema", .field = &NodeParams::schema},
+     .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
+     .cost = &ExcludeSeenCost,
+     .read_params = &ReadExcludeSeenParams,
+     .check = nullptr,
+     .execution = Execution::kRedisSource,
+     .degrade = DegradeRule::kPassInput,
+     .reads_viewer_id = true,
+     .reads_input_ids_only = false,
+     .reads_every_key = false,
+     .orders_by_key = false,
+     .makes_candidates = false,
+     .removal = RemovalRule::kSeen},
     {.op = Op::kConcat,
      .name = "concat",
      .inputs = {.min = 2, .max = 2},
      .params = {},
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &ConcatCost,
      .read_params = &ReadConcatParams,
@@ -545,6 +594,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kSleepParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &SleepCost,
      .read_params = &ReadSleepParams,
@@ -563,6 +613,7 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .params = kBusyCpuParams,
      .reads_list = {.name = {}, .param = {}, .field = nullptr},
      .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
      .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
      .cost = &BusyCpuCost,
      .read_params = &ReadBusyCpuParams,

@@ -128,6 +128,7 @@ enum class RemovalRule : std::uint8_t {
   kPosition,          // the row's rank in the input was past the rows it kept
   kRankByKey,         // the row's rank by `by` (highest first) was past the rows it kept
   kEarlierDuplicate,  // an earlier row had the same `by` value
+  kSeen,              // the viewer's set of its reads_set schema lists the row's id
 };
 
 // The static cost of one node (docs/plan-format.md, "Budgets and static cost").
@@ -167,6 +168,7 @@ struct OpSpec {
   std::span<const ParamSpec> params;
   SchemaRead reads_list;
   SchemaRead reads_hash;
+  SchemaRead reads_set;
   OutputKeys output;
   NodeCost (*cost)(std::span<const std::uint64_t> input_rows, const NodeParams& params) = nullptr;
   // Its params as written (they passed the schema) into NodeParams: see ReadNodeParams.
@@ -174,7 +176,7 @@ struct OpSpec {
   void (*check)(OpCheck& check) = nullptr;
   Execution execution = Execution::kCpu;
   DegradeRule degrade = DegradeRule::kPassInput;
-  bool reads_viewer_id = false;  // its rows start from the request's viewer_id
+  bool reads_viewer_id = false;  // it reads the request's viewer_id (a request needs one)
   // It reads nothing of its input's rows but their ids (the lists it reads are keyed by them):
   // the async scheduler may start it as soon as its input's ids are final (NodeContext::IdsKnown),
   // before the input has read the rest of its rows' keys.
@@ -222,5 +224,7 @@ std::string_view SchemaName(const SchemaRead& read, const NodeParams& params);
 
 std::uint64_t SaturatingAdd(std::uint64_t a, std::uint64_t b) noexcept;
 std::uint64_t SaturatingMul(std::uint64_t a, std::uint64_t b) noexcept;
+// `a` divided by `n` (> 0), rounded up: the commands that send `a` ids `n` at a time.
+std::uint64_t Chunks(std::uint64_t a, std::uint64_t n) noexcept;
 
 }  // namespace rankd::engine::ops

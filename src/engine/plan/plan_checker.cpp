@@ -10,9 +10,9 @@
 #include "json/number_format.h"
 #include "json/pointer.h"
 #include "plan/model_exprs.h"
-#include "problems/problem_codes.h"
 #include "plan/regex.h"
 #include "plan/tree_types.h"
+#include "problems/problem_codes.h"
 #include "schema/schema_validator.h"
 #include "values/value_json.h"
 
@@ -393,6 +393,7 @@ class PlanChecker {
       TreeContext context{artifact_, registry_, available, n.id, problems_};
       const KeySchema* list = ReadSchema(spec.reads_list, KeySchema::Type::kList, i, context);
       const KeySchema* hash = ReadSchema(spec.reads_hash, KeySchema::Type::kHash, i, context);
+      ReadSchema(spec.reads_set, KeySchema::Type::kSet, i, context);
       const json::Value& params = *node_json(i).Find("params");
       for (const ops::ParamSpec& p : spec.params) {
         if (p.type == ops::ParamType::kKey) {
@@ -457,6 +458,18 @@ class PlanChecker {
     }
   }
 
+  static std::string_view SchemaTypeName(KeySchema::Type type) {
+    switch (type) {
+      case KeySchema::Type::kList:
+        return "list";
+      case KeySchema::Type::kSet:
+        return "set";
+      case KeySchema::Type::kHash:
+        break;
+    }
+    return "hash";
+  }
+
   // A key schema a node reads, reporting one that is missing or of the wrong type: at the param
   // that names it, or at the op for a fixed schema.
   const KeySchema* ReadSchema(const ops::SchemaRead& read, KeySchema::Type type, std::size_t i,
@@ -467,7 +480,7 @@ class PlanChecker {
     const std::string pointer = !read.name.empty()
                                     ? NodePointer(i) + "/op"
                                     : json::PointerTo(NodePointer(i) + "/params", read.param);
-    const std::string_view type_name = type == KeySchema::Type::kList ? "list" : "hash";
+    const std::string_view type_name = SchemaTypeName(type);
     const KeySchema* schema = registry_.FindKeySchema(name);
     if (schema == nullptr) {
       context.problems.Add(codes::kKeySchemaUnknown, pointer, n.id,
@@ -475,11 +488,11 @@ class PlanChecker {
       return nullptr;
     }
     if (schema->type != type) {
-      context.problems.Add(
-          codes::kKeySchemaWrongType, pointer, n.id,
-          "key schema \"" + name + "\" is a " +
-              std::string(schema->type == KeySchema::Type::kList ? "list" : "hash") + ", but " +
-              std::string(ops::OpSpecOf(n.op).name) + " needs a " + std::string(type_name));
+      context.problems.Add(codes::kKeySchemaWrongType, pointer, n.id,
+                           "key schema \"" + name + "\" is a " +
+                               std::string(SchemaTypeName(schema->type)) + ", but " +
+                               std::string(ops::OpSpecOf(n.op).name) + " needs a " +
+                               std::string(type_name));
       return nullptr;
     }
     return schema;

@@ -413,9 +413,16 @@ class Checker {
           if (!seen.insert(y).second)
             Issue("key_schemas", pointer, where + ": yields \"" + y + "\" twice");
         }
+      } else if (type == "set") {
+        if (!keys.empty()) Issue("key_schemas", yields_pointer, where + ": a set schema yields []");
+        if (schema.Find("cache") != nullptr) {
+          Issue("key_schemas", FieldPointer(schema, s.pointer, "cache"),
+                where + ": a set schema has no cache");
+        }
       } else {
         Issue("key_schemas", FieldPointer(schema, s.pointer, "type"),
-              where + ": type must be \"hash\" or \"list\", got " + Show(schema.Find("type")));
+              where + ": type must be \"hash\", \"list\" or \"set\", got " +
+                  Show(schema.Find("type")));
       }
     }
   }

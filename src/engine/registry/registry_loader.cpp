@@ -91,8 +91,10 @@ std::shared_ptr<const Registry> Build(const json::Value& reg) {
     const std::size_t at = schema.template_text.find("{id}");
     schema.prefix = schema.template_text.substr(0, at);
     schema.suffix = schema.template_text.substr(at + 4);
-    schema.type =
-        s.Find("type")->string() == "list" ? KeySchema::Type::kList : KeySchema::Type::kHash;
+    const std::string& type = s.Find("type")->string();
+    schema.type = type == "list"  ? KeySchema::Type::kList
+                  : type == "set" ? KeySchema::Type::kSet
+                                  : KeySchema::Type::kHash;
     schema.endpoint = s.Find("endpoint")->string();
     for (const json::Value& y : s.Find("yields")->array()) schema.yields.push_back(y.string());
     schema.doc = s.Find("doc")->string();

@@ -448,4 +448,36 @@ void FieldValuesSink::OnDouble(double v) {
   Value(AsText(v, buf), false);
 }
 
+void MembershipSink::OnAggregateBegin(redis::Type type, std::size_t n) {
+  if (depth_ == 0) {
+    // A reply begins: a second one replaces the first.
+    replied_ = true;
+    odd_ = false;
+    got_ = 0;
+  }
+  ++depth_;
+  if (depth_ > 1) {
+    Unexpected("a nested aggregate");
+  } else if (!IsArrayLike(type) || type == redis::Type::kMap) {
+    Unexpected(redis::TypeName(type));
+  } else if (n != expected_) {
+    Unexpected(std::to_string(n) + " flags for " + std::to_string(expected_) + " ids");
+  }
+}
+
+void MembershipSink::OnInteger(std::int64_t v) {
+  if (depth_ != 1) {
+    Unexpected("an integer");
+  } else if (v != 0 && v != 1) {
+    Unexpected("the integer " + std::to_string(v));
+  } else if (got_ < expected_) {
+    out_[got_++] = static_cast<std::uint8_t>(v);
+  }
+}
+
+void MembershipSink::Unexpected(std::string_view what) {
+  odd_ = true;
+  problem_->Set("expected one 0 or 1 per id (SMISMEMBER), the reply holds " + std::string(what));
+}
+
 }  // namespace rankd::engine

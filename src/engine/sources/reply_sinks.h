@@ -121,6 +121,45 @@ class IdListSink : public redis::NullSink {
   ReplyProblem* problem_;
 };
 
+// SMISMEMBER: one 0 or 1 per id sent, into `out` (1: the set has the id). Any other reply (an
+// error, a count other than `expected`, an element that is not 0 or 1, a nested aggregate, a
+// scalar) is recorded as the reply's problem. A second reply starts over. It has no decoded
+// form: set schemas have no feature cache (docs/plan-format.md, "The registry").
+class MembershipSink : public redis::NullSink {
+ public:
+  MembershipSink(std::uint8_t* out, std::size_t expected, ReplyProblem* problem)
+      : out_(out), expected_(expected), problem_(problem) {}
+
+  // True once a whole reply of `expected` flags was handed over.
+  bool complete() const noexcept { return replied_ && !odd_ && got_ == expected_; }
+
+  void OnAggregateBegin(redis::Type type, std::size_t n);
+  void OnAggregateEnd(redis::Type) { --depth_; }
+  void OnInteger(std::int64_t v);
+  void OnError(std::string_view message) {
+    odd_ = true;
+    problem_->Set(std::string(message));
+  }
+  void OnNull() { Unexpected("a null"); }
+  void OnBulk(std::string_view) { Unexpected("a string"); }
+  void OnSimpleString(std::string_view) { Unexpected("a string"); }
+  void OnDouble(double) { Unexpected("a double"); }
+  void OnBoolean(bool) { Unexpected("a boolean"); }
+  void OnVerbatim(std::string_view, std::string_view) { Unexpected("a verbatim string"); }
+  void OnBigNumber(std::string_view) { Unexpected("a big number"); }
+
+ private:
+  void Unexpected(std::string_view what);
+
+  std::uint8_t* out_;
+  std::size_t expected_;
+  std::size_t got_ = 0;
+  int depth_ = 0;
+  bool replied_ = false;
+  bool odd_ = false;
+  ReplyProblem* problem_;
+};
+
 // Writes one text value into `column` at `row` by the column's type (null when it does not
 // parse: returns false); into a pending column (columns/column.h), a copy of the text, parsed
 // when a node reads it. Shared by the hash sinks. A sink whose decoded form a feature cache

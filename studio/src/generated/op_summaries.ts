@@ -23,6 +23,7 @@ export const OP_SUMMARIES: Readonly<Record<string, (p: Params, r: ParamText) => 
   topk: (p, r) => `top ${r.int(p["k"])} by ${r.name(p["by"])}`,
   dedupe: (p, r) => `by ${r.name(p["by"])}`,
   diversify: (p, r) => `≤ ${r.int(p["max_per_window"])} per ${r.int(p["window"])} by ${r.name(p["by"])}`,
+  exclude_seen: (p, r) => `not in ${r.name(p["schema"])}`,
   concat: (p, r) => ``,
   sleep: (p, r) => `${r.int(p["ms"])} ms`,
   busy_cpu: (p, r) => `${r.int(p["ms"])} ms`,

@@ -223,6 +223,49 @@ TEST_P(ExecutorTest, FetchListReadsTheListOfItsSchemaPerRow) {
   EXPECT_EQ(Report(r, 1).rows_out, 2u);
 }
 
+// exclude_seen: SMISMEMBER on seen:{viewer_id}, 512 ids a command, keeping the rows whose id, in
+// decimal, is not a member; a missing set drops nothing; another type of key fails a fail node
+// and passes a skip node's input through.
+TEST_P(ExecutorTest, ExcludeSeenDropsTheIdsTheViewersSetListsAndKeepsTheOrder) {
+  BlockingRedisClient r(server_.port());
+  r.Command("SADD", "seen:1", "5", "600", "1100", "007", "x");  // "007" is no id's text
+  NodeParams ids;
+  for (std::int64_t id = 1100; id >= 1; --id) ids.ids.push_back(id);
+  ids.ids.push_back(5);  // a duplicate id: dropped with the other
+  ids.ids.push_back(7);
+  NodeParams seen;
+  seen.schema = "seen";
+  const auto plan = [&](OnError policy) {
+    return PlanBuilder()
+        .Add("ids", Op::kFixedSource, {}, ids)
+        .Add("unseen", Op::kExcludeSeen, {"ids"}, seen, policy)
+        .Output("unseen")
+        .Build();
+  };
+  const ExecutionResult first = Run(plan(OnError::kFail), Options());
+  ASSERT_FALSE(first.error) << first.error->message;
+  std::vector<std::int64_t> expected;
+  for (const std::int64_t id : ids.ids) {
+    if (id != 5 && id != 600 && id != 1100) expected.push_back(id);
+  }
+  EXPECT_EQ(OutputIds(first), expected);
+  EXPECT_EQ(Report(first, 1).redis_commands, 3u);  // 1,102 ids: 512 + 512 + 78
+  EXPECT_EQ(Report(first, 1).rows_in, 1102u);
+  EXPECT_EQ(Report(first, 1).rows_out, 1098u);
+  // Viewer 2 has no set: nothing is dropped.
+  EXPECT_EQ(OutputIds(Run(plan(OnError::kFail), Options(), 2)), ids.ids);
+  r.Command("DEL", "seen:1");
+  r.Command("SET", "seen:1", "not a set");
+  const ExecutionResult failed = Run(plan(OnError::kFail), Options());
+  ASSERT_TRUE(failed.error);
+  EXPECT_EQ(failed.error->code, ErrorCode::kUpstreamError);
+  EXPECT_NE(failed.error->message.find("WRONGTYPE"), std::string::npos) << failed.error->message;
+  const ExecutionResult degraded = Run(plan(OnError::kSkip), Options());
+  ASSERT_FALSE(degraded.error) << degraded.error->message;
+  EXPECT_EQ(OutputIds(degraded), ids.ids);
+  EXPECT_EQ(Report(degraded, 1).status, NodeStatus::kDegraded);
+}
+
 TEST_P(ExecutorTest, ARedisErrorFailsAFailNodeAndDegradesASkipNode) {
   BlockingRedisClient(server_.port()).Command("SET", "media:3", "not a list");  // WRONGTYPE
   const ExecutionResult failed = Run(FeedPlan(OnError::kFail), Options());

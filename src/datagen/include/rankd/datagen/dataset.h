@@ -1,8 +1,9 @@
 // Synthetic datasets for the registry's key schemas (registry/key_schemas.toml): users, whom they
-// follow, recommendations, their media and the media's features, with realistic shapes (a few
-// users followed by many, most by few; media counts skewed; some features missing; a few
-// values unparsable, as production data has). `rankd datagen` writes them to Redis; the demo and
-// the plan-serving benchmark read them. Every byte follows from the dataset and the seed.
+// follow, recommendations, what they were shown (seen), their media and the media's features, with
+// realistic shapes (a few users followed by many, most by few; media counts skewed; some features
+// missing; a few values unparsable, as production data has). `rankd datagen` writes them to Redis;
+// the demo and the plan-serving benchmark read them. Every byte follows from the dataset and the
+// seed.
 //
 // Sizes (docs/operations.md, "Datasets"): tiny 200 users and demo 2,000, each following 5-150
 // others (skewed towards 5) with 0-24 media (skewed low); bench 100,000, each following 20-250
@@ -51,9 +52,10 @@ class Dataset {
   // How many keys Generate writes over all users (a progress total).
   std::int64_t keys() const noexcept { return keys_; }
 
-  // Calls `emit(key, commands)` once per key of `user` (its user hash, follow and recommendation
-  // lists, media list, and each media item's features hash), in a fixed order: the RESP-encoded
-  // commands that write the key from scratch (a DEL, then RPUSH or HSET unless it stays empty).
+  // Calls `emit(key, commands)` once per key of `user` (its user hash, follow list, seen set,
+  // recommendation list, media list, and each media item's features hash), in a fixed order: the
+  // RESP-encoded commands that write the key from scratch (a DEL, then RPUSH, SADD or HSET unless
+  // it stays empty).
   void Generate(std::int64_t user,
                 const std::function<void(std::string_view key,
                                          std::span<const std::string> commands)>& emit) const;

@@ -48,6 +48,7 @@ struct CompiledNode {
   // What the op needs, resolved (unused fields stay empty):
   SchemaRef list;  // follow, recommendation, media, fetch_list
   SchemaRef hash;  // viewer, follow, recommendation, fetch_features
+  SchemaRef set;   // exclude_seen
   // Hash keys read, as columns and by their names in Redis: fetch_features' keys; the user
   // schema's yields for viewer/follow/recommendation.
   std::vector<KeyRef> fields;

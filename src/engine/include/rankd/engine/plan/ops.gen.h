@@ -15,10 +15,10 @@ namespace rankd::engine {
 
 // clang-format off
 enum class Op : std::uint8_t {
-  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures, kVm, kFilter, kSort, kTake, kTopk, kDedupe, kDiversify, kConcat, kSleep, kBusyCpu,
+  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures, kVm, kFilter, kSort, kTake, kTopk, kDedupe, kDiversify, kExcludeSeen, kConcat, kSleep, kBusyCpu,
 };
 // clang-format on
-inline constexpr std::size_t kOpCount = 17;
+inline constexpr std::size_t kOpCount = 18;
 
 // sort: order.
 enum class SortOrder : std::uint8_t { kAsc, kDesc };
@@ -26,7 +26,7 @@ enum class SortOrder : std::uint8_t { kAsc, kDesc };
 struct NodeParams {
   // follow, recommendation, media, fetch_list: an integer from 1 to 10000.
   std::int64_t fanout = 0;
-  // fetch_list, fetch_features: a key schema's name.
+  // fetch_list, fetch_features, exclude_seen: a key schema's name.
   std::string schema;
   // fixed_source: 1 to 10000 safe integers.
   std::vector<std::int64_t> ids;

@@ -80,14 +80,16 @@ inline constexpr std::int64_t kMaxCacheTtlMs = 86'400'000;
 inline constexpr std::int64_t kMaxCacheMb = 65'536;
 
 struct KeySchema {
-  enum class Type : std::uint8_t { kHash, kList };
+  // kSet: ids a node tests its rows' ids against (exclude_seen's SMISMEMBER); yields no key.
+  enum class Type : std::uint8_t { kHash, kList, kSet };
   std::string name;
   std::string template_text;  // e.g. "user:{id}"
   std::string prefix;         // the template before "{id}"
   std::string suffix;         // and after it
   Type type = Type::kHash;
   std::string endpoint;
-  std::vector<std::string> yields;  // ["id"] for lists; the stored keys (without id) for hashes
+  // ["id"] for lists; the stored keys (without id) for hashes; none for sets.
+  std::vector<std::string> yields;
   std::string doc;
   std::optional<KeySchemaCache> cache;  // not part of the registry digest
 
