@@ -58,6 +58,14 @@ def replay_json(test, store, capture, *flags):
     return [json.loads(l) for l in r.stdout.splitlines()]
 
 
+def took_too_long(response):
+    """Whether a response is an error that depended on time: the request's deadline, or a
+    Redis endpoint that did not answer within its command timeout."""
+    error = json.loads(response).get("error") or {}
+    return error.get("code") == "deadline_exceeded" or (
+        error.get("code") == "upstream_error" and "command timeout" in error.get("message", ""))
+
+
 def overlap_at(a, b, k):
     """overlap@k as docs/experiments.md defines it, over the only output's ids."""
     (ra,) = json.loads(a)["outputs"].values()
@@ -154,15 +162,28 @@ class ReplayTest(unittest.TestCase):
         live = run_capture(store, self.demo, live_lines, None)
         results = replay_json(self, store, capture, "--plan", "feed_changed", "--k", "20")
         self.assertEqual(len(results), 1000)
-        changed = 0
+        changed = timed_out = 0
         for line, a, b, result in zip(lines, captured, live, results):
             self.assertEqual(result["plan_a"], "feed")
             self.assertEqual(result["plan_b"], "feed_changed")
             self.assertEqual(result["missing_commands"], 0)
-            self.assertIsNotNone(result["diff"], result)
-            self.assertAlmostEqual(result["diff"]["overlap_at_k"], overlap_at(a, b, 20), places=12)
+            # A request whose Redis read outlasted its command timeout (50 ms in the registry's
+            # test environment) on a machine busy with parallel tests has an error response,
+            # captured or live: no ranking to compare (for a captured one the replay says so in
+            # diff_error).
             changed += 0 if result["identical"] else 1
+            if took_too_long(a):
+                timed_out += 1
+                self.assertIsNone(result["diff"], result)
+                self.assertTrue(result["diff_error"], result)
+                continue
+            self.assertIsNotNone(result["diff"], result)
+            if took_too_long(b):  # the replay answered; the live run has no ranking to compare
+                timed_out += 1
+                continue
+            self.assertAlmostEqual(result["diff"]["overlap_at_k"], overlap_at(a, b, 20), places=12)
         self.assertGreater(changed, 0)
+        self.assertLess(timed_out, len(lines) // 4, "most requests answer within their timeouts")
         # The text form: one line per request, then the summary.
         r = replay(store, capture, "--plan", "feed_changed")
         self.assertEqual(r.returncode, 0, r.stderr)
