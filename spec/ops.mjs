@@ -10,7 +10,7 @@ const arr = { type: "array" };
 const PARAM_TYPES = ["int", "int_list", "key_list", "enum", "schema", "key", "out_key", "expr", "pred"];
 const EXECUTIONS = ["redis_source", "cpu", "heavy_cpu", "wait"];
 const DEGRADES = ["no_rows", "pass_input", "keep_finished_inputs"];
-const REMOVALS = ["predicate", "position", "rank_by_key", "earlier_duplicate", "seen"];
+const REMOVALS = ["predicate", "position", "rank_by_key", "earlier_duplicate", "seen", "not_inserted"];
 const FLAGS = [
   "reads_viewer_id",
   "reads_input_ids_only",
@@ -103,6 +103,7 @@ function readOp(op) {
   }
   if (op.removal === "predicate" && param("pred")?.type !== "pred") fail('removal "predicate" needs a pred param "pred"');
   if ((op.removal === "seen") !== (op.reads_set !== undefined)) fail('removal "seen" goes with reads_set, and reads_set with it');
+  if (op.removal === "not_inserted" && (op.inputs.min !== 2 || param("max_inserted")?.type !== "int")) fail('removal "not_inserted" needs two inputs and an int param "max_inserted"');
   if (op.makes_candidates && op.removal) fail("an op that makes candidates removes none");
   if (op.orders_by_key && param("by")?.type !== "key") fail('orders_by_key needs a key param "by"');
   if (op.execution === "redis_source" && !op.reads_list && !op.reads_hash && !op.reads_set) fail("a redis_source reads a key schema");
@@ -265,7 +266,7 @@ function formulaTs(e) {
 // As the docs' table writes it: "in × fanout", "in₁ + in₂".
 function formulaDoc(e, op, top = true) {
   if (e.num !== undefined) return String(e.num);
-  if (e.in) return "in";
+  if (e.in) return op.inputs.max === 2 ? "in₁" : "in";
   if (e.sum_in) return op.inputs.max === 2 ? "in₁ + in₂" : "the sum of the inputs' rows";
   if (e.param) return e.param;
   if (e.len) return `len(${e.len})`;

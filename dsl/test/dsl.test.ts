@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { SCHEMA_PATH } from "../src/compiler/paths.js";
 import path from "node:path";
 import { CompileError } from "../src/compiler/errors.js";
-import { compileSource, planWith, tmpDir } from "./helpers.js";
+import { compileSource, expectError, planWith, tmpDir } from "./helpers.js";
 
 /** Builds a plan in this process (no sandbox) and returns its JSON. */
 function build(fn: (ctx: PlanContext) => Candidates | Candidates[], params: Record<string, number | string> = {}): PlanJson {
@@ -245,6 +245,18 @@ test("hydration and transforms: fetch_features, vm, filter, sort, take, topk, de
   assert.deepEqual(plan.params, { like_weight: { type: "float", default: 0.5, min: 0, max: 100 } });
 });
 
+test("insert: this set's rows with the other's at every nth rank, the other as the second input", () => {
+  const plan = build((ctx) => {
+    const organic = ctx.viewer().follow({ fanout: 5 }).media({ fanout: 5 });
+    return organic.insert(ctx.fixed([7, 8, 9]), { every: 4, maxInserted: 2 }).insert(ctx.fixed([1]), { every: 10, maxInserted: 1 }, { id: "ads", on_error: "skip" });
+  });
+  assert.deepEqual(node(plan, "insert"), { id: "insert", op: "insert", inputs: ["media", "fixed_source"], params: { every: 4, max_inserted: 2 }, on_error: "fail" });
+  assert.deepEqual(node(plan, "ads"), { id: "ads", op: "insert", inputs: ["insert", "fixed_source_2"], params: { every: 10, max_inserted: 1 }, on_error: "skip" });
+  assert.deepEqual(plan.outputs, ["ads"]);
+  assert.throws(() => build((ctx) => ctx.viewer().insert(ctx.viewer(), null as never)), /insert expected \{ every, maxInserted \}, got null/);
+  assert.throws(() => build((ctx) => ctx.viewer().insert("fixed" as never, { every: 2, maxInserted: 1 })), /insert expects a candidate set of this plan, got "fixed"/);
+});
+
 test("take and topk: a count is a number or an int param read per request", () => {
   const plan = build(
     (ctx) =>
@@ -344,6 +356,7 @@ test("every op compiles end to end and validates against the schema", async () =
       .sleep(1)
       .busyCpu(1)
       .topk("final_score", 20)
+      .insert(ctx.fixed([4, 5, 6]), { every: 4, maxInserted: 2 })
       .diversify("author_id", { maxPerWindow: 2, window: 5 })
       .excludeSeen("seen", { on_error: "skip" });`,
     "",
@@ -360,11 +373,27 @@ test("every op compiles end to end and validates against the schema", async () =
   for (const op of trees.pred.properties.op.enum) assert.ok(text.includes(`"op":"${op}"`), `predicate op ${op}`);
   assert.deepEqual(Object.keys(c.plan.models ?? {}), ["feed_ctr"]);
   // Static cost: 1 viewer + (1 + 10) follow + 10 media + (1 + 10) recommendation + 10 fetch_list + 63 fetch_features
-  // + 1 exclude_seen (its 20 rows in one SMISMEMBER).
+  // + 1 exclude_seen (its 22 rows in one SMISMEMBER).
   assert.equal(c.analysis.redis_commands, 1 + 11 + 10 + 11 + 10 + 63 + 1);
-  assert.deepEqual(c.analysis.cost.get("exclude_seen"), { rows: 20, redis_commands: 1 });
+  // insert: the 20 organic rows and at most 2 of the 3 fixed ids.
+  assert.deepEqual(c.analysis.cost.get("insert"), { rows: 22, redis_commands: 0 });
+  assert.deepEqual(c.analysis.cost.get("exclude_seen"), { rows: 22, redis_commands: 1 });
   assert.deepEqual(c.plan.nodes.at(-1), { id: "exclude_seen", op: "exclude_seen", inputs: ["diversify"], params: { schema: "seen" }, on_error: "skip" });
   assert.equal(c.analysis.cost.get("dedupe")?.rows, 63);
+});
+
+test("insert's rows carry both inputs' keys: a key only the inserted rows have is available downstream", async () => {
+  const organic = `    const organic = ctx.viewer().follow({ fanout: 10 }).media({ fanout: 10 });
+    const sponsored = ctx.fixed([1, 2, 3]).fetchFeatures("media_features", ["likes"]);`;
+  const c = await compileSource(planWith(`${organic}\n    return organic.insert(sponsored, { every: 5, maxInserted: 2 }).topk("likes", 10);`));
+  assert.deepEqual([...(c.analysis.columns.get("insert") ?? [])], ["id", "likes"]);
+  assert.deepEqual(c.analysis.columns.get("media"), new Set(["id"]));
+  // Static cost: min(in1 + in2, in1 + max_inserted) rows, no Redis commands.
+  assert.deepEqual(c.analysis.cost.get("insert"), { rows: 100 + 2, redis_commands: 0 });
+  const all = await compileSource(planWith(`${organic}\n    return organic.insert(sponsored, { every: 5, maxInserted: 50 });`));
+  assert.deepEqual(all.analysis.cost.get("insert"), { rows: 100 + 3, redis_commands: 0 });
+  // Before the insert, the organic rows lack the key.
+  await expectError(planWith(`${organic}\n    return organic.topk("likes", 10).insert(sponsored, { every: 5, maxInserted: 2 });`), /topk: key "likes" is not available/, "return organic");
 });
 
 test("a fragment in its own file is imported relatively, and its errors point into that file", async () => {

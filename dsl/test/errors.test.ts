@@ -261,6 +261,10 @@ test("validation: values the schema rejects, at the node", async () => {
   await expectError(planWith(`    return ctx.viewer().follow({ fanout: 3 }).take(-1);`), /plan JSON \/nodes\/2\/params\/count must be >= 0/, "take(");
   await expectError(feedWith(`return m.vm("final_score", Key.ctr).topk("final_score", 0);`), /params\/k must be >= 1/, "topk(");
   await expectError(planWith(`    return ctx.viewer({ timeout_ms: 0 });`), /plan JSON \/nodes\/0\/timeout_ms must be >= 1/, "ctx.viewer(");
+  const insert = (opts: string) => planWith(`    return ctx.viewer().insert(ctx.fixed([1, 2]), ${opts});`);
+  await expectError(insert("{ every: 1, maxInserted: 1 }"), /plan JSON \/nodes\/2\/params\/every must be >= 2/, "insert(");
+  await expectError(insert("{ every: 1001, maxInserted: 1 }"), /plan JSON \/nodes\/2\/params\/every must be <= 1000/, "insert(");
+  await expectError(insert("{ every: 2, maxInserted: 0 }"), /plan JSON \/nodes\/2\/params\/max_inserted must be >= 1/, "insert(");
   await expectError(planWith(`    return ctx.viewer({ on_error: "retry" as any });`), /plan JSON \/nodes\/0\/on_error must be one of "fail", "skip"/, "ctx.viewer(");
   await expectError(planWith(`    return ctx.fixed([]);`), /plan JSON \/nodes\/0\/params\/ids must NOT have fewer than 1 items/, "ctx.fixed(");
   await expectError(`import { definePlan } from "@rankd/dsl";\nexport default definePlan({ name: "Feed!", build: (ctx) => ctx.viewer() });\n`, /plan JSON \/name must match pattern/, "definePlan(");

@@ -280,6 +280,39 @@ test("concat's rows carry the keys of both its inputs", () => {
   assert.deepEqual(analysis?.cost.get("quality"), { rows: 2000, redis_commands: 0 });
 });
 
+test("insert's rows carry the keys of both its inputs; its cost counts at most max_inserted of the second's rows", () => {
+  const insert = (params: Record<string, unknown>) => (p: PlanJson) => {
+    p.nodes[5] = { id: "quality", op: "insert", inputs: ["media", "score"], params, on_error: "fail" };
+    p.preds = {};
+  };
+  const p = golden();
+  insert({ every: 3, max_inserted: 5 })(p);
+  p.digest = planDigest(p);
+  const { issues, analysis } = checkPlan(p, registry, { checkDigest: true });
+  assert.deepEqual(issues, []);
+  // final_score only the second input has: the topk after the insert ranks by it.
+  assert.deepEqual([...(analysis?.columns.get("quality") ?? [])], ["id", "author_id", "age_hours", "likes", "ctr", "title", "final_score"]);
+  assert.deepEqual(analysis?.cost.get("quality"), { rows: 1000 + 5, redis_commands: 0 });
+  // With fewer rows to insert than max_inserted, the sum of the inputs bounds it.
+  const all = golden();
+  insert({ every: 3, max_inserted: 1000 })(all);
+  (all.nodes[1] as { params: Record<string, unknown> }).params["fanout"] = 50;
+  all.digest = planDigest(all);
+  assert.deepEqual(checkPlan(all, registry).analysis?.cost.get("quality"), { rows: 500 + 500, redis_commands: 0 });
+  // Params out of their ranges, and missing.
+  assert.deepEqual(problemsAfter(insert({ every: 1, max_inserted: 5 })), ["schema /nodes/5/params/every"]);
+  assert.deepEqual(problemsAfter(insert({ every: 1001, max_inserted: 5 })), ["schema /nodes/5/params/every"]);
+  assert.deepEqual(problemsAfter(insert({ every: 3, max_inserted: 0 })), ["schema /nodes/5/params/max_inserted"]);
+  assert.deepEqual(problemsAfter(insert({ every: 3, max_inserted: 1001 })), ["schema /nodes/5/params/max_inserted"]);
+  assert.deepEqual(problemsAfter(insert({ every: 3 })), ["schema /nodes/5/params"]);
+  // Two inputs, no fewer.
+  const oneInput = (q: PlanJson) => {
+    insert({ every: 3, max_inserted: 5 })(q);
+    (q.nodes[5] as { inputs: string[] }).inputs.pop();
+  };
+  assert.deepEqual(problemsAfter(oneInput), ["schema /nodes/5/inputs"]);
+});
+
 test("table entries and declared params are found only as the plan's own members, never Object.prototype's", () => {
   assert.match(issuesAfter((p) => ((p.nodes[4]?.params as Record<string, unknown>)["expr"] = "constructor")).join("\n"), /score: vm uses expression "constructor", which is not in the plan's exprs/);
   assert.match(issuesAfter((p) => ((p.nodes[5]?.params as Record<string, unknown>)["pred"] = "constructor")).join("\n"), /quality: filter uses predicate "constructor", which is not in the plan's preds/);

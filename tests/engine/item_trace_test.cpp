@@ -108,6 +108,21 @@ TEST(ItemTraceTest, EachIdIsFollowedToTheNodeThatRemovedItOrTheOutputThatReturne
     EXPECT_FALSE(n.Find("present")->bool_value()) << n.Find("node")->string();
 }
 
+// The answer to `body` from a store of `plan` alone, its Redis data read from `data`.
+Ranker::Answer RankOne(std::shared_ptr<const Plan> plan, testing::MemoryStore& data,
+                       std::string body) {
+  const auto registry = testing::ExampleRegistry("127.0.0.1:1");
+  std::map<std::string, std::shared_ptr<const Plan>> plans{{plan->name, plan}};
+  const auto store = std::make_shared<const CompiledPlanStore>(std::make_shared<const PlanStore>(
+      registry, std::move(plans), std::chrono::system_clock::time_point{}));
+  rt::EventLoop loop;
+  return loop.RunUntilComplete([&](std::string b) -> rt::Task<Ranker::Answer> {
+    EndpointSet endpoints = testing::MemoryEndpoints(*registry, &data);
+    Ranker ranker(store, endpoints, RankerOptions{});
+    co_return co_await ranker.Rank(b);
+  }(std::move(body)));
+}
+
 // exclude_seen over ids 1..4 with viewer 9's set {2, 4}, answered from a MemoryStore.
 TEST(ItemTraceTest, AnIdTheViewerHasSeenIsRemovedBecauseTheViewersSetListsIt) {
   NodeParams ids;
@@ -119,21 +134,10 @@ TEST(ItemTraceTest, AnIdTheViewerHasSeenIsRemovedBecauseTheViewersSetListsIt) {
                         .Add("unseen", Op::kExcludeSeen, {"src"}, seen)
                         .Output("unseen")
                         .Build();
-  const auto registry = testing::ExampleRegistry("127.0.0.1:1");
-  std::map<std::string, std::shared_ptr<const Plan>> plans{{"unseen_plan", plan}};
-  const auto store = std::make_shared<const CompiledPlanStore>(std::make_shared<const PlanStore>(
-      registry, std::move(plans), std::chrono::system_clock::time_point{}));
   testing::MemoryStore data;
   data.Put("seen:9", testing::StoredKey::Set({"2", "4"}));
-  const auto rank = [&](std::string body) {
-    rt::EventLoop loop;
-    return loop.RunUntilComplete([&](std::string b) -> rt::Task<Ranker::Answer> {
-      EndpointSet endpoints = testing::MemoryEndpoints(*registry, &data);
-      Ranker ranker(store, endpoints, RankerOptions{});
-      co_return co_await ranker.Rank(b);
-    }(std::move(body)));
-  };
-  const Ranker::Answer a = rank(R"({"plan":"unseen_plan","viewer_id":9,"trace_ids":[2,3]})");
+  const Ranker::Answer a =
+      RankOne(plan, data, R"({"plan":"unseen_plan","viewer_id":9,"trace_ids":[2,3]})");
   ASSERT_FALSE(a.error) << a.body;
   const auto answer = json::Parse(a.body);
   ASSERT_TRUE(answer) << a.body;
@@ -141,9 +145,37 @@ TEST(ItemTraceTest, AnIdTheViewerHasSeenIsRemovedBecauseTheViewersSetListsIt) {
             "unseen (exclude_seen): seen: the viewer's set seen lists it");
   EXPECT_EQ(TraceOf(*answer, 3).Find("outcome")->string(), "returned");
   // The op reads the viewer: a request without viewer_id is refused before it runs.
-  const Ranker::Answer refused = rank(R"({"plan":"unseen_plan"})");
+  const Ranker::Answer refused = RankOne(plan, data, R"({"plan":"unseen_plan"})");
   ASSERT_TRUE(refused.error);
   EXPECT_NE(refused.body.find("viewer_id is required"), std::string::npos) << refused.body;
+}
+
+// insert every 2, at most 1, of 10, 11, 12 among 1, 2, 3: 1, 10, 2, 3.
+TEST(ItemTraceTest, ARowInsertFoundNoRankForSaysWhichInsertableRowItWasAndHowManyWent) {
+  NodeParams organic;
+  organic.ids = {1, 2, 3};
+  NodeParams extra;
+  extra.ids = {10, 11, 12};
+  NodeParams every;
+  every.every = 2;
+  every.max_inserted = 1;
+  const auto plan = PlanBuilder("insert_plan")
+                        .Add("organic", Op::kFixedSource, {}, organic)
+                        .Add("extra", Op::kFixedSource, {}, extra)
+                        .Add("mixed", Op::kInsert, {"organic", "extra"}, every)
+                        .Output("mixed")
+                        .Build();
+  testing::MemoryStore data;
+  const Ranker::Answer a = RankOne(plan, data, R"({"plan":"insert_plan","trace_ids":[10,11]})");
+  ASSERT_FALSE(a.error) << a.body;
+  const auto answer = json::Parse(a.body);
+  ASSERT_TRUE(answer) << a.body;
+  const json::Value& inserted = TraceOf(*answer, 10);
+  ASSERT_EQ(inserted.Find("outputs")->array().size(), 1u);
+  EXPECT_EQ(inserted.Find("outputs")->array()[0].Find("rank")->number(), 2);
+  EXPECT_EQ(RemovedBy(TraceOf(*answer, 11)),
+            "mixed (insert): not inserted: insertable row 2 of 3; the node inserted 1 (at most 1, "
+            "one every 2 ranks while its first input's rows lasted)");
 }
 
 TEST(ItemTraceTest, EveryNodeSaysWhetherItHadTheIdItsRankAndTheValuesItAdded) {

@@ -1,6 +1,6 @@
 // The CPU ops: filter, vm, sort (stable, nulls last both ways, false before true), take (0 too),
 // topk (ties in input order, nulls last), dedupe (nulls one value, -0.0 is 0.0), concat of
-// inputs with different keys, fixed_source, and busy_cpu stopping when cancelled.
+// inputs with different keys, insert, fixed_source, and busy_cpu stopping when cancelled.
 #include "rankd/engine/ops/cpu_ops.h"
 
 #include <gtest/gtest.h>
@@ -164,6 +164,37 @@ TEST_F(OpsTest, ConcatTakesTheUnionOfKeysWithNullsWhereASideLacksOne) {
   EXPECT_EQ(c->column(Slot("b1")), nullptr);
   // Empty inputs.
   EXPECT_EQ(RunConcat(*RunTake(*a, 0, arena_), *RunTake(*b, 0, arena_), arena_)->size(), 0u);
+}
+
+// insert: organic ids 1-5; to insert 10, 2 (organic: skipped), 11, 10 (a repeat: skipped), 12.
+TEST_F(OpsTest, InsertPlacesTheInsertableRowsEveryNRanksUpToItsMaxWhileOrganicRowsLast) {
+  CandidateSet* organic = testing::Rows(arena_, *registry_, 5);
+  organic->set_column(Slot("f1"), testing::Floats(arena_, {1, 2, 3, 4, 5}));
+  CandidateSet* extra = testing::Rows(arena_, *registry_, 5);
+  extra->set_column(Slot("id"), testing::Ints(arena_, {10, 2, 11, 10, 12}));
+  extra->set_column(Slot("s1"), testing::Strings(arena_, {"a", "b", "c", "d", "e"}));
+  const std::size_t id = Slot("id");
+  EXPECT_EQ(InsertableRows(*organic, *extra, id), (std::vector<std::size_t>{0, 2, 4}));
+  const CandidateSet* two = RunInsert(*organic, *extra, id, 2, 10, arena_);
+  // Ranks 2, 4, 6 take 10, 11, 12; the organic rows keep their order and their values.
+  EXPECT_EQ(IdsOf(two), (std::vector<std::int64_t>{1, 10, 2, 11, 3, 12, 4, 5}));
+  EXPECT_EQ(two->column(Slot("s1"))->Get(two->row(1)), Scalar(std::string("a")));
+  EXPECT_EQ(two->column(Slot("s1"))->Get(two->row(0)), Scalar(std::monostate{}));
+  EXPECT_EQ(two->column(Slot("f1"))->Get(two->row(2)), Scalar(2.0));
+  EXPECT_EQ(two->column(Slot("f1"))->Get(two->row(1)), Scalar(std::monostate{}));
+  // The max: 2 inserted.
+  EXPECT_EQ(IdsOf(RunInsert(*organic, *extra, id, 2, 2, arena_)),
+            (std::vector<std::int64_t>{1, 10, 2, 11, 3, 4, 5}));
+  // Every 3: ranks 3 and 6; the slot right after the last organic row is filled, no later one.
+  EXPECT_EQ(IdsOf(RunInsert(*organic, *extra, id, 3, 10, arena_)),
+            (std::vector<std::int64_t>{1, 2, 10, 3, 4, 11, 5}));
+  EXPECT_EQ(IdsOf(RunInsert(*RunTake(*organic, 2, arena_), *extra, id, 3, 10, arena_)),
+            (std::vector<std::int64_t>{1, 2, 10}));
+  // No organic rows: nothing is inserted.
+  EXPECT_EQ(RunInsert(*RunTake(*organic, 0, arena_), *extra, id, 2, 10, arena_)->size(), 0u);
+  // Nothing to insert: the organic rows.
+  EXPECT_EQ(IdsOf(RunInsert(*organic, *RunTake(*extra, 0, arena_), id, 2, 10, arena_)),
+            (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
 }
 
 TEST_F(OpsTest, VmWritesItsKeyAndLeavesTheInputAlone) {

@@ -678,7 +678,12 @@ class PlanCaseGenerator {
         std::vector<bool> both = keys;
         for (std::size_t s = 0; s < both.size(); ++s) both[s] = both[s] || nodes_[other].keys[s];
         const std::uint64_t total = rows + nodes_[other].max_rows;
-        if (Chance(50)) {
+        if (Chance(30)) {  // insert: `other`'s rows among `in`'s
+          p.every = 2 + Pick(3);
+          p.max_inserted = 1 + Pick(4);
+          Add(Op::kInsert, {in, other}, std::move(p), std::move(both),
+              std::min<std::uint64_t>(total, rows + static_cast<std::uint64_t>(p.max_inserted)));
+        } else if (Chance(50)) {
           Add(Op::kConcat, {in, other}, {}, std::move(both), total);
         } else {
           Add(Op::kConcat, {other, in}, {}, std::move(both), total);

@@ -243,6 +243,7 @@ class Reference {
       case Op::kFixedSource:
         break;
       case Op::kConcat:
+      case Op::kInsert:
         for (const Rows* in : inputs) {
           for (std::size_t s = 0; s < slots_; ++s) keys[s] = keys[s] || in->keys[s];
         }
@@ -270,6 +271,7 @@ class Reference {
       case Op::kFetchList:
         return out;  // no rows
       case Op::kConcat:
+      case Op::kInsert:  // keeps its finished inputs, as concat
         for (const Rows* in : inputs) {
           out.rows.insert(out.rows.end(), in->rows.begin(), in->rows.end());
         }
@@ -554,6 +556,28 @@ class Reference {
         for (const Row& row : inputs[0]->rows) {
           const std::int64_t id = std::get<std::int64_t>(row[registry_.id_slot()]);
           if (set == nullptr || !set->HasMember(std::to_string(id))) run.rows.rows.push_back(row);
+        }
+        return run;
+      }
+      case Op::kInsert: {
+        // docs/plan-format.md, "Inserted rows", rank by rank.
+        const std::size_t id = registry_.id_slot();
+        std::vector<Row> insertable;
+        std::set<std::int64_t> taken;
+        for (const Row& row : inputs[0]->rows) taken.insert(std::get<std::int64_t>(row[id]));
+        for (const Row& row : inputs[1]->rows) {
+          if (taken.insert(std::get<std::int64_t>(row[id])).second) insertable.push_back(row);
+        }
+        std::size_t organic = 0, inserted = 0;
+        for (std::int64_t rank = 1;; ++rank) {
+          if (rank % p.every == 0 && inserted < insertable.size() &&
+              static_cast<std::int64_t>(inserted) < p.max_inserted) {
+            run.rows.rows.push_back(insertable[inserted++]);
+          } else if (organic < inputs[0]->rows.size()) {
+            run.rows.rows.push_back(inputs[0]->rows[organic++]);
+          } else {
+            break;
+          }
         }
         return run;
       }

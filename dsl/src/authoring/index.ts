@@ -11,7 +11,7 @@ export {
   defineFragment,
   definePlan,
 } from "./plan.js";
-export type { Count, DiversifyOptions, FanoutOptions, NodeOptions, PlanSpec } from "./plan.js";
+export type { Count, DiversifyOptions, FanoutOptions, InsertOptions, NodeOptions, PlanSpec } from "./plan.js";
 export type {
   HashSchema,
   KeyName,

@@ -247,6 +247,22 @@ export class Candidates {
     return this.builder.addNode("exclude_seen", [this], { schema }, opts);
   }
 
+  /**
+   * Places `other`'s rows (sponsored or editorial, say) among this set's
+   * rows. The output is built rank by rank from rank 1: a rank that is a
+   * multiple of `every` takes the next insertable row while fewer than
+   * `maxInserted` have been inserted; every other rank (and a multiple of
+   * `every` with nothing left to insert) takes this set's next row; the
+   * output ends at the first rank that would take one of this set's rows
+   * when none is left. The insertable rows are `other`'s in order, less
+   * those whose id is one of this set's and repeats of an id already
+   * insertable. The rows carry the keys of both sets.
+   */
+  insert(other: Candidates, opts: InsertOptions, nodeOpts?: NodeOptions): Candidates {
+    if (opts === null || typeof opts !== "object") throw new PlanError(`insert expected { every, maxInserted }, got ${describe(opts)}`);
+    return this.builder.addNode("insert", [this, other], { every: opts.every, max_inserted: opts.maxInserted }, nodeOpts);
+  }
+
   /** This set's rows followed by `rhs`'s rows. */
   concat(rhs: Candidates, opts?: NodeOptions): Candidates {
     return this.builder.addNode("concat", [this, rhs], {}, opts);
@@ -278,6 +294,12 @@ export class Candidates {
 export interface DiversifyOptions {
   maxPerWindow: number;
   window: number;
+}
+
+/** insert's placement: `other`'s rows at ranks every, 2·every, …, at most `maxInserted` of them. */
+export interface InsertOptions {
+  every: number;
+  maxInserted: number;
 }
 
 function fanout(opts: FanoutOptions): number {

@@ -72,7 +72,7 @@ export interface OpTableEntry {
   readonly reads_every_key?: true;
   readonly orders_by_key?: true;
   readonly makes_candidates?: true;
-  readonly removal?: "predicate" | "position" | "rank_by_key" | "earlier_duplicate" | "seen";
+  readonly removal?: "predicate" | "position" | "rank_by_key" | "earlier_duplicate" | "seen" | "not_inserted";
   /** The DSL method that writes it, as the authoring guide shows it. */
   readonly dsl: string;
 }

@@ -210,6 +210,20 @@ export const OP_TABLE = {
     removal: "seen",
     dsl: ".excludeSeen(schema)",
   },
+  /** the first input's rows in order with the second input's rows (not already among the first's) at ranks every, 2·every, … up to max_inserted of them (rule below) */
+  insert: {
+    inputs: {"min":2,"max":2},
+    params: { every: {"type":"int","required":true,"min":2,"max":1000}, max_inserted: {"type":"int","required":true,"min":1,"max":1000} },
+    reads: {},
+    output: {"keepInputKeys":true,"addParams":[],"addHashYields":false},
+    cost: (inputRows: readonly number[], p: Params): NodeCost => ({ rows: Math.min(inputRows.reduce((sum, rows) => sum + rows, 0), (inRows(inputRows) + (p["max_inserted"] as number))), redis_commands: 0 }),
+    explainText: (p: Params, r: ParamText): string => `every=${r.int(p["every"])} max=${r.int(p["max_inserted"])}`,
+    execution: "cpu",
+    degrade: "keep_finished_inputs",
+    reads_every_key: true,
+    removal: "not_inserted",
+    dsl: ".insert(other, { every, maxInserted })",
+  },
   /** the first input's rows, then the second's */
   concat: {
     inputs: {"min":2,"max":2},

@@ -1,6 +1,7 @@
 // WriteItemTrace (api/item_trace.h; docs/engine.md, "Tracing items").
 #include "api/item_trace.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,9 +29,10 @@ std::optional<std::size_t> PositionOf(const CandidateSet& rows, std::size_t id_s
 std::string Rank(std::size_t position) { return std::to_string(position + 1); }
 
 // Why a node that keeps its input's rows did not keep the row at `position` of `input`, by its
-// op's removal rule (spec/ops.toml).
-std::string WhyRemoved(const CompiledNode& node, const CandidateSet& input, std::size_t position,
-                       std::size_t kept) {
+// op's removal rule (spec/ops.toml). `first` is its first input's rows.
+std::string WhyRemoved(const CompiledNode& node, const CandidateSet& first,
+                       const CandidateSet& input, std::size_t position, std::size_t kept,
+                       std::size_t id_slot) {
   const NodeParams& params = node.node->params;
   const std::string of = " of " + std::to_string(input.size());
   switch (node.op->removal) {
@@ -66,6 +68,20 @@ std::string WhyRemoved(const CompiledNode& node, const CandidateSet& input, std:
         }
       }
       return "a row before it has the same " + params.by + " value";
+    }
+    case ops::RemovalRule::kNotInserted: {
+      // The first row of an id is the one insert considers (a repeat's id is an earlier row's).
+      const std::vector<std::size_t> insertable = InsertableRows(first, input, id_slot);
+      const auto it = std::find(insertable.begin(), insertable.end(), position);
+      const std::string which = it == insertable.end()
+                                    ? std::string("a row")
+                                    : "insertable row " +
+                                          Rank(static_cast<std::size_t>(it - insertable.begin())) +
+                                          " of " + std::to_string(insertable.size());
+      return "not inserted: " + which + "; the node inserted " +
+             std::to_string(kept - first.size()) + " (at most " +
+             std::to_string(params.max_inserted) + ", one every " + std::to_string(params.every) +
+             " ranks while its first input's rows lasted)";
     }
     case ops::RemovalRule::kSeen:
       return "seen: the viewer's set " + node.set.schema->name + " lists it";
@@ -122,7 +138,9 @@ void WriteItemTrace(json::JsonWriter& w, const CompiledPlan& plan, const Executi
           if (!at[input]) continue;
           removed = true;
           removed_w.BeginObject().Member("node", node.node->id).Member("op", OpName(node.node->op));
-          removed_w.Member("why", WhyRemoved(node, *rows_of(input), *at[input], rows->size()));
+          const CandidateSet* first = rows_of(node.inputs[0]);
+          removed_w.Member("why", WhyRemoved(node, first != nullptr ? *first : *rows_of(input),
+                                             *rows_of(input), *at[input], rows->size(), id_slot));
           removed_w.EndObject();
           break;
         }

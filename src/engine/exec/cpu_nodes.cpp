@@ -70,6 +70,13 @@ const CandidateSet* RunConcatNode(const NodeContext& node, rt::CancelToken) {
   return RunConcat(node.input(0), node.input(1), node.arena);
 }
 
+const CandidateSet* RunInsertNode(const NodeContext& node, rt::CancelToken) {
+  const NodeParams& p = node.node.node->params;
+  return RunInsert(node.input(0), node.input(1), node.registry().id_slot(),
+                   static_cast<std::size_t>(p.every), static_cast<std::size_t>(p.max_inserted),
+                   node.arena);
+}
+
 const CandidateSet* RunBusyCpuNode(const NodeContext& node, rt::CancelToken token) {
   RunBusyCpu(std::chrono::milliseconds(node.node.node->params.ms), token);
   return &node.input(0);

@@ -1,8 +1,11 @@
-// concat: the rows of two inputs, one after the other, in new columns over the union of keys.
+// concat and insert: the rows of two inputs, in new columns over the union of keys; concat one
+// input after the other, insert the second's among the first's.
 #include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 #include "rankd/engine/ops/cpu_ops.h"
+#include "rankd/runtime/debug_check.h"
 
 namespace rankd::engine {
 namespace {
@@ -45,6 +48,47 @@ CandidateSet* RunConcat(const CandidateSet& first, const CandidateSet& second, A
     CopyRows(second, b, column, first.size());
     out->set_column(slot, column);
   }
+  return out;
+}
+
+std::vector<std::size_t> InsertableRows(const CandidateSet& organic, const CandidateSet& inserted,
+                                        std::size_t id_slot) {
+  const Column* organic_ids = organic.column(id_slot);
+  const Column* inserted_ids = inserted.column(id_slot);
+  std::unordered_set<std::int64_t> taken;
+  taken.reserve(organic.size() + inserted.size());
+  for (std::size_t i = 0; i < organic.size(); ++i)
+    taken.insert(organic_ids->ints()[organic.row(i)]);
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 0; i < inserted.size(); ++i) {
+    if (taken.insert(inserted_ids->ints()[inserted.row(i)]).second) rows.push_back(i);
+  }
+  return rows;
+}
+
+CandidateSet* RunInsert(const CandidateSet& organic, const CandidateSet& inserted,
+                        std::size_t id_slot, std::size_t every, std::size_t max_inserted,
+                        Arena& arena) {
+  RANKD_D_ASSERT(every >= 2 && max_inserted >= 1);
+  // Both inputs' rows in new columns (organic at 0.., inserted after), then the output's order
+  // as a selection of them.
+  CandidateSet* out = RunConcat(organic, inserted, arena);
+  const std::vector<std::size_t> insertable = InsertableRows(organic, inserted, id_slot);
+  const std::size_t n = organic.size();
+  const std::size_t limit = std::min(insertable.size(), max_inserted);
+  std::uint32_t* order = arena.Allocate<std::uint32_t>(std::max<std::size_t>(n + limit, 1));
+  std::size_t size = 0, next_organic = 0, next_inserted = 0;
+  for (std::size_t rank = 1;; ++rank) {
+    if (rank % every == 0 && next_inserted < limit) {
+      order[size++] = static_cast<std::uint32_t>(n + insertable[next_inserted++]);
+    } else if (next_organic < n) {
+      order[size++] = static_cast<std::uint32_t>(next_organic++);
+    } else {
+      break;
+    }
+  }
+  RANKD_D_ASSERT(next_organic == n && size == n + next_inserted);
+  out->set_selection(order, size);
   return out;
 }
 

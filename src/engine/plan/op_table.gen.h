@@ -242,6 +242,23 @@ NodeParams ReadExcludeSeenParams([[maybe_unused]] const json::Value& params) {
   return out;
 }
 
+constexpr ParamSpec kInsertParams[] = {
+    {.name = "every", .type = ParamType::kInt, .required = true, .min = 2, .max = 1000, .values = {}, .value = nullptr, .from_param = nullptr},
+    {.name = "max_inserted", .type = ParamType::kInt, .required = true, .min = 1, .max = 1000, .values = {}, .value = nullptr, .from_param = nullptr},
+};
+// insert: rows = min(sum(in), in + max_inserted); Redis commands = 0.
+NodeCost InsertCost([[maybe_unused]] std::span<const std::uint64_t> input_rows,
+    [[maybe_unused]] const NodeParams& p) {
+  const std::uint64_t in = InRows(input_rows);
+  return {.rows = std::min(SumRows(input_rows), SaturatingAdd(in, Count(p.max_inserted))), .redis_commands = std::uint64_t{0}};
+}
+NodeParams ReadInsertParams([[maybe_unused]] const json::Value& params) {
+  NodeParams out;
+  ReadParam(params, "every", out.every);
+  ReadParam(params, "max_inserted", out.max_inserted);
+  return out;
+}
+
 // concat: rows = sum(in); Redis commands = 0.
 NodeCost ConcatCost([[maybe_unused]] std::span<const std::uint64_t> input_rows,
     [[maybe_unused]] const NodeParams& p) {
@@ -569,6 +586,25 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .orders_by_key = false,
      .makes_candidates = false,
      .removal = RemovalRule::kSeen},
+    {.op = Op::kInsert,
+     .name = "insert",
+     .inputs = {.min = 2, .max = 2},
+     .params = kInsertParams,
+     .reads_list = {.name = {}, .param = {}, .field = nullptr},
+     .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
+     .output = {.keep_input_keys = true, .add_key = nullptr, .add_keys = nullptr, .add_hash_yields = false},
+     .cost = &InsertCost,
+     .read_params = &ReadInsertParams,
+     .check = nullptr,
+     .execution = Execution::kCpu,
+     .degrade = DegradeRule::kKeepFinishedInputs,
+     .reads_viewer_id = false,
+     .reads_input_ids_only = false,
+     .reads_every_key = true,
+     .orders_by_key = false,
+     .makes_candidates = false,
+     .removal = RemovalRule::kNotInserted},
     {.op = Op::kConcat,
      .name = "concat",
      .inputs = {.min = 2, .max = 2},

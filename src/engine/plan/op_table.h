@@ -129,6 +129,7 @@ enum class RemovalRule : std::uint8_t {
   kRankByKey,         // the row's rank by `by` (highest first) was past the rows it kept
   kEarlierDuplicate,  // an earlier row had the same `by` value
   kSeen,              // the viewer's set of its reads_set schema lists the row's id
+  kNotInserted,       // a row of its second input found no rank (insert's rule)
 };
 
 // The static cost of one node (docs/plan-format.md, "Budgets and static cost").

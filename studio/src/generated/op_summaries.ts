@@ -24,6 +24,7 @@ export const OP_SUMMARIES: Readonly<Record<string, (p: Params, r: ParamText) => 
   dedupe: (p, r) => `by ${r.name(p["by"])}`,
   diversify: (p, r) => `≤ ${r.int(p["max_per_window"])} per ${r.int(p["window"])} by ${r.name(p["by"])}`,
   exclude_seen: (p, r) => `not in ${r.name(p["schema"])}`,
+  insert: (p, r) => `1 in ${r.int(p["every"])}, ≤ ${r.int(p["max_inserted"])}`,
   concat: (p, r) => ``,
   sleep: (p, r) => `${r.int(p["ms"])} ms`,
   busy_cpu: (p, r) => `${r.int(p["ms"])} ms`,

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "rankd/engine/columns/arena.h"
 #include "rankd/engine/columns/candidates.h"
@@ -44,6 +45,17 @@ CandidateSet* RunDiversify(const CandidateSet& in, std::size_t by, std::size_t m
 // The rows of `first`, then those of `second`, over the union of their keys (a key one side
 // lacks is null on its rows).
 CandidateSet* RunConcat(const CandidateSet& first, const CandidateSet& second, Arena& arena);
+// `organic`'s rows in order with `inserted`'s at ranks every, 2·every, … (docs/plan-format.md,
+// "Inserted rows"): a rank that is a multiple of `every` takes the next insertable row while
+// fewer than `max_inserted` were, any other rank the next organic row, until a rank finds no
+// organic row left. Insertable: `inserted`'s rows whose id is neither an organic row's nor an
+// earlier insertable row's. Over the union of their keys, as RunConcat's.
+CandidateSet* RunInsert(const CandidateSet& organic, const CandidateSet& inserted,
+                        std::size_t id_slot, std::size_t every, std::size_t max_inserted,
+                        Arena& arena);
+// The positions in `inserted` of its insertable rows (RunInsert's rule), in order.
+std::vector<std::size_t> InsertableRows(const CandidateSet& organic, const CandidateSet& inserted,
+                                        std::size_t id_slot);
 // One row per id, in order, with only the id key.
 CandidateSet* RunFixedSource(std::span<const std::int64_t> ids, std::size_t slots,
                              std::size_t id_slot, Arena& arena);

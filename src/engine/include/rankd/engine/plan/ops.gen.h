@@ -15,10 +15,10 @@ namespace rankd::engine {
 
 // clang-format off
 enum class Op : std::uint8_t {
-  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures, kVm, kFilter, kSort, kTake, kTopk, kDedupe, kDiversify, kExcludeSeen, kConcat, kSleep, kBusyCpu,
+  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures, kVm, kFilter, kSort, kTake, kTopk, kDedupe, kDiversify, kExcludeSeen, kInsert, kConcat, kSleep, kBusyCpu,
 };
 // clang-format on
-inline constexpr std::size_t kOpCount = 18;
+inline constexpr std::size_t kOpCount = 19;
 
 // sort: order.
 enum class SortOrder : std::uint8_t { kAsc, kDesc };
@@ -54,6 +54,10 @@ struct NodeParams {
   std::int64_t max_per_window = 0;
   // diversify: an integer from 2 to 1000.
   std::int64_t window = 0;
+  // insert: an integer from 2 to 1000.
+  std::int64_t every = 0;
+  // insert: an integer from 1 to 1000.
+  std::int64_t max_inserted = 0;
   // sleep, busy_cpu: an integer from 0 to 60000.
   std::int64_t ms = 0;
 };
