@@ -3,8 +3,10 @@
 
 Starts its own redis-server on a free loopback port (data in a temporary folder), loads the demo
 dataset with `rankd datagen`, compiles the example plans with rankc, starts `rankd serve`, then
-shows what rankd is for: a viewer's feed as a table, the explain timeline of that request, a
-degraded answer from the `timeouts` plan, an experiment (the `home` surface splitting viewers
+shows what rankd is for: a viewer's feed as a table, the explain timeline of that request, the
+same viewer ranked by a tree model and by the weekly rules (`feed_rules`: items already seen
+dropped, authors spread, a discovery every fifth rank, with the item trace of one item each rule
+moved), a degraded answer from the `timeouts` plan, an experiment (the `home` surface splitting viewers
 between feed and feed_fresh, its requests captured and replayed offline against feed_fresh with
 a ranking diff, and feed_fresh as the surface's shadow plan, diffed live on the rows each answer
 fetched), highlights of /metrics and a short load run. It stops everything it started
@@ -212,6 +214,68 @@ class Demo:
         print("(%d of the model's top 10 are in feed's top 10; GET /plans lists feed_gbdt with the "
               "model's sha256 in its digest)" % shared)
 
+    def show_rules(self, viewer):
+        """The same viewer ranked by feed_rules (what ranking engineers change every week: items
+        already shown dropped, authors spread out, a discovery every fifth rank) beside feed, then
+        the item traces of one item each rule moved."""
+        step("POST /rank {\"plan\": \"feed_rules\", \"viewer_id\": %d}: feed with the seen filter, "
+             "author diversity and inserted discoveries (plans/feed_rules.plan.ts)" % viewer)
+        answers = {}
+        for plan in ("feed", "feed_rules"):
+            status, r = self.rank({"plan": plan, "viewer_id": viewer})
+            if status != 200:
+                raise SystemExit("demo: /rank %s answered %d: %s" % (plan, status, r))
+            answers[plan] = r["outputs"]["top"]
+        print("%4s  %-24s  %-24s" % ("rank", "feed (id, author)", "feed_rules (id, author)"))
+        for i in range(10):
+            cells = []
+            for plan in ("feed", "feed_rules"):
+                rows = answers[plan]
+                cells.append("%-9s by %-8s" % (rows[i]["id"], rows[i].get("author_id"))
+                             if i < len(rows) else "")
+            print("%4d  %-24s  %-24s" % (i + 1, cells[0], cells[1]))
+        # Why they differ: the traces of feed's top 50 and feed_rules' top 20 (trace_ids takes 100).
+        ids = list(dict.fromkeys([row["id"] for row in answers["feed"][:50]] +
+                                 [row["id"] for row in answers["feed_rules"][:20]]))[:100]
+        status, r = self.rank({"plan": "feed_rules", "viewer_id": viewer, "trace_ids": ids})
+        if status != 200:
+            raise SystemExit("demo: /rank feed_rules with trace_ids answered %d: %s" % (status, r))
+        traces = [t for t in r["explain"]["trace"]]
+
+        def rank_at(trace, node):
+            for n in trace["nodes"]:
+                if n["node"] == node and n["present"]:
+                    return n["rank"]
+            return None
+
+        step("item traces (trace_ids): one item each rule moved")
+        seen = next((t for t in traces
+                     if any(x["node"] == "unseen" for x in t["removed_by"])), None)
+        moves = [(rank_at(t, "diverse") - rank_at(t, "ranked"), t) for t in traces
+                 if rank_at(t, "ranked") and rank_at(t, "diverse")]
+        demoted = max(moves, key=lambda m: m[0])[1] if moves and max(m[0] for m in moves) > 0 else None
+        # Inserted: answered from the discoveries, not among the organic rows (insert skips a
+        # discovery the organic rows already have).
+        inserted = next((t for t in traces if rank_at(t, "discovery") and rank_at(t, "top")
+                         and not rank_at(t, "diverse")), None)
+        if seen:
+            why = next(x for x in seen["removed_by"] if x["node"] == "unseen")
+            print("seen:     %s was removed by %s (%s): %s" % (seen["id"], why["node"], why["op"],
+                                                             why["why"]))
+        if demoted:
+            top = rank_at(demoted, "top")
+            print("demoted:  %s ranked %d by score (node ranked), %d after diversify (node diverse: "
+                  "at most 1 item per author in any 3 ranks)%s" % (
+                      demoted["id"], rank_at(demoted, "ranked"), rank_at(demoted, "diverse"),
+                      ", %d in the answer" % top if top else ", then past the answer's 50"))
+        if inserted:
+            print("inserted: %s, the newest item of a recommended creator, was %d of the "
+                  "discoveries and is %d in the answer (node mixed: insert every=5)" % (
+                      inserted["id"], rank_at(inserted, "discovery"), rank_at(inserted, "top")))
+        for name, t in (("seen", seen), ("demoted", demoted), ("inserted", inserted)):
+            if t is None:
+                print("%-9s (none among the traced items for this viewer)" % (name + ":"))
+
     def show_degraded(self, viewer):
         step("a degraded answer: the timeouts plan (slow_ranker has timeout_ms 20, on_error skip)")
         status, r = self.rank({"plan": "timeouts", "viewer_id": viewer})
@@ -338,6 +402,7 @@ def main():
         viewer = 42 if args.dataset != "tiny" else 7
         demo.show_feed(viewer)
         demo.show_model(viewer)
+        demo.show_rules(viewer)
         demo.show_degraded(viewer)
         demo.show_experiment([viewer, viewer + 1, viewer + 2, viewer + 3])
         demo.load(args.load_seconds)

@@ -15,11 +15,11 @@ test("rankc build compiles a directory of plans into artifacts and index.json", 
   const r = rankc(["build", "plans", "--out", out]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /plans\/feed\.plan\.ts -> .*feed\.json {2}digest [0-9a-f]{64}/);
-  assert.match(r.stdout, /wrote .*index\.json \(6 plans\)/);
+  assert.match(r.stdout, /wrote .*index\.json \(7 plans\)/);
   // feed_gbdt's model file, copied into the store.
   assert.match(r.stdout, /^registry\/models\/feed_ctr\.txt -> .*\/models\/feed_ctr\.txt {2}sha256 [0-9a-f]{64}$/m);
   const index = JSON.parse(readFileSync(path.join(out, "index.json"), "utf8"));
-  assert.deepEqual(index.plans.map((p: { name: string }) => p.name), ["blend", "feed", "feed_fresh", "feed_gbdt", "reels", "timeouts"]);
+  assert.deepEqual(index.plans.map((p: { name: string }) => p.name), ["blend", "feed", "feed_fresh", "feed_gbdt", "feed_rules", "reels", "timeouts"]);
   assert.deepEqual(index.models.map((m: { name: string; path: string }) => [m.name, m.path]), [["feed_ctr", "models/feed_ctr.txt"]]);
   const feed = readFileSync(path.join(out, "feed.json"), "utf8");
   assert.equal(feed, readFileSync(path.join(REPO_DIR, "dsl", "test", "golden", "feed.json"), "utf8"));
@@ -119,12 +119,12 @@ test("rankc build into an existing store adds and replaces the built plans and k
 
   const added = rankc(["build", smallPlan(src, "trending"), "--out", store]);
   assert.equal(added.code, 0, added.stderr);
-  assert.match(added.stdout, /kept blend, feed, feed_fresh, feed_gbdt, reels, timeouts\n/);
-  assert.match(added.stdout, /wrote .*index\.json \(7 plans\)/);
+  assert.match(added.stdout, /kept blend, feed, feed_fresh, feed_gbdt, feed_rules, reels, timeouts\n/);
+  assert.match(added.stdout, /wrote .*index\.json \(8 plans\)/);
   // The kept feed_gbdt's model stays listed; nothing was copied.
   assert.doesNotMatch(added.stdout, /feed_ctr/);
   assert.deepEqual(readIndex(store).models?.map((m) => m.name), ["feed_ctr"]);
-  assert.deepEqual(names(store), ["blend", "feed", "feed_fresh", "feed_gbdt", "reels", "timeouts", "trending"]);
+  assert.deepEqual(names(store), ["blend", "feed", "feed_fresh", "feed_gbdt", "feed_rules", "reels", "timeouts", "trending"]);
   assert.deepEqual(readIndex(store).plans.find((p) => p.name === "feed"), feedBefore);
   for (const n of names(store)) assert.ok(existsSync(path.join(store, `${n}.json`)), `${n}.json is kept`);
   // index.json is replaced by a rename (a new file), never rewritten in place; no temporary file stays.
@@ -137,7 +137,7 @@ test("rankc build into an existing store adds and replaces the built plans and k
   const entry = readIndex(store).plans.find((p) => p.name === "trending");
   assert.notEqual(entry?.digest, digest);
   assert.equal(JSON.parse(readFileSync(path.join(store, "trending.json"), "utf8")).digest, entry?.digest);
-  assert.equal(names(store).length, 7);
+  assert.equal(names(store).length, 8);
   assert.equal(rankc(["check", ...names(store).map((n) => path.join(store, `${n}.json`))]).code, 0);
 });
 
@@ -148,7 +148,7 @@ test("rankc build --prune makes the store exactly the built plans", () => {
   writeFileSync(path.join(store, "NOTES.txt"), "not a plan\n");
   const r = rankc(["build", smallPlan(src, "trending"), "--out", store, "--prune"]);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /removed blend, feed, feed_fresh, feed_gbdt, reels, timeouts\nremoved model feed_ctr\n/);
+  assert.match(r.stdout, /removed blend, feed, feed_fresh, feed_gbdt, feed_rules, reels, timeouts\nremoved model feed_ctr\n/);
   assert.deepEqual(names(store), ["trending"]);
   // The pruned plans' artifacts and model files go (models/ with them); files the index never listed stay.
   assert.deepEqual(readdirSync(store).sort(), ["NOTES.txt", "index.json", "trending.json"]);
@@ -158,9 +158,9 @@ test("rankc remove removes plans and their artifacts; an unknown name changes no
   const src = mkdtempSync(path.join(os.tmpdir(), "rankc-cli-"));
   const store = path.join(src, "store");
   assert.equal(rankc(["build", "plans", "--out", store]).code, 0);
-  const r = rankc(["remove", "feed", "feed_fresh", "feed_gbdt", "reels", "--store", store]);
+  const r = rankc(["remove", "feed", "feed_fresh", "feed_gbdt", "feed_rules", "reels", "--store", store]);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^removed feed, feed_fresh, feed_gbdt, reels\nremoved model feed_ctr\nwrote .*index\.json \(2 plans\)\n$/);
+  assert.match(r.stdout, /^removed feed, feed_fresh, feed_gbdt, feed_rules, reels\nremoved model feed_ctr\nwrote .*index\.json \(2 plans\)\n$/);
   assert.deepEqual(names(store), ["blend", "timeouts"]);
   assert.deepEqual(readdirSync(store).sort(), ["blend.json", "index.json", "timeouts.json"]);
 

@@ -13,9 +13,9 @@ import { registry } from "./helpers.js";
 
 const PLANS_DIR = path.join(REPO_DIR, "plans");
 const GOLDEN_DIR = path.join(REPO_DIR, "dsl", "test", "golden");
-const EXAMPLES = ["blend", "feed", "feed_fresh", "feed_gbdt", "reels", "timeouts"];
+const EXAMPLES = ["blend", "feed", "feed_fresh", "feed_gbdt", "feed_rules", "reels", "timeouts"];
 
-test("plans/ holds the six example plans", () => {
+test("plans/ holds the seven example plans", () => {
   assert.deepEqual(findPlanFiles(PLANS_DIR).map((f) => path.basename(f, ".plan.ts")), EXAMPLES);
 });
 

@@ -11,7 +11,7 @@ import tempfile
 
 from rankd_harness.redis_server import RedisServer
 
-PLANS = ["blend", "feed", "feed_fresh", "reels", "timeouts"]
+PLANS = ["blend", "feed", "feed_fresh", "feed_rules", "reels", "timeouts"]
 
 
 def alive(pid):
@@ -29,9 +29,13 @@ def alive(pid):
 
 # The dataset: viewer 1 follows users 2..9 and is recommended users 10..15; each user u posted
 # media u*100+j, j < 4. Features vary with the id; some are missing, some malformed (dropped
-# as null by the value rules), one title is spam, one author id is past 2^53.
+# as null by the value rules), one title is spam, one author id is past 2^53. Viewer 1 has been
+# shown SEEN (its set seen:1, which exclude_seen reads): followees' media 202, feed_rules' first
+# row without the set, 302 and 701, and 1300, the newest item of recommended user 13 (feed_rules'
+# discovery); no other viewer has a seen set.
 FOLLOWEES = list(range(2, 10))
 RECOMMENDED = list(range(10, 16))
+SEEN = [202, 302, 701, 1300]
 
 
 DIRTY_VIEWER = 77
@@ -60,6 +64,7 @@ def dataset():
     commands = [("FLUSHALL",), ("HSET", "user:1", "country", "fr", "verified", "true")]
     commands.append(("RPUSH", "follow:1", *FOLLOWEES))
     commands.append(("RPUSH", "recommendation:1", *RECOMMENDED))
+    commands.append(("SADD", "seen:1", *SEEN))
     for user in FOLLOWEES + RECOMMENDED:
         commands.append(("HSET", "user:%d" % user, "country", "de", "verified", "0"))
         commands.append(("RPUSH", "media:%d" % user, *media_of(user)))

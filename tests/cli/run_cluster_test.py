@@ -2,7 +2,7 @@
 ctest, labels cli and integration).
 
 The example dataset is written once into a single redis-server and once into a Redis Cluster of
-three masters (its keys spread over all of them); the five example plans, on both schedulers,
+three masters (its keys spread over all of them); the six example plans, on both schedulers,
 answer the same over the cluster as over the single server: the same rows, degraded nodes,
 commands and reply bytes. Only the round-trip counts may differ (a batch split over the masters).
 """

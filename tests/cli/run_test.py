@@ -1,7 +1,7 @@
 """Tests of `rankd run` against a real redis-server: python3 run_test.py <rankd> <source dir>
 (run by ctest, labels cli and integration).
 
-The five example plans (dsl/test/golden, the artifacts rankc builds from plans/) over a small
+The six example plans (dsl/test/golden, the artifacts rankc builds from plans/) over a small
 dataset this test writes: the responses equal tests/cli/golden/run_responses.jsonl for both
 schedulers, the feed plan's ranking equals one computed here from the data, every request error
 that a local run can meet comes from a real malformed request, a file of mixed good and bad
@@ -95,6 +95,8 @@ class RunTest(unittest.TestCase):
                     f.write(json.dumps(r, sort_keys=True) + "\n")
         with open(golden_path) as f:
             golden = [json.loads(l) for l in f]
+        self.assertEqual([g["plan"] for g in golden], PLANS,
+                         "one golden response per plan, in order")
         for plan, g, r in zip(PLANS, golden, responses["async"]):
             with self.subTest(scheduler="async", plan=plan):
                 self.assertEqual(r, g)

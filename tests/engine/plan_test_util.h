@@ -16,8 +16,8 @@
 
 namespace rankd::engine::testing {
 
-inline constexpr const char* kGoldenNames[] = {"blend",     "feed",  "feed_fresh",
-                                               "feed_gbdt", "reels", "timeouts"};
+inline constexpr const char* kGoldenNames[] = {"blend",      "feed",  "feed_fresh", "feed_gbdt",
+                                               "feed_rules", "reels", "timeouts"};
 
 inline std::filesystem::path GoldenPath(const std::string& name) {
   return SourcePath("dsl/test/golden/" + name + ".json");

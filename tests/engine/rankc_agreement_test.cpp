@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "problems/problem_codes.h"
 #include "plan_test_util.h"
+#include "problems/problem_codes.h"
 
 namespace rankd::engine {
 namespace {
@@ -157,7 +157,15 @@ class Mutator {
                                    "vm",
                                    "filter",
                                    "fetch_features",
-                                   "fetch_list"};
+                                   "fetch_list",
+                                   "exclude_seen",
+                                   "insert",
+                                   "diversify",
+                                   "seen",
+                                   "every",
+                                   "max_inserted",
+                                   "max_per_window",
+                                   "window"};
     return kWords[Pick(std::size(kWords))];
   }
 

@@ -13,6 +13,7 @@
 
 #include "memory_endpoint.h"
 #include "plan_answer.h"
+#include "plan_builder.h"
 #include "plan_case_registry.h"
 #include "plan_cases.h"
 #include "prepared_case.h"
@@ -21,6 +22,7 @@
 #include "rankd/engine/experiments/replay_endpoint.h"
 #include "rankd/runtime/event_loop.h"
 #include "reference_executor.h"
+#include "test_registry.h"
 #include "vm_cases.h"
 
 namespace rankd::engine {
@@ -266,6 +268,53 @@ TEST(ReplayTest, CommandsTheCaptureLacksAreCountedAndAnsweredWithAnErrorReply) {
     }
     break;
   }
+}
+
+// exclude_seen over ids in another order than captured, and over an id never asked: a
+// set-membership command the capture lacks as sent is answered member by member from it.
+TEST(ReplayTest, AChangedPlansSetMembershipCommandsAreAnsweredMemberByMember) {
+  const std::shared_ptr<const Registry> registry = testing::PlanCaseRegistry();
+  const auto plan = [&](std::vector<std::int64_t> ids) {
+    NodeParams source;
+    source.ids = std::move(ids);
+    NodeParams seen;
+    seen.schema = "seen";
+    return CompilePlan(testing::PlanBuilder()
+                           .Add("ids", Op::kFixedSource, {}, source)
+                           .Add("unseen", Op::kExcludeSeen, {"ids"}, seen)
+                           .Output("unseen")
+                           .Build(),
+                       registry);
+  };
+  testing::MemoryStore store;
+  store.Put("seen:1", testing::StoredKey::Set({"2", "5"}));
+  ExecuteOptions options;
+  options.deadline = 5s;
+  RequestCapture capture;
+  options.capture = &capture;
+  RunOnFreshLoop([&] { return testing::MemoryEndpoints(*registry, &store); },
+                 plan({1, 2, 3, 4, 5, 6}), RequestInputs{{}, 1}, options);
+  ASSERT_EQ(capture.commands().size(), 1u);
+  experiments::CapturedReplies replies;
+  options.capture = nullptr;
+  replies.Load(capture.commands());
+  const ExecutionResult reversed =
+      RunOnFreshLoop([&] { return ReplayEndpoints(*registry, replies); }, plan({6, 4, 5, 2, 1}),
+                     RequestInputs{{}, 1}, options);
+  ASSERT_FALSE(reversed.error) << reversed.error->message;
+  EXPECT_TRUE(replies.missing().empty());
+  EXPECT_EQ(testing::Ids(*reversed.outputs.at(0).rows, *registry),
+            (std::vector<std::int64_t>{6, 4, 1}));
+  // Id 7 was never asked: the command is missing, and the node fails on it.
+  replies.Load(capture.commands());
+  const ExecutionResult unknown =
+      RunOnFreshLoop([&] { return ReplayEndpoints(*registry, replies); }, plan({1, 7}),
+                     RequestInputs{{}, 1}, options);
+  EXPECT_EQ(replies.missing().size(), 1u);
+  ASSERT_TRUE(unknown.error);
+  EXPECT_NE(unknown.error->message.find("the capture has no reply to this command"),
+            std::string::npos)
+      << unknown.error->message;
 }
 
 }  // namespace

@@ -67,6 +67,7 @@ TEST(MembershipSinkTest, AnyOtherReplyIsAProblemNamingWhatItHeld) {
       {"*3\r\n:1\r\n*0\r\n:0\r\n", "a nested aggregate"},
       {":1\r\n", "an integer"},
       {"_\r\n", "a null"},
+      {"~3\r\n:1\r\n:0\r\n:1\r\n", "set"},
   };
   for (const auto& [resp, what] : cases) {
     Membership m;

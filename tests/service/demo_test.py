@@ -78,7 +78,7 @@ class DemoTest(unittest.TestCase):
         self.assertLess(int(load.group(2)), int(load.group(1)), out)
         self.assertIn('rankd_requests_total{plan="feed",status="200",code=""}', out)
         # The studio's URL, checked by fetching the page while the server was up.
-        self.assertRegex(out, r"http://127\.0\.0\.1:\d+/studio: 6 plans to see, run, explain, "
+        self.assertRegex(out, r"http://127\.0\.0\.1:\d+/studio: 7 plans to see, run, explain, "
                               r"trace and compare \(page \d+ bytes; `make serve` leaves it up\)")
         self.assertIn("demo: stopped rankd serve and redis-server", out)
         for pid in self.pids(out):

@@ -732,7 +732,7 @@ class ServeFaultTest(OwnServer):
         self.assertEqual(self.server.rank({"plan": "feed", "viewer_id": 1})[0], 200)
         self.assertEqual(sorted(p["name"] for p in json.loads(
             self.server.request("GET", "/plans")[2])["plans"]),
-            ["blend", "feed", "feed_fresh", "feed_gbdt", "timeouts"])
+            ["blend", "feed", "feed_fresh", "feed_gbdt", "feed_rules", "timeouts"])
         # Asked for, it is removed.
         status, _, text = self.server.request("POST", "/admin/reload?allow_removals=1")
         self.assertEqual(status, 200, text)

@@ -71,7 +71,7 @@ export const REQUEST_FIELDS = {
   plan: {"type":"string","expect":"a plan's name (a non-empty string)","min_bytes":1,"default":""},
   /** a surface of the store's surfaces.toml: the viewer's variant's plan answers (docs/experiments.md) */
   surface: {"type":"string","expect":"a surface's name (a non-empty string)","min_bytes":1,"default":""},
-  /** required when the plan has a viewer node, and with surface (it picks the variant); ignored otherwise */
+  /** required when the plan reads the viewer (a viewer or exclude_seen node), and with surface (it picks the variant); ignored otherwise */
   viewer_id: {"type":"int","expect":"an integer from 0 to 9223372036854775807","min":"0","max":"9223372036854775807"},
   /** overrides of the plan's declared params */
   params: {"type":"params","expect":"an object of param values","default":[]},

@@ -346,7 +346,7 @@ rt::Task<const CandidateSet*> RunExcludeSeenNode(NodeContext& node) {
   WaveLease wave;
   redis::Batch& batch = wave->batch;
   const KeySchema& schema = *c.set.schema;
-  ReserveWave(batch, schema, commands, std::min(n, kIdsPerCommand) * 24 + 16);
+  ReserveWave(batch, schema, commands, std::min(n, kIdsPerCommand) * 28 + 16);
   std::string& key = wave->key;
   key.clear();
   schema.AppendKey(key, *node.request.viewer_id);
@@ -361,10 +361,14 @@ rt::Task<const CandidateSet*> RunExcludeSeenNode(NodeContext& node) {
   }
   co_await Send(node, c.set, batch);
   if (!problem.ok()) throw UpstreamError("unexpected reply: " + problem.message());
+  // Every id's flag came (an endpoint hands each command a reply or fails the call; checked
+  // rather than trusted, since a row kept or dropped on a missing flag would be silently wrong).
+  for (std::size_t k = 0; k < commands; ++k) {
+    if (!sinks[k].complete()) throw UpstreamError("unexpected reply: SMISMEMBER got no reply");
+  }
   std::uint32_t* kept = arena.Allocate<std::uint32_t>(std::max<std::size_t>(n, 1));
   std::size_t count = 0;
   for (std::size_t r = 0; r < n; ++r) {
-    RANKD_D_ASSERT(sinks[r / kIdsPerCommand].complete());
     if (seen[r] == 0) kept[count++] = input.row(r);
   }
   CandidateSet* rows = CandidateSet::CopyOf(arena, input);

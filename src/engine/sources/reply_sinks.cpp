@@ -458,7 +458,7 @@ void MembershipSink::OnAggregateBegin(redis::Type type, std::size_t n) {
   ++depth_;
   if (depth_ > 1) {
     Unexpected("a nested aggregate");
-  } else if (!IsArrayLike(type) || type == redis::Type::kMap) {
+  } else if (type != redis::Type::kArray) {
     Unexpected(redis::TypeName(type));
   } else if (n != expected_) {
     Unexpected(std::to_string(n) + " flags for " + std::to_string(expected_) + " ids");

@@ -121,10 +121,11 @@ class IdListSink : public redis::NullSink {
   ReplyProblem* problem_;
 };
 
-// SMISMEMBER: one 0 or 1 per id sent, into `out` (1: the set has the id). Any other reply (an
-// error, a count other than `expected`, an element that is not 0 or 1, a nested aggregate, a
-// scalar) is recorded as the reply's problem. A second reply starts over. It has no decoded
-// form: set schemas have no feature cache (docs/plan-format.md, "The registry").
+// SMISMEMBER: an array of one 0 or 1 per id sent, into `out` (1: the set has the id). Any other
+// reply (an error, another aggregate type, a count other than `expected`, an element that is not
+// 0 or 1, a nested aggregate, a scalar) is recorded as the reply's problem. A second reply starts
+// over. It has no decoded form: set schemas have no feature cache (docs/plan-format.md, "The
+// registry").
 class MembershipSink : public redis::NullSink {
  public:
   MembershipSink(std::uint8_t* out, std::size_t expected, ReplyProblem* problem)

@@ -254,6 +254,20 @@ TEST_P(ExecutorTest, ExcludeSeenDropsTheIdsTheViewersSetListsAndKeepsTheOrder) {
   EXPECT_EQ(Report(first, 1).rows_out, 1098u);
   // Viewer 2 has no set: nothing is dropped.
   EXPECT_EQ(OutputIds(Run(plan(OnError::kFail), Options(), 2)), ids.ids);
+  // 512 ids go in one command, 513 in two.
+  for (const std::size_t n : {512u, 513u}) {
+    NodeParams some;
+    some.ids.assign(ids.ids.end() - static_cast<std::ptrdiff_t>(n), ids.ids.end());
+    const ExecutionResult result = Run(PlanBuilder()
+                                           .Add("ids", Op::kFixedSource, {}, some)
+                                           .Add("unseen", Op::kExcludeSeen, {"ids"}, seen)
+                                           .Output("unseen")
+                                           .Build(),
+                                       Options());
+    ASSERT_FALSE(result.error) << result.error->message;
+    EXPECT_EQ(Report(result, 1).redis_commands, n == 512 ? 1u : 2u);
+    EXPECT_EQ(Report(result, 1).rows_out, n - 2);  // both rows of id 5 go
+  }
   r.Command("DEL", "seen:1");
   r.Command("SET", "seen:1", "not a set");
   const ExecutionResult failed = Run(plan(OnError::kFail), Options());
@@ -546,17 +560,30 @@ TEST_P(ExecutorTest, AtTheDeadlineUnfinishedNodesTimeOutAndSkipNodesDegrade) {
                                }())
                           .Add("media", Op::kMedia, {"ids"}, Fanout(5), OnError::kSkip)
                           .Add("both", Op::kConcat, {"ids", "media"}, {}, OnError::kSkip)
+                          .Add(
+                              "mixed", Op::kInsert, {"ids", "media"},
+                              [] {
+                                NodeParams p;
+                                p.every = 2;
+                                p.max_inserted = 1;
+                                return p;
+                              }(),
+                              OnError::kSkip)
                           .Output("both")
+                          .Output("mixed")
                           .Build();
     return Run(plan, Options(100ms));
   }();
   const ExecutionResult failed = Run(FeedPlan(OnError::kFail), Options(100ms));
   server_.Resume();
   ASSERT_FALSE(skipped.error) << skipped.error->message;
-  // media yields nothing; concat was never started: it keeps the input that had finished.
+  // media yields nothing; concat and insert were never started: each keeps the input that had
+  // finished.
   EXPECT_EQ(OutputIds(skipped), (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(OutputIds(skipped, 1), (std::vector<std::int64_t>{2, 3}));
   EXPECT_EQ(Report(skipped, 1).reason, DegradeReason::kTimeout);
   EXPECT_EQ(Report(skipped, 2).status, NodeStatus::kDegraded);
+  EXPECT_EQ(Report(skipped, 3).status, NodeStatus::kDegraded);
   EXPECT_LT(skipped.elapsed_us, 1'000'000);
   ASSERT_TRUE(failed.error);
   EXPECT_EQ(failed.error->code, ErrorCode::kDeadlineExceeded);

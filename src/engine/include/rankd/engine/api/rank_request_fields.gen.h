@@ -167,8 +167,8 @@ struct RankRequest {
   // a surface of the store's surfaces.toml: the viewer's variant's plan answers
   // (docs/experiments.md)
   std::string surface;
-  // required when the plan has a viewer node, and with surface (it picks the variant); ignored
-  // otherwise
+  // required when the plan reads the viewer (a viewer or exclude_seen node), and with surface (it
+  // picks the variant); ignored otherwise
   std::optional<std::int64_t> viewer_id;
   // overrides of the plan's declared params
   std::vector<RequestParam> params;

@@ -7,6 +7,10 @@
 // hits. A batch the capture does not hold (a plan that batches its reads otherwise) is answered
 // command by command: each lookup of a command takes its next captured answer, then its last
 // again (a plan sending a command more often than the captured one did reads the same answer).
+// A set-membership command (SMISMEMBER key member...) the capture lacks as sent is answered from
+// the captured answers about each of its members on that key: a changed plan asks about other
+// rows, or in other chunks, than the captured one did (exclude_seen), yet about members the
+// capture has answers for.
 // A ReplayEndpoint answers as the server did: a reply is decoded into the command's sink from the
 // captured bytes, an error reply is the command's error; a command whose call failed fails the
 // batch the same way (its endpoint's command timeout, a lost connection) after the others are
@@ -19,10 +23,12 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <map>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -53,10 +59,16 @@ class CapturedReplies {
   };
   // A batch's identity: its endpoint, then its encoded commands one after the other.
   static std::string BatchKey(std::string_view endpoint, const redis::Batch& batch);
+  // SMISMEMBER `command` answered from members_ (a reply made here), or null when it is not one
+  // or a member has no captured answer.
+  const CapturedCommand* AnswerByMembers(std::string_view endpoint, std::string_view command);
 
   std::vector<CapturedCommand> commands_;
   std::map<std::pair<std::string, std::string>, Occurrences, std::less<>> by_command_;
   std::map<std::string, Occurrences, std::less<>> by_batch_;
+  // Captured SMISMEMBER answers by (endpoint, key, member): 0 or 1.
+  std::map<std::tuple<std::string, std::string, std::string>, char, std::less<>> members_;
+  std::deque<CapturedCommand> made_;  // replies AnswerByMembers made (stable addresses)
   std::vector<std::pair<std::string, std::string>> missing_;
 };
 
