@@ -194,7 +194,7 @@ bench-http: bench
 # docs/benchmarks.md (ARGS='--repeats 1 --sizes 1000,100000' for a quick run, not recorded).
 bench-engine: setup-bench
 	$(call configure,build-bench,Release,-DRANKD_BUILD_BENCH=ON -DRANKD_BUILD_TESTS=OFF)
-	@nice ninja -C build-bench -j$(JOBS) --quiet rankd_feed_bench rankd_plan_load_bench
+	@nice ninja -C build-bench -j$(JOBS) --quiet rankd_feed_bench rankd_plan_load_bench rankd_rules_bench
 	build-bench/venv/bin/python bench/scripts/engine_bench.py $(if $(ARGS),$(ARGS),--record)
 
 # Tree models: one thread scoring 1K-100K rows, rankd vs LightGBM's and XGBoost's own predictors

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The engine benchmark (make bench-engine): the feed plan's score, filter and topk(50) on one
 thread over 1K to 1M rows, the VM against a hand-written loop (the floor), the tests' tree walk and
-DuckDB, plus the plan-load time. See docs/benchmarks.md, "Engine".
+DuckDB, plus the plan-load time and the weekly rules' cost (diversify, insert over 1,000 rows).
+See docs/benchmarks.md, "Engine".
 
 For each size, first every variant computes the top 50 once and their ids must agree (the C++
 variants inside build-bench/bench/engine/rankd_feed_bench --check, DuckDB against them here); then
@@ -28,6 +29,10 @@ ROOT = bench_env.REPO_ROOT
 BUILD = os.path.join(ROOT, "build-bench")
 FEED_BENCH = os.path.join(BUILD, "bench/engine/rankd_feed_bench")
 LOAD_BENCH = os.path.join(BUILD, "bench/engine/rankd_plan_load_bench")
+RULES_BENCH = os.path.join(BUILD, "bench/engine/rankd_rules_bench")
+# The rules' benchmarks (rankd_rules_bench), their labels and the issue's bound on each.
+RULES = [("BM_Diversify1000", "diversify (1 per author in 3 ranks) over 1,000 rows", 50),
+         ("BM_Insert50Among1000", "insert (every 5th rank, at most 10) of 50 among 1,000 rows", 50)]
 DOCS_MD = os.path.join(ROOT, "docs/benchmarks.md")
 DOCS_DIR = os.path.join(ROOT, "docs/benchmarks")
 VARIANTS = ["vm", "hand", "tree_walk", "duckdb"]
@@ -96,6 +101,19 @@ def plan_load(repeats):
     return {"first_load_ms": first_ms, "load_ms": median(times), "load_ms_runs": times}
 
 
+def rules(repeats):
+    """Median microseconds per run of each rule's benchmark over `repeats` repetitions."""
+    out = subprocess.run([RULES_BENCH, "--benchmark_repetitions=%d" % repeats,
+                          "--benchmark_format=json"], capture_output=True, text=True, check=True)
+    doc = json.loads(out.stdout)
+    result = {}
+    for name, _, _ in RULES:
+        times = [b["real_time"] for b in doc["benchmarks"]
+                 if b.get("run_type") == "iteration" and b["run_name"] == name]
+        result[name] = {"us": median(times), "us_runs": times}
+    return result
+
+
 def chart(doc, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -149,6 +167,11 @@ def section(doc):
     lines += ["", "Plan load (registry + the four example plans, `rankd_plan_load_bench`, median "
               "of %d): %.2f ms; the process's first load (the schema compiled once) %.2f ms." % (
                   len(pl["load_ms_runs"]), pl["load_ms"], pl["first_load_ms"]), "",
+              "The weekly rules (`rankd_rules_bench`, one thread, a fresh arena per run as a request "
+              "has, median of %d repetitions): %s." % (
+                  len(next(iter(doc["rules"].values()))["us_runs"]),
+                  "; ".join("%s %.1f us" % (label, doc["rules"][name]["us"])
+                            for name, label, _ in RULES)), "",
               "| target | measured | goal | result |", "|---|---|---|---|"]
     for t in doc["targets"]:
         lines.append("| %s | %s | %s | **%s** |" % (t["name"], t["measured"], t["goal"],
@@ -168,7 +191,7 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.record and (sizes != SIZES or args.repeats < 5):
         ap.error("--record needs every size and at least 5 repeats")
-    for binary in (FEED_BENCH, LOAD_BENCH):
+    for binary in (FEED_BENCH, LOAD_BENCH, RULES_BENCH):
         if not os.access(binary, os.X_OK):
             sys.exit("%s is not built (make bench-engine builds it)" % binary)
 
@@ -226,6 +249,7 @@ def main():
                                 "ratios": ratios}
     meta["load_end"] = bench_env.loadavg()
     pl = plan_load(5)
+    rule_times = rules(5)
 
     targets = []
 
@@ -246,9 +270,12 @@ def main():
                ">= 1.5x", c["duckdb"]["ratio"] >= 1.5)
     target("plan load (registry + 4 plans)", pl["load_ms"], "<= 5 ms", pl["load_ms"] <= 5,
            "%.2f ms")
+    for name, label, bound in RULES:
+        us = rule_times[name]["us"]
+        target(label, us, "<= %d us" % bound, us <= bound, "%.1f us")
 
     doc = {"meta": dict(meta, seconds=time.time() - started), "sizes": sizes, "cells": cells,
-           "plan_load": pl, "targets": targets}
+           "plan_load": pl, "rules": rule_times, "targets": targets}
     print()
     print(section(doc))
     bench_env.save_results(os.path.join(ROOT, "bench/results"), "engine", datetime.datetime.now(

@@ -2,8 +2,8 @@
 // input after the other, insert the second's among the first's.
 #include <algorithm>
 #include <cstring>
-#include <unordered_set>
 
+#include "ops/value_index.h"
 #include "rankd/engine/ops/cpu_ops.h"
 #include "rankd/runtime/debug_check.h"
 
@@ -55,13 +55,17 @@ std::vector<std::size_t> InsertableRows(const CandidateSet& organic, const Candi
                                         std::size_t id_slot) {
   const Column* organic_ids = organic.column(id_slot);
   const Column* inserted_ids = inserted.column(id_slot);
-  std::unordered_set<std::int64_t> taken;
-  taken.reserve(organic.size() + inserted.size());
-  for (std::size_t i = 0; i < organic.size(); ++i)
-    taken.insert(organic_ids->ints()[organic.row(i)]);
+  // Each id's number is where it was first seen: an organic row (0), or inserted row i (i + 1).
+  ValueIndex<std::int64_t> taken(organic.size() + inserted.size());
+  for (std::size_t i = 0; i < organic.size(); ++i) {
+    taken.FindOrAdd(organic_ids->ints()[organic.row(i)], 0);
+  }
   std::vector<std::size_t> rows;
   for (std::size_t i = 0; i < inserted.size(); ++i) {
-    if (taken.insert(inserted_ids->ints()[inserted.row(i)]).second) rows.push_back(i);
+    const auto number = static_cast<std::uint32_t>(i + 1);
+    if (taken.FindOrAdd(inserted_ids->ints()[inserted.row(i)], number) == number) {
+      rows.push_back(i);
+    }
   }
   return rows;
 }

@@ -4,12 +4,11 @@
 // Each gathers the key of every row it orders into a flat array of (key, row) pairs first, so
 // comparisons read neighbouring memory instead of chasing the selection into the column.
 #include <algorithm>
-#include <set>
-#include <unordered_map>
-#include <unordered_set>
+#include <functional>
 #include <utility>
 #include <vector>
 
+#include "ops/value_index.h"
 #include "rankd/engine/ops/cpu_ops.h"
 #include "rankd/runtime/debug_check.h"
 
@@ -152,8 +151,7 @@ struct DedupeKey<StringRef> {
 template <class T>
 CandidateSet* DedupeBy(const CandidateSet& in, const Column& column, Arena& arena) {
   const T* values = ValuesOf<T>(column);
-  std::unordered_set<typename DedupeKey<T>::Type> seen;
-  seen.reserve(in.size());
+  ValueIndex<typename DedupeKey<T>::Type> seen(in.size());
   bool seen_null = false;
   std::vector<std::uint32_t> rows;
   rows.reserve(in.size());
@@ -164,7 +162,8 @@ CandidateSet* DedupeBy(const CandidateSet& in, const Column& column, Arena& aren
       first = !seen_null;
       seen_null = true;
     } else {
-      first = seen.insert(DedupeKey<T>::Of(values[row])).second;
+      const auto position = static_cast<std::uint32_t>(i);
+      first = seen.FindOrAdd(DedupeKey<T>::Of(values[row]), position) == position;
     }
     if (first) rows.push_back(row);
   }
@@ -180,57 +179,82 @@ template <class T>
 CandidateSet* DiversifyBy(const CandidateSet& in, const Column& column, std::size_t max,
                           std::size_t window, Arena& arena) {
   const T* values = ValuesOf<T>(column);
+  const std::size_t n = in.size();
   constexpr std::uint32_t kNullGroup = 0;  // never counted: always under the limit
-  std::unordered_map<typename DedupeKey<T>::Type, std::uint32_t> group_of_value;
-  std::vector<std::vector<std::uint32_t>> groups(1);  // positions in the input, in order
-  std::vector<std::uint32_t> group_of(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
+  // Each position's group (its value's number, 0 for null), then the groups' positions in
+  // order, one after the other (group g's are at first[g] .. first[g + 1]).
+  ValueIndex<typename DedupeKey<T>::Type> group_of_value(n);
+  std::vector<std::uint32_t> group_of(n);
+  std::uint32_t groups = 1;
+  for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t row = in.row(i);
-    std::uint32_t g = kNullGroup;
-    if (column.valid(row)) {
-      const auto [it, added] = group_of_value.try_emplace(
-          DedupeKey<T>::Of(values[row]), static_cast<std::uint32_t>(groups.size()));
-      if (added) groups.emplace_back();
-      g = it->second;
+    if (!column.valid(row)) {
+      group_of[i] = kNullGroup;
+    } else {
+      group_of[i] = group_of_value.FindOrAdd(DedupeKey<T>::Of(values[row]), groups);
+      if (group_of[i] == groups) ++groups;
     }
-    groups[g].push_back(static_cast<std::uint32_t>(i));
-    group_of[i] = g;
   }
-  std::vector<std::size_t> next(groups.size(), 0);   // each group's front
-  std::vector<std::size_t> count(groups.size(), 0);  // its rows in the window
-  // (front position, group) of every group with rows left: under the limit, or at it.
-  std::set<std::pair<std::uint32_t, std::uint32_t>> under, at;
-  const auto file = [&](std::uint32_t g) {  // files g's front in the set its count says
-    if (next[g] == groups[g].size()) return;
-    const std::pair<std::uint32_t, std::uint32_t> front{groups[g][next[g]], g};
-    (g == kNullGroup || count[g] < max ? under : at).insert(front);
+  std::vector<std::uint32_t> first(groups + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) ++first[group_of[i] + 1];
+  for (std::uint32_t g = 0; g < groups; ++g) first[g + 1] += first[g];
+  std::vector<std::uint32_t> positions(n);
+  std::vector<std::uint32_t> next(first.begin(), first.end() - 1);  // each group's front
+  for (std::size_t i = 0; i < n; ++i)
+    positions[next[group_of[i]]++] = static_cast<std::uint32_t>(i);
+  std::copy(first.begin(), first.end() - 1, next.begin());
+  std::vector<std::size_t> count(groups, 0);  // its rows in the window
+  // The fronts of the groups with rows left, under the limit or at it: min-heaps of (front
+  // position, group) whose stale entries (a group since moved or advanced) are dropped when they
+  // reach the top. A group's live entry is in the heap `where[g]` names.
+  enum : std::uint8_t { kNowhere, kUnder, kAt };
+  std::vector<std::uint8_t> where(groups, kNowhere);
+  using Entry = std::pair<std::uint32_t, std::uint32_t>;
+  std::vector<Entry> under, at;
+  const auto file = [&](std::uint32_t g) {  // files g's front in the heap its count says
+    if (next[g] == first[g + 1]) {
+      where[g] = kNowhere;
+      return;
+    }
+    const bool is_under = g == kNullGroup || count[g] < max;
+    where[g] = is_under ? kUnder : kAt;
+    std::vector<Entry>& heap = is_under ? under : at;
+    heap.emplace_back(positions[next[g]], g);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>());
   };
-  const auto unfile = [&](std::uint32_t g) {
-    if (next[g] == groups[g].size()) return;
-    const std::pair<std::uint32_t, std::uint32_t> front{groups[g][next[g]], g};
-    under.erase(front);
-    at.erase(front);
+  // The live top of `heap` (stale entries popped), or null.
+  const auto top = [&](std::vector<Entry>& heap, std::uint8_t which) -> const Entry* {
+    while (!heap.empty()) {
+      const Entry& e = heap.front();
+      if (where[e.second] == which && next[e.second] < first[e.second + 1] &&
+          positions[next[e.second]] == e.first) {
+        return &e;
+      }
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      heap.pop_back();
+    }
+    return nullptr;
   };
-  for (std::uint32_t g = 0; g < groups.size(); ++g) file(g);
+  for (std::uint32_t g = 0; g < groups; ++g) file(g);
   std::vector<std::uint32_t> placed;  // positions, in their new order
-  placed.reserve(in.size());
-  while (!under.empty() || !at.empty()) {
-    const std::uint32_t g = (under.empty() ? *at.begin() : *under.begin()).second;
-    unfile(g);
-    placed.push_back(groups[g][next[g]++]);
+  placed.reserve(n);
+  while (placed.size() < n) {
+    const Entry* e = top(under, kUnder);
+    if (e == nullptr) e = top(at, kAt);
+    RANKD_D_ASSERT(e != nullptr);
+    const std::uint32_t g = e->second;
+    placed.push_back(positions[next[g]++]);
     if (g != kNullGroup) ++count[g];
     file(g);
     // The row `window` - 1 ranks back leaves the window of the next rank.
     if (placed.size() >= window) {
       const std::uint32_t leaving = group_of[placed[placed.size() - window]];
       if (leaving != kNullGroup) {
-        unfile(leaving);
         --count[leaving];
-        file(leaving);
+        if (where[leaving] == kAt && count[leaving] < max) file(leaving);
       }
     }
   }
-  RANKD_D_ASSERT(placed.size() == in.size());
   std::vector<std::uint32_t> rows(placed.size());
   for (std::size_t i = 0; i < placed.size(); ++i) rows[i] = in.row(placed[i]);
   return WithRows(in, rows, arena);
