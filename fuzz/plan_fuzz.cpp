@@ -187,6 +187,9 @@ void PrintCase(const Plan& plan, const PlanCase& c, const MemoryStore& store) {
     if (n.op == Op::kTake) line += " count=" + count(p.count, p.count_param);
     if (n.op == Op::kTopk) line += " k=" + count(p.k, p.k_param);
     if (n.op == Op::kSleep || n.op == Op::kBusyCpu) line += " ms=" + std::to_string(p.ms);
+    if (n.op == Op::kDecay) {
+      line += " group=" + p.group + " factor=" + std::to_string(p.factor) + " out=" + p.out_key;
+    }
     if (n.op == Op::kInsert) {
       line += " every=" + std::to_string(p.every) + " max=" + std::to_string(p.max_inserted);
     }

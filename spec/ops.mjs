@@ -7,7 +7,7 @@ import { SpecError, banner, bool, camel, cell, comment, cppString, plainText, re
 const obj = { type: "object" };
 const arr = { type: "array" };
 
-const PARAM_TYPES = ["int", "int_list", "key_list", "enum", "schema", "key", "out_key", "expr", "pred"];
+const PARAM_TYPES = ["int", "float", "int_list", "key_list", "enum", "schema", "key", "out_key", "expr", "pred"];
 const EXECUTIONS = ["redis_source", "cpu", "heavy_cpu", "wait"];
 const DEGRADES = ["no_rows", "pass_input", "keep_finished_inputs"];
 const REMOVALS = ["predicate", "position", "rank_by_key", "earlier_duplicate", "seen", "not_inserted"];
@@ -21,6 +21,7 @@ const FLAGS = [
 // The members each param type may have besides name, type and required.
 const PARAM_MEMBERS = {
   int: ["min", "max", "from_param"],
+  float: ["min", "max"],
   int_list: ["min_items", "max_items"],
   key_list: ["min_items", "max_items"],
   enum: ["values", "enum_type"],
@@ -128,6 +129,10 @@ function readParam(p, where) {
   if (p.type === "int") {
     if (int("max") < int("min")) fail("min <= max");
     p.from_param = p.from_param === true;
+  }
+  if (p.type === "float") {
+    for (const k of ["min", "max"]) if (typeof p[k] !== "number" || !Number.isFinite(p[k])) fail(`${k} must be a finite number`);
+    if (p.max < p.min) fail("min <= max");
   }
   if (p.type === "int_list" || p.type === "key_list") {
     if (int("max_items") < int("min_items")) fail("min_items <= max_items");
@@ -305,6 +310,8 @@ function placeholderTs(part) {
   switch (part.param.type) {
     case "int":
       return `r.int(${v})`;
+    case "float":
+      return `r.float(${v})`;
     case "int_list":
     case "key_list":
       return `r.list(${v})`;
@@ -324,6 +331,7 @@ const templateTs = (parts) =>
 
 const CPP_MEMBER_TYPES = {
   int: "std::int64_t",
+  float: "double",
   int_list: "std::vector<std::int64_t>",
   key_list: "std::vector<std::string>",
   schema: "std::string",
@@ -337,6 +345,8 @@ function paramDoc(p) {
   switch (p.type) {
     case "int":
       return `an integer from ${p.min} to ${p.max}` + (p.from_param ? `, or a declared int request param: then the param's max (the most the node can use, which its static cost counts), and the param's name in ${p.name}_param` : "");
+    case "float":
+      return `a number from ${p.min} to ${p.max}`;
     case "int_list":
       return `${p.min_items} to ${p.max_items} safe integers`;
     case "key_list":
@@ -365,7 +375,7 @@ function opsPublicHeader(ops) {
   const fields = members
     .map(({ param: p, ops: names }) => {
       const type = p.type === "enum" ? p.enum_type : CPP_MEMBER_TYPES[p.type];
-      const init = p.type === "int" ? " = 0" : p.type === "enum" ? ` = ${p.enum_type}::k${camel(p.values[0])}` : "";
+      const init = p.type === "int" || p.type === "float" ? " = 0" : p.type === "enum" ? ` = ${p.enum_type}::k${camel(p.values[0])}` : "";
       const line = `${comment(`${names.join(", ")}: ${paramDoc(p)}.`, "  //")}\n  ${type} ${p.name}${init};`;
       return p.from_param ? `${line}\n  std::string ${p.name}_param;` : line;
     })
@@ -402,11 +412,15 @@ ${fields}
 
 const EXECUTION_CPP = { redis_source: "kRedisSource", cpu: "kCpu", heavy_cpu: "kHeavyCpu", wait: "kWait" };
 
+// A finite number as a C++ double literal (1 -> 1.0).
+const cppDouble = (v) => (Number.isInteger(v) ? `${v}.0` : String(v));
+
 function paramSpecCpp(p) {
   const items = p.type === "int_list" || p.type === "key_list";
   return (
     `{.name = ${cppString(p.name)}, .type = ParamType::k${camel(p.type)}, .required = ${p.required}, ` +
     `.min = ${p.type === "int" ? p.min : items ? p.min_items : 0}, .max = ${p.type === "int" ? p.max : items ? p.max_items : 0}, ` +
+    (p.type === "float" ? `.float_min = ${cppDouble(p.min)}, .float_max = ${cppDouble(p.max)}, ` : "") +
     `.values = ${p.type === "enum" ? `k${p.enum_type}Values` : "{}"}, ` +
     `.value = ${p.from_param ? `&NodeParams::${p.name}` : "nullptr"}, .from_param = ${p.from_param ? `&NodeParams::${p.name}_param` : "nullptr"}}`
   );
@@ -539,6 +553,7 @@ ${rows}
 function paramSpecTs(p) {
   const o = { type: p.type, required: p.required };
   if (p.type === "int") Object.assign(o, { min: p.min, max: p.max }, p.from_param ? { fromParam: true } : {});
+  if (p.type === "float") Object.assign(o, { min: p.min, max: p.max });
   if (p.type === "int_list" || p.type === "key_list") Object.assign(o, { min_items: p.min_items, max_items: p.max_items });
   if (p.type === "enum") o.values = p.values;
   return JSON.stringify(o);
@@ -615,6 +630,8 @@ function paramSchema(p) {
       const literal = { type: "integer", minimum: p.min, maximum: p.max };
       return p.from_param ? { oneOf: [literal, { $ref: "#/definitions/param_ref" }] } : literal;
     }
+    case "float":
+      return { type: "number", minimum: p.min, maximum: p.max };
     case "int_list":
       return { type: "array", minItems: p.min_items, maxItems: p.max_items, items: { type: "integer" } };
     case "key_list":

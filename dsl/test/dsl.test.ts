@@ -9,6 +9,7 @@ import type { NodeJson, PlanJson } from "../src/authoring/json.js";
 import { materialize } from "../src/authoring/plan.js";
 import { OPS } from "../src/compiler/ops.js";
 import { checkSchema } from "../src/compiler/validate.js";
+import { explainPlan } from "../src/compiler/explain.js";
 import { readFileSync, writeFileSync } from "node:fs";
 import { SCHEMA_PATH } from "../src/compiler/paths.js";
 import path from "node:path";
@@ -257,6 +258,34 @@ test("insert: this set's rows with the other's at every nth rank, the other as t
   assert.throws(() => build((ctx) => ctx.viewer().insert("fixed" as never, { every: 2, maxInserted: 1 })), /insert expects a candidate set of this plan, got "fixed"/);
 });
 
+test("decay: by a numeric key, its group, factor and out_key in one node; its options an object", () => {
+  const media = (ctx: PlanContext) => ctx.viewer().follow({ fanout: 5 }).media({ fanout: 5 }).fetchFeatures("media_features", ["author_id", "likes", "ctr"]);
+  const plan = build((ctx) =>
+    media(ctx)
+      .vm("final_score", Key.ctr)
+      .decay("final_score", { group: "author_id", factor: 0.7, outKey: "model_score_1" })
+      .decay("likes", { group: "author_id", factor: 1, outKey: "model_score_2" }, { id: "fatigue", label: "per author", on_error: "skip" }),
+  );
+  assert.deepEqual(node(plan, "decay"), {
+    id: "decay",
+    op: "decay",
+    inputs: ["vm"],
+    params: { by: "final_score", group: "author_id", factor: 0.7, out_key: "model_score_1" },
+    on_error: "fail",
+  });
+  assert.deepEqual(node(plan, "fatigue"), {
+    id: "fatigue",
+    op: "decay",
+    inputs: ["decay"],
+    params: { by: "likes", group: "author_id", factor: 1, out_key: "model_score_2" },
+    on_error: "skip",
+    label: "per author",
+  });
+  assert.deepEqual(plan.outputs, ["fatigue"]);
+  assert.throws(() => build((ctx) => media(ctx).decay("likes", null as never)), /decay expected \{ group, factor, outKey \}, got null/);
+  assert.throws(() => build((ctx) => media(ctx).decay("likes", 0.5 as never)), /decay expected \{ group, factor, outKey \}, got number 0.5/);
+});
+
 test("take and topk: a count is a number or an int param read per request", () => {
   const plan = build(
     (ctx) =>
@@ -356,6 +385,7 @@ test("every op compiles end to end and validates against the schema", async () =
       .sleep(1)
       .busyCpu(1)
       .topk("final_score", 20)
+      .decay("final_score", { group: "author_id", factor: 0.5, outKey: "model_score_2" })
       .insert(ctx.fixed([4, 5, 6]), { every: 4, maxInserted: 2 })
       .diversify("author_id", { maxPerWindow: 2, window: 5 })
       .excludeSeen("seen", { on_error: "skip" });`,
@@ -377,6 +407,16 @@ test("every op compiles end to end and validates against the schema", async () =
   assert.equal(c.analysis.redis_commands, 1 + 11 + 10 + 11 + 10 + 63 + 1);
   // insert: the 20 organic rows and at most 2 of the 3 fixed ids.
   assert.deepEqual(c.analysis.cost.get("insert"), { rows: 22, redis_commands: 0 });
+  // decay: its input's 20 rows, every one kept; no Redis commands.
+  assert.deepEqual(c.analysis.cost.get("decay"), { rows: 20, redis_commands: 0 });
+  assert.deepEqual(c.plan.nodes.find((n) => n.op === "decay"), {
+    id: "decay",
+    op: "decay",
+    inputs: ["topk"],
+    params: { by: "final_score", group: "author_id", factor: 0.5, out_key: "model_score_2" },
+    on_error: "fail",
+  });
+  assert.match(explainPlan(c.plan, c.analysis), /^ {2}decay +topk +decay model_score_2 = final_score × 0\.5\^\(n−1\) by author_id +20 +0$/m);
   assert.deepEqual(c.analysis.cost.get("exclude_seen"), { rows: 22, redis_commands: 1 });
   assert.deepEqual(c.plan.nodes.at(-1), { id: "exclude_seen", op: "exclude_seen", inputs: ["diversify"], params: { schema: "seen" }, on_error: "skip" });
   assert.equal(c.analysis.cost.get("dedupe")?.rows, 63);

@@ -265,6 +265,9 @@ test("validation: values the schema rejects, at the node", async () => {
   await expectError(insert("{ every: 1, maxInserted: 1 }"), /plan JSON \/nodes\/2\/params\/every must be >= 2/, "insert(");
   await expectError(insert("{ every: 1001, maxInserted: 1 }"), /plan JSON \/nodes\/2\/params\/every must be <= 1000/, "insert(");
   await expectError(insert("{ every: 2, maxInserted: 0 }"), /plan JSON \/nodes\/2\/params\/max_inserted must be >= 1/, "insert(");
+  const decay = (factor: string) => feedWith(`return m.decay("likes", { group: "author_id", factor: ${factor}, outKey: "final_score" });`);
+  await expectError(decay("0"), /plan JSON \/nodes\/4\/params\/factor must be >= 0.01/, "m.decay(");
+  await expectError(decay("1.5"), /plan JSON \/nodes\/4\/params\/factor must be <= 1/, "m.decay(");
   await expectError(planWith(`    return ctx.viewer({ on_error: "retry" as any });`), /plan JSON \/nodes\/0\/on_error must be one of "fail", "skip"/, "ctx.viewer(");
   await expectError(planWith(`    return ctx.fixed([]);`), /plan JSON \/nodes\/0\/params\/ids must NOT have fewer than 1 items/, "ctx.fixed(");
   await expectError(`import { definePlan } from "@rankd/dsl";\nexport default definePlan({ name: "Feed!", build: (ctx) => ctx.viewer() });\n`, /plan JSON \/name must match pattern/, "definePlan(");
@@ -288,9 +291,20 @@ test("validation: types bypassed with `as any` are caught after the build", asyn
   await expectError(feedWith(`return m.fetchFeatures("media_features", ["country" as any]);`), /key schema "media_features" does not yield key "country"/, "m.fetchFeatures(");
   await expectError(feedWith(`return m.fetchList("user" as any, { fanout: 2 });`), /key schema "user" is a hash, but fetch_list needs a list/, "m.fetchList(");
   await expectError(feedWith(`return m.topk("title" as any, 3);`), /topk ranks by a number, but key "title" is a string/, "m.topk(");
+  await expectError(feedWith(`return m.decay("title" as any, { group: "author_id", factor: 0.5, outKey: "final_score" });`), /^decay scores by a number, but key "title" is a string$/, "m.decay(");
+  await expectError(planWith(`    return ctx.viewer().decay("verified" as any, { group: "country", factor: 0.5, outKey: "final_score" });`), /^decay scores by a number, but key "verified" is a bool$/, ".decay(");
+  const readOnly = await expectError(feedWith(`return m.decay("likes", { group: "author_id", factor: 0.5, outKey: "ctr" as any });`), /^decay cannot write key "ctr": the registry marks it read-only$/, "m.decay(");
+  assert.equal(readOnly.hint, "write one of the registry's writable keys");
+  await expectError(feedWith(`return m.decay("likes", { group: "author_id", factor: 0.5, outKey: "shoe_score" as any });`), /^decay writes unknown key "shoe_score": it is not in the registry$/, "m.decay(");
   await expectError(feedWith(`return m.filter(Pred.lt(Key.verified as any, true as any));`), /lt cannot order bools/, "m.filter(");
   await expectError(feedWith(`return m.sort("shoe_size" as any, "asc");`), /sort: unknown key "shoe_size"/, "m.sort(");
   await expectError(feedWith(`return m.sort("likes", "up" as any);`), /params\/order must be one of "asc", "desc"/, "m.sort(");
+});
+
+test("type error: decay ranks by a numeric key and writes a writable float key", async () => {
+  await expectError(feedWith(`return m.decay("title", { group: "author_id", factor: 0.5, outKey: "final_score" });`), /Argument of type '"title"' is not assignable to parameter of type 'NumericKey'/, `decay("title"`);
+  await expectError(feedWith(`return m.decay("likes", { group: "author_id", factor: 0.5, outKey: "ctr" });`), /Type '"ctr"' is not assignable to type 'WritableFloatKey'/, `outKey: "ctr"`);
+  await expectError(feedWith(`return m.decay("likes", { group: "shoe_size", factor: 0.5, outKey: "final_score" });`), /Type '"shoe_size"' is not assignable to type/, `group: "shoe_size"`);
 });
 
 test("type error and validation error: a take or topk count from a param", async () => {

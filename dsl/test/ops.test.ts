@@ -23,6 +23,8 @@ function paramSchema(p: ParamSpec): unknown {
       const literal = { type: "integer", minimum: p.min, maximum: p.max };
       return p.fromParam ? { oneOf: [literal, { $ref: "#/definitions/param_ref" }] } : literal;
     }
+    case "float":
+      return { type: "number", minimum: p.min, maximum: p.max };
     case "int_list":
       return { type: "array", minItems: p.min_items, maxItems: p.max_items, items: { type: "integer" } };
     case "key_list":
@@ -69,4 +71,11 @@ test("op lookups: only the table's own entries are ops", () => {
   assert.equal(opSpec("teleport"), undefined);
   assert.equal(opSpec("constructor"), undefined);
   assert.equal(opSpec("__proto__"), undefined);
+});
+
+test("explain writes a float param as a float constant: a whole number with .0", () => {
+  const decay = (factor: number) => OPS.decay.explain({ by: "final_score", group: "author_id", factor, out_key: "model_score_1" });
+  assert.equal(decay(0.85), "model_score_1 = final_score × 0.85^(n−1) by author_id");
+  assert.equal(decay(1), "model_score_1 = final_score × 1.0^(n−1) by author_id");
+  assert.equal(decay(0.01), "model_score_1 = final_score × 0.01^(n−1) by author_id");
 });

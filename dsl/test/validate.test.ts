@@ -376,3 +376,57 @@ test("the static cost of a count from a param is the param's max", () => {
   (p.nodes[2] as { params: Record<string, unknown> }).params["fanout"] = 2;
   assert.equal(checkPlan(p, registry).analysis?.cost.get("top")?.rows, 200);
 });
+
+test("decay: by a numeric key, grouped by any available key, into a writable float key; its checks' codes, pointers and messages", () => {
+  const decay = (params: Record<string, unknown>) => (p: PlanJson) => {
+    p.nodes.push({ id: "fatigue", op: "decay", inputs: ["top"], params, on_error: "fail" });
+    p.outputs = ["fatigue"];
+  };
+  const ok = { by: "final_score", group: "author_id", factor: 0.5, out_key: "model_score_1" };
+  assert.deepEqual(problemsAfter(decay(ok)), []);
+  assert.deepEqual(problemsAfter(decay({ ...ok, by: "likes", factor: 1 })), []);
+  assert.deepEqual(problemsAfter(decay({ ...ok, factor: 0.01 })), []);
+  // Its rows are its input's, every one of them, with out_key added; no Redis commands.
+  const p = golden();
+  decay(ok)(p);
+  p.digest = planDigest(p);
+  const { analysis } = checkPlan(p, registry, { checkDigest: true });
+  assert.deepEqual(analysis?.cost.get("fatigue"), { rows: 50, redis_commands: 0 });
+  assert.deepEqual([...(analysis?.columns.get("fatigue") ?? [])], [...(analysis?.columns.get("top") ?? []), "model_score_1"]);
+
+  /** The issues of the feed with the decay node, each as code, pointer, message and hint. */
+  const issues = (params: Record<string, unknown>, reg: Registry = registry) => {
+    const q = golden();
+    if (reg !== registry) q.registry_digest = reg.digest;
+    decay(params)(q);
+    q.digest = planDigest(q);
+    return checkPlan(q, reg, { checkDigest: true }).issues.map((i) => ({ code: i.code, pointer: i.pointer, node: i.node, message: i.message, ...(i.hint ? { hint: i.hint } : {}) }));
+  };
+  // by: a numeric key.
+  assert.deepEqual(issues({ ...ok, by: "title" }), [
+    { code: "key_not_numeric", pointer: "/nodes/7/params/by", node: "fatigue", message: 'decay scores by a number, but key "title" is a string' },
+  ]);
+  // out_key: a registry key, writable, of type float.
+  assert.deepEqual(issues({ ...ok, out_key: "shoe_score" }), [
+    { code: "key_unknown", pointer: "/nodes/7/params/out_key", node: "fatigue", message: 'decay writes unknown key "shoe_score": it is not in the registry' },
+  ]);
+  assert.deepEqual(issues({ ...ok, out_key: "ctr" }), [
+    { code: "key_not_writable", pointer: "/nodes/7/params/out_key", node: "fatigue", message: 'decay cannot write key "ctr": the registry marks it read-only', hint: "write one of the registry's writable keys" },
+  ]);
+  // The registry has no writable key of another type than float: one added to a copy of it.
+  const data = JSON.parse(JSON.stringify(registry.data)) as RegistryData;
+  data.keys.push({ id: 99, name: "boost_rank", type: "int", nullable: true, writable: true, doc: "A writable int key." });
+  const withInt = new Registry(data);
+  assert.deepEqual(issues({ ...ok, out_key: "boost_rank" }, withInt), [
+    { code: "type_mismatch", pointer: "/nodes/7/params/out_key", node: "fatigue", message: 'decay writes a float, but key "boost_rank" is an int' },
+  ]);
+  // A by and an out_key both wrong: both reported, by first.
+  assert.deepEqual(problemsAfter(decay({ ...ok, by: "title", out_key: "likes" })), ["key_not_numeric /nodes/7/params/by", "key_not_writable /nodes/7/params/out_key"]);
+  // by and group: keys available at the input (an unknown key is the generic key check's).
+  assert.deepEqual(problemsAfter(decay({ ...ok, group: "country" })), ["key_not_available /nodes/7/params/group"]);
+  assert.deepEqual(problemsAfter(decay({ ...ok, by: "model_score_2" })), ["key_not_available /nodes/7/params/by"]);
+  // factor: a number from 0.01 to 1.
+  for (const factor of [0, 0.009, 1.5, -1, "0.5"]) assert.deepEqual(problemsAfter(decay({ ...ok, factor })), ["schema /nodes/7/params/factor"], String(factor));
+  const { group: _, ...noGroup } = ok;
+  assert.deepEqual(problemsAfter(decay(noGroup)), ["schema /nodes/7/params"]);
+});

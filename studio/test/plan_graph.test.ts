@@ -123,3 +123,15 @@ test("long lines are cut to fit the box", () => {
   assert.equal(features.lines[1], "fetch_features · media_features: author_id, age_hours, …");
   assert.equal([...features.lines[1]!].length, 56);
 });
+
+test("a float param reads as a float constant does: 0.85, and a whole number with .0", () => {
+  const decay = (factor: number) => ({
+    id: "fatigue", op: "decay", inputs: ["top"], params: { by: "final_score", group: "author_id", factor, out_key: "model_score_1" }, on_error: "fail" as const,
+  });
+  assert.equal(summariseParams(decay(0.85), feed), "final_score × 0.85^(n−1) per author_id");
+  assert.equal(summariseParams(decay(1), feed), "final_score × 1.0^(n−1) per author_id");
+  const artifact: PlanArtifact = { ...feed, nodes: [...feed.nodes, decay(0.5)], outputs: ["fatigue"] };
+  const node = buildPlanGraph(artifact, null).nodes.find((n) => n.id === "fatigue");
+  assert.deepEqual(node?.lines, ["fatigue", "decay · final_score × 0.5^(n−1) per author_id"]);
+  assert.deepEqual(node?.trees, []);
+});

@@ -22,6 +22,8 @@ std::string TypeName(ParamType type) {
   switch (type) {
     case ParamType::kInt:
       return "integer";
+    case ParamType::kFloat:
+      return "number";
     case ParamType::kIntList:
     case ParamType::kKeyList:
       return "array";
@@ -94,6 +96,10 @@ TEST(OpTableTest, AgreesWithTheSchemasOpClauses) {
         if (p.type == ParamType::kInt) {
           EXPECT_EQ(property->Find("minimum")->number(), p.min);
           EXPECT_EQ(property->Find("maximum")->number(), p.max);
+        }
+        if (p.type == ParamType::kFloat) {
+          EXPECT_EQ(property->Find("minimum")->number(), p.float_min);
+          EXPECT_EQ(property->Find("maximum")->number(), p.float_max);
         }
         if (p.type == ParamType::kIntList || p.type == ParamType::kKeyList) {
           EXPECT_EQ(property->Find("minItems")->number(), p.min);

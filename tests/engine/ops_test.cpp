@@ -197,6 +197,28 @@ TEST_F(OpsTest, InsertPlacesTheInsertableRowsEveryNRanksUpToItsMaxWhileOrganicRo
             (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
 }
 
+// decay by i1 (the group) of f2 (the score), factor 0.5: rows by f2 descending, the n-th row of
+// a group scores f2 × 0.5^(n−1), then by that descending.
+TEST_F(OpsTest, DecayMultipliesEachGroupsLaterRowsAndReRanks) {
+  CandidateSet* rows = testing::Rows(arena_, *registry_, 6);
+  rows->set_column(Slot("f2"), testing::Floats(arena_, {10, 9, 8, 7, std::nullopt, 3}));
+  rows->set_column(Slot("i1"), testing::Ints(arena_, {1, 1, 2, 1, 1, std::nullopt}));
+  const CandidateSet* out = RunDecay(*rows, Slot("f2"), Slot("i1"), 0.5, Slot("f1"), arena_);
+  // Scores: id1 10 (group 1, first), id2 4.5, id3 8 (group 2), id4 1.75, id6 3 (null group: not
+  // decayed); id5 has no score: null, last.
+  EXPECT_EQ(IdsOf(out), (std::vector<std::int64_t>{1, 3, 2, 6, 4, 5}));
+  const Column* f1 = out->column(Slot("f1"));
+  EXPECT_EQ(f1->Get(out->row(2)), Scalar(4.5));
+  EXPECT_EQ(f1->Get(out->row(4)), Scalar(1.75));
+  EXPECT_EQ(f1->Get(out->row(5)), Scalar(std::monostate{}));
+  // factor 1: the descending sort by f2, with f2 copied.
+  EXPECT_EQ(IdsOf(RunDecay(*rows, Slot("f2"), Slot("i1"), 1.0, Slot("f1"), arena_)),
+            (std::vector<std::int64_t>{1, 2, 3, 4, 6, 5}));
+  // No group column at all: nothing is decayed.
+  EXPECT_EQ(IdsOf(RunDecay(*rows, Slot("f2"), Slot("s2"), 0.5, Slot("f1"), arena_)),
+            (std::vector<std::int64_t>{1, 2, 3, 4, 6, 5}));
+}
+
 TEST_F(OpsTest, VmWritesItsKeyAndLeavesTheInputAlone) {
   CandidateSet* set = Six();
   const auto expr = CompileExpr(X::Mul(X::Key("f1"), X::Float(2)), *registry_, params_);

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -617,7 +618,7 @@ class PlanCaseGenerator {
     const std::vector<bool> keys = input.keys;
     const std::uint64_t rows = input.max_rows;
     NodeParams p;
-    switch (Pick(21)) {
+    switch (Pick(22)) {
       case 0:
       case 1:
         if (AddFanout(Op::kFollow, in)) return;
@@ -658,6 +659,17 @@ class PlanCaseGenerator {
       case 14:
         p.by = ByKey(in, false);
         Add(Op::kDedupe, {in}, std::move(p), keys, rows);
+        return;
+      case 21:
+        p.by = ByKey(in, true);
+        p.group = ByKey(in, false);
+        p.factor = std::array<double, 5>{0.5, 0.8, 1.0, 0.01, 1.0 / 3}[Pick(5)];
+        p.out_key = "out_f";
+        {
+          std::vector<bool> with_out = keys;
+          with_out[*registry_.KeySlot("out_f")] = true;
+          Add(Op::kDecay, {in}, std::move(p), std::move(with_out), rows);
+        }
         return;
       case 20:
         p.schema = "seen";

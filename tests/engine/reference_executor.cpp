@@ -253,7 +253,7 @@ class Reference {
         if (node.op == Op::kFetchFeatures) {
           for (const std::string& k : node.params.keys) keys[Slot(k)] = true;
         }
-        if (node.op == Op::kVm) keys[Slot(node.params.out_key)] = true;
+        if (node.op == Op::kVm || node.op == Op::kDecay) keys[Slot(node.params.out_key)] = true;
         break;
     }
     return keys;
@@ -542,6 +542,46 @@ class Reference {
           placed.push_back(remaining[pick]);
           remaining.erase(remaining.begin() + static_cast<std::ptrdiff_t>(pick));
         }
+        return run;
+      }
+      case Op::kDecay: {
+        // docs/plan-format.md, "Decay by group": by's descending order (stable, nulls last), a
+        // running product per group value, then out_key's descending order.
+        const std::size_t by = Slot(p.by), group = Slot(p.group), out = Slot(p.out_key);
+        std::vector<Row> rows = inputs[0]->rows;
+        const auto descending = [](std::size_t key) {
+          return [key](const Row& a, const Row& b) {
+            if (IsNull(a[key])) return false;
+            if (IsNull(b[key])) return true;
+            return CompareValues(a[key], b[key]) > 0;
+          };
+        };
+        std::stable_sort(rows.begin(), rows.end(), descending(by));
+        std::vector<std::pair<Scalar, double>> last;  // per group value: its last multiplier
+        for (Row& row : rows) {
+          double multiplier = 1.0;
+          if (!IsNull(row[group])) {
+            auto it = std::find_if(last.begin(), last.end(), [&](const auto& e) {
+              return CompareValues(e.first, row[group]) == 0;
+            });
+            if (it == last.end()) {
+              last.emplace_back(row[group], 1.0);
+            } else {
+              it->second *= p.factor;
+              multiplier = it->second;
+            }
+          }
+          if (IsNull(row[by])) {
+            row[out] = Scalar{};
+          } else {
+            const double score = std::holds_alternative<std::int64_t>(row[by])
+                                     ? static_cast<double>(std::get<std::int64_t>(row[by]))
+                                     : std::get<double>(row[by]);
+            row[out] = score * multiplier;
+          }
+        }
+        std::stable_sort(rows.begin(), rows.end(), descending(out));
+        run.rows.rows = std::move(rows);
         return run;
       }
       case Op::kExcludeSeen: {

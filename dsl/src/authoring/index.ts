@@ -11,7 +11,7 @@ export {
   defineFragment,
   definePlan,
 } from "./plan.js";
-export type { Count, DiversifyOptions, FanoutOptions, InsertOptions, NodeOptions, PlanSpec } from "./plan.js";
+export type { Count, DecayOptions, DiversifyOptions, FanoutOptions, InsertOptions, NodeOptions, PlanSpec } from "./plan.js";
 export type {
   HashSchema,
   KeyName,
@@ -22,6 +22,7 @@ export type {
   ParamName,
   SchemaKey,
   SetSchema,
+  WritableFloatKey,
   WritableKey,
 } from "./registry-types.js";
 export { PlanError } from "./loc.js";

@@ -20,6 +20,7 @@ import type {
   ParamType,
   SchemaKey,
   SetSchema,
+  WritableFloatKey,
   WritableKey,
 } from "./registry-types.js";
 
@@ -237,6 +238,22 @@ export class Candidates {
   }
 
   /**
+   * Lowers the score of each group's later rows (an author's second item,
+   * third, …): orders the rows by `by` descending (stable, nulls last), then
+   * writes into `outKey` the row's `by` times `factor` to the power n−1, n
+   * being the row's place among the rows of its `group` value in that order
+   * (the first row of a value keeps its score; a row whose `group` is null is
+   * never lowered; a null `by` writes null). The rows leave ordered by
+   * `outKey` descending, ties in the first order, nulls last. Every row is
+   * kept: follow it with `take` or `topk`. `factor` is a number from 0.01 to
+   * 1; with 1 it is a sort by `by` that copies `by` into `outKey`.
+   */
+  decay(by: NumericKey, opts: DecayOptions, nodeOpts?: NodeOptions): Candidates {
+    if (opts === null || typeof opts !== "object") throw new PlanError(`decay expected { group, factor, outKey }, got ${describe(opts)}`);
+    return this.builder.addNode("decay", [this], { by, group: opts.group, factor: opts.factor, out_key: opts.outKey }, nodeOpts);
+  }
+
+  /**
    * Drops the rows whose id the viewer has been shown: the ids that are
    * members of the set key schema `schema` for the request's viewer_id
    * (SMISMEMBER <schema>:{viewer_id} ids..., 512 ids a command). Keeps the
@@ -294,6 +311,16 @@ export class Candidates {
 export interface DiversifyOptions {
   maxPerWindow: number;
   window: number;
+}
+
+/** decay's rule: the n-th row of each value of `group` scores `by` × `factor`^(n−1), written into the writable float key `outKey`. */
+export interface DecayOptions {
+  /** The key whose values form the groups (an author, say): any key available at the node. */
+  group: KeyName;
+  /** The multiplier per earlier row of the same group: a number from 0.01 to 1. */
+  factor: number;
+  /** The writable float key the lowered score is written into. */
+  outKey: WritableFloatKey;
 }
 
 /** insert's placement: `other`'s rows at ranks every, 2·every, …, at most `maxInserted` of them. */

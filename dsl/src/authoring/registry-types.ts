@@ -12,6 +12,11 @@ export type WritableKey = {
   [K in KeyName]: (typeof KEYS)[K]["writable"] extends true ? K : never;
 }[KeyName];
 
+/** Writable keys of type float: the keys a `decay` node may write. */
+export type WritableFloatKey = {
+  [K in WritableKey]: KeyType<K> extends "float" ? K : never;
+}[WritableKey];
+
 /** Keys of type int or float. */
 export type NumericKey = {
   [K in KeyName]: KeyType<K> extends "int" | "float" ? K : never;

@@ -55,4 +55,14 @@ export const OP_CHECKS: Record<OpWithChecks, (c: OpCheckContext) => void> = {
     const t = c.reg.keys.get(by)?.type;
     if (t && t !== "int" && t !== "float") c.report("key_not_numeric", "/params/by", `topk ranks by a number, but key "${by}" is ${withArticle(t)}`);
   },
+  decay: (c) => {
+    const by = c.node.params["by"] as string;
+    const t = c.reg.keys.get(by)?.type;
+    if (t && t !== "int" && t !== "float") c.report("key_not_numeric", "/params/by", `decay scores by a number, but key "${by}" is ${withArticle(t)}`);
+    const out = c.node.params["out_key"] as string;
+    const k = c.reg.keys.get(out);
+    if (!k) c.report("key_unknown", "/params/out_key", `decay writes unknown key "${out}": it is not in the registry`);
+    else if (!k.writable) c.report("key_not_writable", "/params/out_key", `decay cannot write key "${out}": the registry marks it read-only`, "write one of the registry's writable keys");
+    else if (k.type !== "float") c.report("type_mismatch", "/params/out_key", `decay writes a float, but key "${out}" is ${withArticle(k.type)}`);
+  },
 };

@@ -12,14 +12,15 @@ export interface NodeCost {
 /**
  * One param of an op. Types: int (min..max; with fromParam, the value may
  * instead be {"param": NAME}, a declared int request param whose registry
- * bounds lie within min..max), int_list and key_list (min_items..max_items;
- * key_list's keys are distinct), enum (values), and names: schema (a key
- * schema), key (a key read at the node's input: it must be available there),
- * out_key (a key the node writes), expr and pred (an entry of the plan's
- * exprs or preds).
+ * bounds lie within min..max), float (a number from min to max, both
+ * finite), int_list and key_list (min_items..max_items; key_list's keys are
+ * distinct), enum (values), and names: schema (a key schema), key (a key read
+ * at the node's input: it must be available there), out_key (a key the node
+ * writes), expr and pred (an entry of the plan's exprs or preds).
  */
 export type ParamSpec = { readonly required: boolean } & (
   | { readonly type: "int"; readonly min: number; readonly max: number; readonly fromParam?: true }
+  | { readonly type: "float"; readonly min: number; readonly max: number }
   | { readonly type: "int_list"; readonly min_items: number; readonly max_items: number }
   | { readonly type: "key_list"; readonly min_items: number; readonly max_items: number }
   | { readonly type: "enum"; readonly values: readonly string[] }
@@ -43,6 +44,8 @@ export interface OutputKeys {
 export interface ParamText {
   /** An int param: a number, or {"param": NAME}. */
   int(v: unknown): string;
+  /** A float param: a number. */
+  float(v: unknown): string;
   /** A list param's items. */
   list(v: unknown): string;
   /** A list param's length. */

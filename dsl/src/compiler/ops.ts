@@ -30,9 +30,13 @@ export interface OpSpec extends OpTableEntry {
 /** An int param as explain shows it: the literal, or $NAME for a request param. */
 const intText = (v: unknown): string => (isParamRef(v) ? `$${v.param}` : String(v));
 
-/** How explain writes params: ints as literals or $param, lists joined, tables' ids as they are. */
+/** A float param as explain shows it: as a float constant is, a whole number with ".0" (1.0, 0.85). */
+const floatText = (v: unknown): string => (typeof v === "number" && Number.isInteger(v) ? `${v}.0` : String(v));
+
+/** How explain writes params: ints as literals or $param, floats as float constants, lists joined, tables' ids as they are. */
 const EXPLAIN_TEXT: ParamText = {
   int: intText,
+  float: floatText,
   list: (v) => (v as unknown[]).join(", "),
   len: (v) => String((v as unknown[]).length),
   name: (v) => String(v),

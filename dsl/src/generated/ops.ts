@@ -196,6 +196,18 @@ export const OP_TABLE = {
     degrade: "pass_input",
     dsl: ".diversify(key, { maxPerWindow, window })",
   },
+  /** writes out_key = by × factor^(n−1) for the n-th row of each value of key group in by's descending order, then orders the rows by out_key descending; keeps every row (rule below) */
+  decay: {
+    inputs: {"min":1,"max":1},
+    params: { by: {"type":"key","required":true}, group: {"type":"key","required":true}, factor: {"type":"float","required":true,"min":0.01,"max":1}, out_key: {"type":"out_key","required":true} },
+    reads: {},
+    output: {"keepInputKeys":true,"addParams":["out_key"],"addHashYields":false},
+    cost: (inputRows: readonly number[], p: Params): NodeCost => ({ rows: inRows(inputRows), redis_commands: 0 }),
+    explainText: (p: Params, r: ParamText): string => `${r.name(p["out_key"])} = ${r.name(p["by"])} × ${r.float(p["factor"])}^(n−1) by ${r.name(p["group"])}`,
+    execution: "cpu",
+    degrade: "pass_input",
+    dsl: ".decay(by, { group, factor, outKey })",
+  },
   /** keeps, in order, the rows whose id is not a member of the viewer's set of schema schema (SMISMEMBER, 512 ids a command; rule below) */
   exclude_seen: {
     inputs: {"min":1,"max":1},
@@ -266,4 +278,4 @@ export const OP_TABLE = {
 export type OpName = keyof typeof OP_TABLE;
 
 /** The ops whose entry has `check = true`: compiler/op_checks.ts has a check for each. */
-export type OpWithChecks = "fixed_source" | "fetch_features" | "vm" | "filter" | "topk";
+export type OpWithChecks = "fixed_source" | "fetch_features" | "vm" | "filter" | "topk" | "decay";

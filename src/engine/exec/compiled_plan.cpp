@@ -168,13 +168,16 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
       c.field_names = op.output.add_hash_yields ? c.hash.schema->yields : node.params.keys;
       for (const std::string& name : c.field_names) c.fields.push_back(ResolveKey(reg, node, name));
     }
-    // The one key param an op has is `by`.
+    // An op's key params are `by` (its `key`) and, for decay, `group`, which it reads too.
     if (ParamOfType(op, ops::ParamType::kKey) != nullptr) {
       c.key = ResolveKey(reg, node, node.params.by);
       c.reads_keys.push_back(c.key.slot);
+      if (!node.params.group.empty()) {
+        c.reads_keys.push_back(ResolveKey(reg, node, node.params.group).slot);
+      }
+    } else if (ParamOfType(op, ops::ParamType::kOutKey) != nullptr) {
+      c.key = ResolveKey(reg, node, node.params.out_key);  // vm's
     }
-    if (ParamOfType(op, ops::ParamType::kOutKey) != nullptr)
-      c.key = ResolveKey(reg, node, node.params.out_key);
     if (ParamOfType(op, ops::ParamType::kExpr) != nullptr) {
       const auto it = plan->exprs.find(node.params.expr);
       if (it == plan->exprs.end()) Invalid(node, "no expression \"" + node.params.expr + "\"");
@@ -188,9 +191,9 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
     if (c.program != nullptr) {
       const std::vector<std::size_t> read = KeySlotsRead(*c.program);
       c.reads_keys.insert(c.reads_keys.end(), read.begin(), read.end());
-      std::sort(c.reads_keys.begin(), c.reads_keys.end());
-      c.reads_keys.erase(std::unique(c.reads_keys.begin(), c.reads_keys.end()), c.reads_keys.end());
     }
+    std::sort(c.reads_keys.begin(), c.reads_keys.end());
+    c.reads_keys.erase(std::unique(c.reads_keys.begin(), c.reads_keys.end()), c.reads_keys.end());
     c.int_param_slot = IntParamSlot(*plan, node, op);
     for (const std::string& name : node.params_read) {
       const PlanParam* param = plan->FindParam(name);

@@ -70,6 +70,13 @@ const CandidateSet* RunConcatNode(const NodeContext& node, rt::CancelToken) {
   return RunConcat(node.input(0), node.input(1), node.arena);
 }
 
+const CandidateSet* RunDecayNode(const NodeContext& node, rt::CancelToken) {
+  const NodeParams& p = node.node.node->params;
+  const Registry& registry = node.registry();
+  return RunDecay(node.input(0), node.node.key.slot, *registry.KeySlot(p.group), p.factor,
+                  *registry.KeySlot(p.out_key), node.arena);
+}
+
 const CandidateSet* RunInsertNode(const NodeContext& node, rt::CancelToken) {
   const NodeParams& p = node.node.node->params;
   return RunInsert(node.input(0), node.input(1), node.registry().id_slot(),

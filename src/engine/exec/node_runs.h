@@ -36,6 +36,7 @@ const CandidateSet* RunTakeNode(const NodeContext& node, rt::CancelToken token);
 const CandidateSet* RunTopkNode(const NodeContext& node, rt::CancelToken token);
 const CandidateSet* RunDedupeNode(const NodeContext& node, rt::CancelToken token);
 const CandidateSet* RunDiversifyNode(const NodeContext& node, rt::CancelToken token);
+const CandidateSet* RunDecayNode(const NodeContext& node, rt::CancelToken token);
 const CandidateSet* RunConcatNode(const NodeContext& node, rt::CancelToken token);
 const CandidateSet* RunInsertNode(const NodeContext& node, rt::CancelToken token);
 const CandidateSet* RunBusyCpuNode(const NodeContext& node, rt::CancelToken token);

@@ -28,6 +28,7 @@ inline constexpr std::array<OpRun, kOpCount> kOpRuns = {{
     {.run_async = nullptr, .run_cpu = &RunTopkNode},  // topk
     {.run_async = nullptr, .run_cpu = &RunDedupeNode},  // dedupe
     {.run_async = nullptr, .run_cpu = &RunDiversifyNode},  // diversify
+    {.run_async = nullptr, .run_cpu = &RunDecayNode},  // decay
     {.run_async = &RunExcludeSeenNode, .run_cpu = nullptr},  // exclude_seen
     {.run_async = nullptr, .run_cpu = &RunInsertNode},  // insert
     {.run_async = nullptr, .run_cpu = &RunConcatNode},  // concat

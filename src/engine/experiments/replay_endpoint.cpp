@@ -132,7 +132,8 @@ const CapturedCommand* CapturedReplies::AnswerByMembers(std::string_view endpoin
   made.command = command;
   made.reply = "*" + std::to_string(args->size() - 2) + "\r\n";
   for (std::size_t m = 2; m < args->size(); ++m) {
-    const auto it = members_.find(std::tuple{endpoint, (*args)[1], (*args)[m]});
+    const auto it = members_.find(
+        std::tuple<std::string, std::string, std::string>{endpoint, (*args)[1], (*args)[m]});
     if (it == members_.end()) return nullptr;
     made.reply += it->second != 0 ? ":1\r\n" : ":0\r\n";
   }

@@ -260,6 +260,31 @@ CandidateSet* DiversifyBy(const CandidateSet& in, const Column& column, std::siz
   return WithRows(in, rows, arena);
 }
 
+// decay's multipliers over `sorted` (its rows in `by`'s descending order): 1 for a group's
+// first row, the previous row's times `factor` for each later one, 1 for a null group.
+template <class T>
+void DecayMultipliers(const CandidateSet& sorted, const Column& group, double factor,
+                      double* multiplier) {
+  const T* values = ValuesOf<T>(group);
+  ValueIndex<typename DedupeKey<T>::Type> group_of_value(sorted.size());
+  std::vector<double> last;  // per group: its last row's multiplier
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    const std::uint32_t row = sorted.row(i);
+    if (!group.valid(row)) {
+      multiplier[i] = 1.0;
+      continue;
+    }
+    const auto number = static_cast<std::uint32_t>(last.size());
+    const std::uint32_t g = group_of_value.FindOrAdd(DedupeKey<T>::Of(values[row]), number);
+    if (g == number) {
+      last.push_back(1.0);
+    } else {
+      last[g] *= factor;
+    }
+    multiplier[i] = last[g];
+  }
+}
+
 template <template <class> class F, class... Args>
 CandidateSet* ByType(const Column& column, Args&&... args) {
   switch (column.type()) {
@@ -323,6 +348,44 @@ CandidateSet* RunDedupe(const CandidateSet& in, std::size_t by, Arena& arena) {
   const Column* column = in.column(by);
   if (column == nullptr) return RunTake(in, in.empty() ? 0 : 1, arena);  // all null: one value
   return ByType<DedupeRunner>(*column, in, arena);
+}
+
+CandidateSet* RunDecay(const CandidateSet& in, std::size_t by, std::size_t group, double factor,
+                       std::size_t out_slot, Arena& arena) {
+  const CandidateSet* sorted = RunSort(in, by, SortOrder::kDesc, arena);
+  const std::size_t n = sorted->size();
+  std::vector<double> multiplier(n, 1.0);
+  if (const Column* g = sorted->column(group); g != nullptr) {
+    switch (g->type()) {
+      case ValueType::kInt:
+        DecayMultipliers<std::int64_t>(*sorted, *g, factor, multiplier.data());
+        break;
+      case ValueType::kFloat:
+        DecayMultipliers<double>(*sorted, *g, factor, multiplier.data());
+        break;
+      case ValueType::kBool:
+        DecayMultipliers<std::uint8_t>(*sorted, *g, factor, multiplier.data());
+        break;
+      case ValueType::kString:
+        DecayMultipliers<StringRef>(*sorted, *g, factor, multiplier.data());
+        break;
+    }
+  }
+  Column* out = Column::Make(arena, ValueType::kFloat, sorted->physical_rows());
+  if (const Column* score = sorted->column(by); score != nullptr) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t row = sorted->row(i);
+      if (!score->valid(row)) continue;
+      const double value = score->type() == ValueType::kInt
+                               ? static_cast<double>(score->ints()[row])
+                               : score->floats()[row];
+      out->floats()[row] = value * multiplier[i];
+      out->set_valid(row);
+    }
+  }
+  CandidateSet* scored = CandidateSet::CopyOf(arena, *sorted);
+  scored->set_column(out_slot, out);
+  return RunSort(*scored, out_slot, SortOrder::kDesc, arena);
 }
 
 CandidateSet* RunDiversify(const CandidateSet& in, std::size_t by, std::size_t max_per_window,

@@ -71,4 +71,28 @@ void CheckTopk(OpCheck& c) {
   }
 }
 
+void CheckDecay(OpCheck& c) {
+  const NodeParams& p = c.node().params;
+  const KeyDef* by = c.registry().FindKey(p.by);
+  if (by != nullptr && by->type != ValueType::kInt && by->type != ValueType::kFloat) {
+    c.Report(codes::kKeyNotNumeric, "/params/by",
+             "decay scores by a number, but key \"" + p.by + "\" is " +
+                 WithArticle(ValueTypeName(by->type)));
+  }
+  const KeyDef* out = c.registry().FindKey(p.out_key);
+  if (out == nullptr) {
+    c.Report(codes::kKeyUnknown, "/params/out_key",
+             "decay writes unknown key \"" + p.out_key + "\": it is not in the registry");
+  } else if (!out->writable) {
+    c.Report(codes::kKeyNotWritable, "/params/out_key",
+             "decay cannot write key \"" + p.out_key +
+                 "\": the registry marks it read-only (write one of the registry's writable "
+                 "keys)");
+  } else if (out->type != ValueType::kFloat) {
+    c.Report(codes::kTypeMismatch, "/params/out_key",
+             "decay writes a float, but key \"" + p.out_key + "\" is " +
+                 WithArticle(ValueTypeName(out->type)));
+  }
+}
+
 }  // namespace rankd::engine::ops

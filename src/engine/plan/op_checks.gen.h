@@ -14,5 +14,6 @@ void CheckFetchFeatures(OpCheck& c);  // fetch_features
 void CheckVm(OpCheck& c);  // vm
 void CheckFilter(OpCheck& c);  // filter
 void CheckTopk(OpCheck& c);  // topk
+void CheckDecay(OpCheck& c);  // decay
 
 }  // namespace rankd::engine::ops

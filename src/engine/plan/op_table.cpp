@@ -49,6 +49,10 @@ void ReadParam(const json::Value& params, std::string_view name, std::int64_t& o
   if (const json::Value* v = params.Find(name)) out = Integer(*v);
 }
 
+void ReadParam(const json::Value& params, std::string_view name, double& out) {
+  if (const json::Value* v = params.Find(name)) out = v->number();
+}
+
 // An int that may be {"param": NAME}: the name goes to `param`, the value stays 0 (the
 // validator sets it to the param's max once it has checked the param).
 void ReadParam(const json::Value& params, std::string_view name, std::int64_t& out,

@@ -227,6 +227,27 @@ NodeParams ReadDiversifyParams([[maybe_unused]] const json::Value& params) {
   return out;
 }
 
+constexpr ParamSpec kDecayParams[] = {
+    {.name = "by", .type = ParamType::kKey, .required = true, .min = 0, .max = 0, .values = {}, .value = nullptr, .from_param = nullptr},
+    {.name = "group", .type = ParamType::kKey, .required = true, .min = 0, .max = 0, .values = {}, .value = nullptr, .from_param = nullptr},
+    {.name = "factor", .type = ParamType::kFloat, .required = true, .min = 0, .max = 0, .float_min = 0.01, .float_max = 1.0, .values = {}, .value = nullptr, .from_param = nullptr},
+    {.name = "out_key", .type = ParamType::kOutKey, .required = true, .min = 0, .max = 0, .values = {}, .value = nullptr, .from_param = nullptr},
+};
+// decay: rows = in; Redis commands = 0.
+NodeCost DecayCost([[maybe_unused]] std::span<const std::uint64_t> input_rows,
+    [[maybe_unused]] const NodeParams& p) {
+  const std::uint64_t in = InRows(input_rows);
+  return {.rows = in, .redis_commands = std::uint64_t{0}};
+}
+NodeParams ReadDecayParams([[maybe_unused]] const json::Value& params) {
+  NodeParams out;
+  ReadParam(params, "by", out.by);
+  ReadParam(params, "group", out.group);
+  ReadParam(params, "factor", out.factor);
+  ReadParam(params, "out_key", out.out_key);
+  return out;
+}
+
 constexpr ParamSpec kExcludeSeenParams[] = {
     {.name = "schema", .type = ParamType::kSchema, .required = true, .min = 0, .max = 0, .values = {}, .value = nullptr, .from_param = nullptr},
 };
@@ -559,6 +580,25 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
      .cost = &DiversifyCost,
      .read_params = &ReadDiversifyParams,
      .check = nullptr,
+     .execution = Execution::kCpu,
+     .degrade = DegradeRule::kPassInput,
+     .reads_viewer_id = false,
+     .reads_input_ids_only = false,
+     .reads_every_key = false,
+     .orders_by_key = false,
+     .makes_candidates = false,
+     .removal = RemovalRule::kNone},
+    {.op = Op::kDecay,
+     .name = "decay",
+     .inputs = {.min = 1, .max = 1},
+     .params = kDecayParams,
+     .reads_list = {.name = {}, .param = {}, .field = nullptr},
+     .reads_hash = {.name = {}, .param = {}, .field = nullptr},
+     .reads_set = {.name = {}, .param = {}, .field = nullptr},
+     .output = {.keep_input_keys = true, .add_key = &NodeParams::out_key, .add_keys = nullptr, .add_hash_yields = false},
+     .cost = &DecayCost,
+     .read_params = &ReadDecayParams,
+     .check = &CheckDecay,
      .execution = Execution::kCpu,
      .degrade = DegradeRule::kPassInput,
      .reads_viewer_id = false,

@@ -56,6 +56,7 @@ namespace rankd::engine::ops {
 
 enum class ParamType : std::uint8_t {
   kInt,
+  kFloat,
   kIntList,
   kKeyList,
   kEnum,
@@ -73,6 +74,8 @@ struct ParamSpec {
   bool required = true;
   std::int64_t min = 0;  // kInt: the value's bounds; kIntList, kKeyList: the number of items
   std::int64_t max = 0;
+  double float_min = 0;  // kFloat: the value's bounds
+  double float_max = 0;
   std::span<const std::string_view> values = {};  // kEnum
   // A kInt param a plan may give as {"param": NAME}, a declared int request param read per
   // request (take's count, topk's k); null for the others. `value` is the field holding the

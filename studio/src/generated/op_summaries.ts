@@ -23,6 +23,7 @@ export const OP_SUMMARIES: Readonly<Record<string, (p: Params, r: ParamText) => 
   topk: (p, r) => `top ${r.int(p["k"])} by ${r.name(p["by"])}`,
   dedupe: (p, r) => `by ${r.name(p["by"])}`,
   diversify: (p, r) => `≤ ${r.int(p["max_per_window"])} per ${r.int(p["window"])} by ${r.name(p["by"])}`,
+  decay: (p, r) => `${r.name(p["by"])} × ${r.float(p["factor"])}^(n−1) per ${r.name(p["group"])}`,
   exclude_seen: (p, r) => `not in ${r.name(p["schema"])}`,
   insert: (p, r) => `1 in ${r.int(p["every"])}, ≤ ${r.int(p["max_inserted"])}`,
   concat: (p, r) => ``,

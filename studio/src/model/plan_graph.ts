@@ -70,6 +70,12 @@ function countText(value: unknown, artifact: PlanArtifact): string {
   return typeof value === "number" ? formatCount(value) : JSON.stringify(value);
 }
 
+/** A float param as a float constant reads in the trees' text: 0.85, and a whole number with ".0" (1.0). */
+function floatText(value: unknown): string {
+  if (typeof value !== "number") return JSON.stringify(value);
+  return Number.isInteger(value) ? value.toFixed(1) : String(value);
+}
+
 /** One line summarising an op's parameters, the way a ranking engineer reads them (spec/ops.toml's `summary`). */
 export function summariseParams(node: NodeJson, artifact: PlanArtifact): string {
   const p = node.params;
@@ -77,6 +83,7 @@ export function summariseParams(node: NodeJson, artifact: PlanArtifact): string 
   if (summary === undefined) return Object.entries(p).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
   return summary(p, {
     int: (v) => countText(v, artifact),
+    float: floatText,
     list: (v) => (Array.isArray(v) ? v.map(String).join(", ") : String(v)),
     len: (v) => String(Array.isArray(v) ? v.length : 0),
     name: (v) => String(v),
@@ -98,6 +105,7 @@ export function referencedTrees(node: NodeJson, artifact: PlanArtifact): Referen
   const trees: ReferencedTree[] = [];
   summary(node.params, {
     int: () => "",
+    float: () => "",
     list: () => "",
     len: () => "",
     name: () => "",

@@ -61,7 +61,7 @@ struct CompiledNode {
   // The key slots whose values it reads at its inputs (its `by` key; its program's keys),
   // ascending; with op->reads_every_key it reads every key.
   std::vector<std::size_t> reads_keys;
-  KeyRef key;                              // sort, topk, dedupe: `by`; vm: `out_key`
+  KeyRef key;  // sort, topk, dedupe, diversify, decay: `by`; vm: `out_key`
   std::shared_ptr<const Program> program;  // vm: the expression; filter: the predicate
   // take's count or topk's k given by a declared int param: its slot in the request's
   // ParamBinding (Plan::params order), read when the node runs; none: the literal in its params.

@@ -42,6 +42,11 @@ CandidateSet* RunDedupe(const CandidateSet& in, std::size_t by, Arena& arena);
 // null is never limited), else the earliest remaining row. Equal values as dedupe's.
 CandidateSet* RunDiversify(const CandidateSet& in, std::size_t by, std::size_t max_per_window,
                            std::size_t window, Arena& arena);
+// Every row, with `out_slot` (a float key) = `by` (numeric) × factor^(n−1) for the n-th row of its
+// `group` value in `by`'s descending order (the multiplier a running product, 1 for a null
+// group), ordered by `out_slot` descending (stable in that order, nulls last).
+CandidateSet* RunDecay(const CandidateSet& in, std::size_t by, std::size_t group, double factor,
+                       std::size_t out_slot, Arena& arena);
 // The rows of `first`, then those of `second`, over the union of their keys (a key one side
 // lacks is null on its rows).
 CandidateSet* RunConcat(const CandidateSet& first, const CandidateSet& second, Arena& arena);

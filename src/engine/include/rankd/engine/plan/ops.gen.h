@@ -15,10 +15,10 @@ namespace rankd::engine {
 
 // clang-format off
 enum class Op : std::uint8_t {
-  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures, kVm, kFilter, kSort, kTake, kTopk, kDedupe, kDiversify, kExcludeSeen, kInsert, kConcat, kSleep, kBusyCpu,
+  kViewer, kFollow, kRecommendation, kMedia, kFetchList, kFixedSource, kFetchFeatures, kVm, kFilter, kSort, kTake, kTopk, kDedupe, kDiversify, kDecay, kExcludeSeen, kInsert, kConcat, kSleep, kBusyCpu,
 };
 // clang-format on
-inline constexpr std::size_t kOpCount = 19;
+inline constexpr std::size_t kOpCount = 20;
 
 // sort: order.
 enum class SortOrder : std::uint8_t { kAsc, kDesc };
@@ -32,13 +32,13 @@ struct NodeParams {
   std::vector<std::int64_t> ids;
   // fetch_features: 1 to 256 distinct keys.
   std::vector<std::string> keys;
-  // vm: a key the node writes.
+  // vm, decay: a key the node writes.
   std::string out_key;
   // vm: an id of Plan::exprs.
   std::string expr;
   // filter: an id of Plan::preds.
   std::string pred;
-  // sort, topk, dedupe, diversify: a key read at the node's input.
+  // sort, topk, dedupe, diversify, decay: a key read at the node's input.
   std::string by;
   // sort: one of asc, desc.
   SortOrder order = SortOrder::kAsc;
@@ -54,6 +54,10 @@ struct NodeParams {
   std::int64_t max_per_window = 0;
   // diversify: an integer from 2 to 1000.
   std::int64_t window = 0;
+  // decay: a key read at the node's input.
+  std::string group;
+  // decay: a number from 0.01 to 1.
+  double factor = 0;
   // insert: an integer from 2 to 1000.
   std::int64_t every = 0;
   // insert: an integer from 1 to 1000.
