@@ -1,8 +1,8 @@
 // The weekly rules' CPU cost on one thread (make bench-engine; bench/scripts/engine_bench.py
 // records it against issue targets of 50 us): diversify (at most 1 item per author in any 3
-// ranks) over 1,000 rows ranked by score, and insert (every 5th rank, at most 10) of 50 rows
-// among 1,000, each as a request runs it: over columns, into a fresh arena per run (as each
-// request has its own).
+// ranks) over 1,000 rows ranked by score, decay (factor 0.8 per author) over the same, and insert
+// (every 5th rank, at most 10) of 50 rows among 1,000, each as a request runs it: over columns,
+// into a fresh arena per run (as each request has its own).
 //
 // The rows are the same in every process (a fixed seed): ids 1..N in score order; author_id
 // drawn with Zipf-like popularity over 100 authors (author 1 has about a fifth of the rows), so
@@ -13,8 +13,8 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <vector>
@@ -35,6 +35,8 @@ struct Rows {
   std::shared_ptr<const Registry> registry = LoadRegistry(kRoot / "registry");
   std::size_t id = registry->id_slot();
   std::size_t author = *registry->KeySlot("author_id");
+  std::size_t score = *registry->KeySlot("final_score");
+  std::size_t decayed = *registry->KeySlot("model_score_2");
   Arena arena{1 << 20};
   CandidateSet* organic = nullptr;
   CandidateSet* inserted = nullptr;
@@ -60,6 +62,12 @@ struct Rows {
     organic = CandidateSet::Make(arena, registry->keys().size(), n);
     organic->set_column(id, IdColumn(ids));
     organic->set_column(author, IdColumn(authors));
+    Column* scores = Column::Make(arena, ValueType::kFloat, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      scores->floats()[i] = static_cast<double>(n - i) / static_cast<double>(n);  // descending
+      scores->set_valid(i);
+    }
+    organic->set_column(score, scores);
     std::vector<std::int64_t> extra_ids;
     for (std::size_t i = 0; i < extra; ++i) {
       extra_ids.push_back(i % 10 == 9 ? static_cast<std::int64_t>(i + 1)
@@ -78,6 +86,16 @@ void BM_Diversify1000(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Diversify1000)->Unit(benchmark::kMicrosecond);
+
+void BM_Decay1000(benchmark::State& state) {
+  const Rows rows(1'000, 0);
+  for (auto _ : state) {
+    Arena arena;
+    benchmark::DoNotOptimize(
+        RunDecay(*rows.organic, rows.score, rows.author, 0.8, rows.decayed, arena));
+  }
+}
+BENCHMARK(BM_Decay1000)->Unit(benchmark::kMicrosecond);
 
 void BM_Insert50Among1000(benchmark::State& state) {
   const Rows rows(1'000, 50);
