@@ -205,12 +205,18 @@ CandidateSet* DiversifyBy(const CandidateSet& in, const Column& column, std::siz
   std::copy(first.begin(), first.end() - 1, next.begin());
   std::vector<std::size_t> count(groups, 0);  // its rows in the window
   // The fronts of the groups with rows left, under the limit or at it: min-heaps of (front
-  // position, group) whose stale entries (a group since moved or advanced) are dropped when they
-  // reach the top. A group's live entry is in the heap `where[g]` names.
+  // position, group), packed in one integer (the position in the high half), whose stale entries
+  // (a group since moved or advanced) are dropped when they reach the top. A group's live entry
+  // is in the heap `where[g]` names.
   enum : std::uint8_t { kNowhere, kUnder, kAt };
   std::vector<std::uint8_t> where(groups, kNowhere);
-  using Entry = std::pair<std::uint32_t, std::uint32_t>;
+  using Entry = std::uint64_t;
+  const auto entry = [](std::uint32_t front, std::uint32_t g) {
+    return std::uint64_t{front} << 32 | g;
+  };
   std::vector<Entry> under, at;
+  under.reserve(2 * n + groups);
+  at.reserve(2 * n + groups);
   const auto file = [&](std::uint32_t g) {  // files g's front in the heap its count says
     if (next[g] == first[g + 1]) {
       where[g] = kNowhere;
@@ -219,30 +225,29 @@ CandidateSet* DiversifyBy(const CandidateSet& in, const Column& column, std::siz
     const bool is_under = g == kNullGroup || count[g] < max;
     where[g] = is_under ? kUnder : kAt;
     std::vector<Entry>& heap = is_under ? under : at;
-    heap.emplace_back(positions[next[g]], g);
+    heap.push_back(entry(positions[next[g]], g));
     std::push_heap(heap.begin(), heap.end(), std::greater<>());
   };
-  // The live top of `heap` (stale entries popped), or null.
-  const auto top = [&](std::vector<Entry>& heap, std::uint8_t which) -> const Entry* {
+  // The group of the live top of `heap`, taken off it (stale entries dropped on the way), or
+  // kNone.
+  constexpr std::uint32_t kNone = UINT32_MAX;
+  const auto take = [&](std::vector<Entry>& heap, std::uint8_t which) -> std::uint32_t {
     while (!heap.empty()) {
-      const Entry& e = heap.front();
-      if (where[e.second] == which && next[e.second] < first[e.second + 1] &&
-          positions[next[e.second]] == e.first) {
-        return &e;
-      }
+      const auto g = static_cast<std::uint32_t>(heap.front());
+      const auto front = static_cast<std::uint32_t>(heap.front() >> 32);
       std::pop_heap(heap.begin(), heap.end(), std::greater<>());
       heap.pop_back();
+      if (where[g] == which && next[g] < first[g + 1] && positions[next[g]] == front) return g;
     }
-    return nullptr;
+    return kNone;
   };
   for (std::uint32_t g = 0; g < groups; ++g) file(g);
   std::vector<std::uint32_t> placed;  // positions, in their new order
   placed.reserve(n);
   while (placed.size() < n) {
-    const Entry* e = top(under, kUnder);
-    if (e == nullptr) e = top(at, kAt);
-    RANKD_D_ASSERT(e != nullptr);
-    const std::uint32_t g = e->second;
+    std::uint32_t g = take(under, kUnder);
+    if (g == kNone) g = take(at, kAt);
+    RANKD_D_ASSERT(g != kNone);
     placed.push_back(positions[next[g]++]);
     if (g != kNullGroup) ++count[g];
     file(g);
