@@ -173,10 +173,12 @@ std::shared_ptr<const CompiledPlan> CompilePlan(std::shared_ptr<const Plan> plan
       c.key = ResolveKey(reg, node, node.params.by);
       c.reads_keys.push_back(c.key.slot);
       if (!node.params.group.empty()) {
-        c.reads_keys.push_back(ResolveKey(reg, node, node.params.group).slot);
+        c.group = ResolveKey(reg, node, node.params.group);
+        c.reads_keys.push_back(c.group.slot);
       }
-    } else if (ParamOfType(op, ops::ParamType::kOutKey) != nullptr) {
-      c.key = ResolveKey(reg, node, node.params.out_key);  // vm's
+    }
+    if (ParamOfType(op, ops::ParamType::kOutKey) != nullptr) {
+      c.out_key = ResolveKey(reg, node, node.params.out_key);
     }
     if (ParamOfType(op, ops::ParamType::kExpr) != nullptr) {
       const auto it = plan->exprs.find(node.params.expr);

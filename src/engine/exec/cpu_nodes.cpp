@@ -20,7 +20,8 @@ const CandidateSet* RunFixedSourceNode(const NodeContext& node, rt::CancelToken)
 
 const CandidateSet* RunVmNode(const NodeContext& node, rt::CancelToken) {
   const CompiledNode& c = node.node;
-  return RunVm(node.input(0), c.key.slot, c.key.type, *c.program, node.request.params, node.arena);
+  return RunVm(node.input(0), c.out_key.slot, c.out_key.type, *c.program, node.request.params,
+               node.arena);
 }
 
 const CandidateSet* RunFilterNode(const NodeContext& node, rt::CancelToken) {
@@ -71,10 +72,9 @@ const CandidateSet* RunConcatNode(const NodeContext& node, rt::CancelToken) {
 }
 
 const CandidateSet* RunDecayNode(const NodeContext& node, rt::CancelToken) {
-  const NodeParams& p = node.node.node->params;
-  const Registry& registry = node.registry();
-  return RunDecay(node.input(0), node.node.key.slot, *registry.KeySlot(p.group), p.factor,
-                  *registry.KeySlot(p.out_key), node.arena);
+  const CompiledNode& c = node.node;
+  return RunDecay(node.input(0), c.key.slot, c.group.slot, c.node->params.factor, c.out_key.slot,
+                  node.arena);
 }
 
 const CandidateSet* RunInsertNode(const NodeContext& node, rt::CancelToken) {

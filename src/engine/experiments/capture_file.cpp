@@ -17,36 +17,6 @@ namespace {
 constexpr std::string_view kAlphabet =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-// The arguments of a command encoded as RESP (an array of bulk strings), or nullopt when it is
-// not one.
-std::optional<std::vector<std::string_view>> CommandArguments(std::string_view encoded) {
-  auto read_count = [&encoded](char tag) -> std::optional<std::size_t> {
-    if (encoded.empty() || encoded.front() != tag) return std::nullopt;
-    const std::size_t end = encoded.find("\r\n");
-    if (end == std::string_view::npos) return std::nullopt;
-    std::size_t n = 0;
-    const auto [ptr, ec] = std::from_chars(encoded.data() + 1, encoded.data() + end, n);
-    if (ec != std::errc() || ptr != encoded.data() + end || end == 1) return std::nullopt;
-    encoded.remove_prefix(end + 2);
-    return n;
-  };
-  const std::optional<std::size_t> argc = read_count('*');
-  if (!argc || *argc == 0 || *argc > encoded.size()) return std::nullopt;
-  std::vector<std::string_view> args;
-  args.reserve(*argc);
-  for (std::size_t i = 0; i < *argc; ++i) {
-    const std::optional<std::size_t> size = read_count('$');
-    if (!size || *size > encoded.size() || encoded.size() - *size < 2 ||
-        encoded.substr(*size, 2) != "\r\n") {
-      return std::nullopt;
-    }
-    args.push_back(encoded.substr(0, *size));
-    encoded.remove_prefix(*size + 2);
-  }
-  if (!encoded.empty()) return std::nullopt;
-  return args;
-}
-
 void AppendEncodedCommand(std::string& out, const std::vector<std::string>& args) {
   out += '*';
   out += std::to_string(args.size());
@@ -147,6 +117,34 @@ std::expected<CapturedCommand, std::string> ParseCommand(const json::Value& v) {
 }
 
 }  // namespace
+
+std::optional<std::vector<std::string_view>> CommandArguments(std::string_view encoded) {
+  auto read_count = [&encoded](char tag) -> std::optional<std::size_t> {
+    if (encoded.empty() || encoded.front() != tag) return std::nullopt;
+    const std::size_t end = encoded.find("\r\n");
+    if (end == std::string_view::npos) return std::nullopt;
+    std::size_t n = 0;
+    const auto [ptr, ec] = std::from_chars(encoded.data() + 1, encoded.data() + end, n);
+    if (ec != std::errc() || ptr != encoded.data() + end || end == 1) return std::nullopt;
+    encoded.remove_prefix(end + 2);
+    return n;
+  };
+  const std::optional<std::size_t> argc = read_count('*');
+  if (!argc || *argc == 0 || *argc > encoded.size()) return std::nullopt;
+  std::vector<std::string_view> args;
+  args.reserve(*argc);
+  for (std::size_t i = 0; i < *argc; ++i) {
+    const std::optional<std::size_t> size = read_count('$');
+    if (!size || *size > encoded.size() || encoded.size() - *size < 2 ||
+        encoded.substr(*size, 2) != "\r\n") {
+      return std::nullopt;
+    }
+    args.push_back(encoded.substr(0, *size));
+    encoded.remove_prefix(*size + 2);
+  }
+  if (!encoded.empty()) return std::nullopt;
+  return args;
+}
 
 void AppendBase64(std::string& out, std::string_view bytes) {
   std::size_t i = 0;

@@ -1,76 +1,33 @@
 #include "rankd/engine/experiments/replay_endpoint.h"
 
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "rankd/engine/experiments/capture_file.h"
 #include "rankd/redis/client_errors.h"
 #include "rankd/runtime/cancellation.h"
 #include "rankd/runtime/sleep.h"
+#include "sources/reply_sinks.h"
 
 namespace rankd::engine::experiments {
 namespace {
 
-// The arguments of an encoded command (an array of bulk strings, as sent), or nullopt.
-std::optional<std::vector<std::string_view>> CommandArgs(std::string_view encoded) {
-  std::size_t at = 0;
-  const auto number = [&](char mark) -> std::optional<std::size_t> {
-    if (at >= encoded.size() || encoded[at] != mark) return std::nullopt;
-    const std::size_t end = encoded.find("\r\n", at);
-    if (end == std::string_view::npos) return std::nullopt;
-    std::size_t v = 0;
-    const auto r = std::from_chars(encoded.data() + at + 1, encoded.data() + end, v);
-    if (r.ec != std::errc() || r.ptr != encoded.data() + end) return std::nullopt;
-    at = end + 2;
-    return v;
-  };
-  const std::optional<std::size_t> n = number('*');
-  if (!n) return std::nullopt;
-  std::vector<std::string_view> args;
-  for (std::size_t i = 0; i < *n; ++i) {
-    const std::optional<std::size_t> size = number('$');
-    if (!size || at + *size + 2 > encoded.size()) return std::nullopt;
-    args.push_back(encoded.substr(at, *size));
-    at += *size + 2;
-  }
-  if (at != encoded.size()) return std::nullopt;
-  return args;
-}
-
-// The flags of a SMISMEMBER reply (an array of integers 0 or 1), or nullopt.
-std::optional<std::vector<char>> MemberFlags(std::string_view reply) {
-  struct Flags : redis::NullSink {
-    std::vector<char> flags;
-    int depth = 0;
-    bool odd = false;
-    void OnAggregateBegin(redis::Type type, std::size_t) {
-      odd = odd || depth > 0 || type != redis::Type::kArray;
-      ++depth;
-    }
-    void OnAggregateEnd(redis::Type) { --depth; }
-    void OnInteger(std::int64_t v) {
-      odd = odd || depth != 1 || (v != 0 && v != 1);
-      flags.push_back(static_cast<char>(v == 1));
-    }
-    void OnError(std::string_view) { odd = true; }
-    void OnNull() { odd = true; }
-    void OnBulk(std::string_view) { odd = true; }
-    void OnSimpleString(std::string_view) { odd = true; }
-    void OnDouble(double) { odd = true; }
-    void OnBoolean(bool) { odd = true; }
-    void OnVerbatim(std::string_view, std::string_view) { odd = true; }
-    void OnBigNumber(std::string_view) { odd = true; }
-  } sink;
+// The flags of a SMISMEMBER reply to `members` ids (exclude_seen's sink decides what one is), or
+// nullopt.
+std::optional<std::vector<std::uint8_t>> MemberFlags(std::string_view reply, std::size_t members) {
+  std::vector<std::uint8_t> flags(members);
+  ReplyProblem problem;
+  MembershipSink sink(flags.data(), members, &problem);
   redis::ReplyParser parser;
   std::size_t consumed = 0;
   if (parser.Parse(reply, sink, &consumed) != redis::ParseStatus::kComplete ||
-      consumed != reply.size() || sink.odd) {
+      consumed != reply.size() || !sink.complete()) {
     return std::nullopt;
   }
-  return std::move(sink.flags);
+  return flags;
 }
 
 bool IsSmismember(std::string_view name) {
@@ -113,10 +70,10 @@ void CapturedReplies::Load(std::vector<CapturedCommand> commands) {
   made_.clear();
   for (const CapturedCommand& c : commands_) {
     if (c.outcome != CapturedOutcome::kReply) continue;
-    const std::optional<std::vector<std::string_view>> args = CommandArgs(c.command);
+    const std::optional<std::vector<std::string_view>> args = CommandArguments(c.command);
     if (!args || args->size() < 3 || !IsSmismember((*args)[0])) continue;
-    const std::optional<std::vector<char>> flags = MemberFlags(c.reply);
-    if (!flags || flags->size() != args->size() - 2) continue;
+    const std::optional<std::vector<std::uint8_t>> flags = MemberFlags(c.reply, args->size() - 2);
+    if (!flags) continue;
     for (std::size_t m = 2; m < args->size(); ++m) {
       members_[{c.endpoint, std::string((*args)[1]), std::string((*args)[m])}] = (*flags)[m - 2];
     }
@@ -125,7 +82,7 @@ void CapturedReplies::Load(std::vector<CapturedCommand> commands) {
 
 const CapturedCommand* CapturedReplies::AnswerByMembers(std::string_view endpoint,
                                                         std::string_view command) {
-  const std::optional<std::vector<std::string_view>> args = CommandArgs(command);
+  const std::optional<std::vector<std::string_view>> args = CommandArguments(command);
   if (!args || args->size() < 3 || !IsSmismember((*args)[0])) return nullptr;
   CapturedCommand made;
   made.endpoint = endpoint;

@@ -58,10 +58,12 @@ struct CompiledNode {
   // may drop rows), and the source is not an output. On a route through a feature cache the
   // source decodes every field (the cache keeps decoded values).
   std::vector<std::uint8_t> pending_fields;
-  // The key slots whose values it reads at its inputs (its `by` key; its program's keys),
-  // ascending; with op->reads_every_key it reads every key.
+  // The key slots whose values it reads at its inputs (its `by` and `group` keys; its program's
+  // keys), ascending; with op->reads_every_key it reads every key.
   std::vector<std::size_t> reads_keys;
-  KeyRef key;  // sort, topk, dedupe, diversify, decay: `by`; vm: `out_key`
+  KeyRef key;                              // sort, topk, dedupe, diversify, decay: `by`
+  KeyRef group;                            // decay: `group`
+  KeyRef out_key;                          // vm, decay: the key it writes
   std::shared_ptr<const Program> program;  // vm: the expression; filter: the predicate
   // take's count or topk's k given by a declared int param: its slot in the request's
   // ParamBinding (Plan::params order), read when the node runs; none: the literal in its params.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,10 @@ struct CaptureRecord {
 
 void AppendCaptureLine(std::string& out, const CaptureRecord& record);
 std::expected<CaptureRecord, std::string> ParseCaptureLine(std::string_view line);
+
+// The arguments of a command encoded as RESP (an array of one or more bulk strings), or nullopt
+// when it is not one.
+std::optional<std::vector<std::string_view>> CommandArguments(std::string_view encoded);
 
 // Standard base64 (RFC 4648, with padding), for bytes a JSON string cannot carry exactly.
 void AppendBase64(std::string& out, std::string_view bytes);
